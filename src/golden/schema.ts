@@ -1,0 +1,77 @@
+/**
+ * The one canonical golden-set model. Every outside format (DES-058 JSON, blind-test YAML, gold-set
+ * JSONL, Natural Questions, BEIR, TREC) is read into this and written back from it.
+ *
+ * Grades follow the blind-test rule: 3 direct answer, 2 strong supporting context, 1 related,
+ * 0 irrelevant (negative grades are kept as given, e.g. TREC's -1, and give zero gain).
+ * `relevant` says whether a reference counts for the binary measures (Recall@k, MRR, success):
+ * each reader sets it by its format's rule (DES-058: relevance "high" only; blind-test: listed in
+ * expected_paths; qrels: grade >= 1; NQ: the answer chunk). nDCG uses `grade`.
+ */
+import { z } from 'zod';
+
+export const KNOWN_CATEGORIES = [
+  'direct',
+  'conceptual',
+  'emotional',
+  'metaphorical',
+  'technique_boundary',
+  'dark_night',
+  'adversarial',
+] as const;
+
+export const ROUTINGS = ['search', 'practice_bridge', 'no_results'] as const;
+
+export const ReferenceSchema = z
+  .object({
+    chunk_id: z.string().min(1).optional(),
+    doc_id: z.string().min(1).optional(),
+    path: z.string().min(1).optional(),
+    passage_substring: z.string().min(1).optional(),
+    book_slug: z.string().min(1).optional(),
+    chapter_number: z.number().int().optional(),
+    grade: z.number().int(),
+    relevant: z.boolean(),
+    answer_contains: z.string().min(1).optional(),
+    extra: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((r) => r.chunk_id ?? r.doc_id ?? r.path ?? r.passage_substring, {
+    message: 'a reference needs one of chunk_id, doc_id, path or passage_substring',
+  });
+export type Reference = z.infer<typeof ReferenceSchema>;
+
+export const FiltersSchema = z
+  .object({
+    folder: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    language: z.string().optional(),
+    book: z.string().optional(),
+  })
+  .strict();
+export type Filters = z.infer<typeof FiltersSchema>;
+
+export const GoldenQuerySchema = z.object({
+  id: z.string().min(1),
+  query: z.string().refine((q) => q.trim().length > 0, { message: 'must not be empty' }),
+  language: z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as en, es, hi'),
+  category: z.string().min(1),
+  tags: z.array(z.string()).default([]),
+  /** Named slices beyond category/language/tags, e.g. gold-set JSONL's practice_area and corpus. */
+  slices: z.record(z.string(), z.string()).default({}),
+  expected: z.array(ReferenceSchema).default([]),
+  expected_routing: z.enum(ROUTINGS).default('search'),
+  retrieval_intent: z.string().optional(),
+  /** true when the query is crisis-adjacent and the search must raise the safety flag. */
+  expect_safety: z.boolean().optional(),
+  filters: FiltersSchema.optional(),
+  expansion: z.array(z.string()).optional(),
+  intent: z.string().optional(),
+  notes: z.string().optional(),
+  source: z.enum(['bootstrap', 'reviewed']).optional(),
+  /** Fields of the source format that the model has no place for: kept, written back. */
+  extra: z.record(z.string(), z.unknown()).optional(),
+});
+export type GoldenQuery = z.infer<typeof GoldenQuerySchema>;
+
+export const GoldenSetSchema = z.array(GoldenQuerySchema);
+export type GoldenSet = z.infer<typeof GoldenSetSchema>;

@@ -1,0 +1,93 @@
+/**
+ * The contract between the harness (providers/, assertions/) and any search service under test.
+ * rankgate's own SearchService (src/search/service.ts) implements it; a team's own in-process
+ * module (`module:` in the provider config) exports `createSearchService(config)` returning the same.
+ */
+export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
+export type Route = 'search' | 'practice_bridge' | 'no_results';
+
+export interface SearchFilters {
+  language?: string;
+  book?: string;
+  pathPrefix?: string;
+  tags?: string[];
+}
+
+export interface SearchParams {
+  mode: SearchMode;
+  /** Keyword channel scorer: BM25 in SQL over a postings table, or Postgres ts_rank_cd (no IDF). */
+  keywordScorer: 'bm25' | 'ts_rank_cd';
+  bm25K1: number;
+  bm25B: number;
+  /** Vector channel: exact (sequential scan, ground truth) or the HNSW index. */
+  vectorSearch: 'exact' | 'hnsw';
+  /** hnsw.ef_search; raised to at least `candidates`. */
+  efSearch?: number;
+  /** RRF constant k: score = sum_c w_c / (k + rank_c), ranks 1-based. */
+  rrfK: number;
+  weights: { keyword: number; vector: number };
+  /** Candidate depth per channel before fusion. */
+  candidates: number;
+  topK: number;
+  filters?: SearchFilters;
+  /** Index variant: chunk size in tokens and embedder id. */
+  chunkSize: number;
+  embedder: string;
+  /** Query language (selects the text-search config); defaults to the filter language or 'en'. */
+  language?: string;
+  /** Override the text-search config (english, spanish, hindi, simple). */
+  textConfig?: string;
+  /** Apply routing rules (practice_bridge, no_results, safety). */
+  routing?: boolean;
+}
+
+export interface ChannelHit {
+  rank: number;
+  score: number;
+}
+
+export interface SearchHit {
+  chunkId: string;
+  documentId: string;
+  rank: number;
+  score: number;
+  content: string;
+  path?: string;
+  bookSlug?: string;
+  chapterNumber?: number;
+  language?: string;
+  channels: { keyword?: ChannelHit; vector?: ChannelHit };
+}
+
+export interface RoutingDecision {
+  route: Route;
+  /** Crisis-adjacent query: the caller must show the safety interstitial. */
+  safety: boolean;
+  reasons: string[];
+  /** Best normalised relevance (0..1) that the no_results rule compared with its threshold. */
+  topRelevance?: number;
+}
+
+export interface SearchDiagnostics {
+  variant: string;
+  /** Candidate ids per channel in channel rank order (first stage, before fusion and topK). */
+  keywordCandidates: string[];
+  vectorCandidates: string[];
+  timings: Record<string, number>;
+}
+
+export interface SearchResponse {
+  hits: SearchHit[];
+  routing: RoutingDecision;
+  diagnostics: SearchDiagnostics;
+}
+
+export interface SearchServiceLike {
+  search(query: string, params?: Partial<SearchParams>): Promise<SearchResponse>;
+  /** Resolve verbatim passage substrings to the chunk ids of an index variant (LIKE, escaped, parameterised). */
+  resolvePassages?(
+    substrings: string[],
+    variant: { chunkSize: number; embedder: string },
+  ): Promise<Map<string, string[]>>;
+  close(): Promise<void>;
+}

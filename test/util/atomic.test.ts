@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../src/util/atomic.ts';
+
+test('writeFileAtomic replaces the content and leaves no temp file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-atomic-'));
+  const p = join(dir, 'sub', 'report.json');
+  writeFileAtomic(p, '{"a":1}');
+  writeFileAtomic(p, '{"a":2}');
+  assert.equal(readFileSync(p, 'utf8'), '{"a":2}');
+  assert.deepEqual(readdirSync(join(dir, 'sub')), ['report.json']);
+});
+
+test('writeFileAtomic keeps the old file when the write fails', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-atomic-'));
+  const p = join(dir, 'baseline.json');
+  writeFileSync(p, 'old');
+  // A directory where the parent should be makes the temp write fail.
+  assert.throws(() => writeFileAtomic(join(p, 'x.json'), 'new'));
+  assert.equal(readFileSync(p, 'utf8'), 'old');
+});
