@@ -200,7 +200,7 @@ function romanToInt(s: string): number | undefined {
   return total > 0 ? total : undefined;
 }
 
-const CHAPTER_WORD = /^(?:chapter|ch\.|cap[ií]tulo|अध्याय)\s+([0-9०-९]+|[IVXLC]+)\b\s*[:.\-–—)]?\s*(.*)$/i;
+const CHAPTER_WORD = /^(?:chapter|ch\.|cap[ií]tulo|अध्याय)\s+([0-9०-९]+|[IVXLC]+)(?=\s|[:.\-–—)]|$)\s*[:.\-–—)]?\s*(.*)$/i;
 const NUMBERED = /^([0-9०-९]+)[.)]\s+(.*)$/;
 
 /** Chapter number and title of a heading, if it is a chapter heading (`Chapter N: Title` or `N. Title`). */
