@@ -1,0 +1,207 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { createRouter, loadRoutingConfig, parseRoutingConfig, cosine } from '../../src/search/routing.ts';
+import type { Embedder } from '../../src/embeddings/types.ts';
+import type { SearchHit } from '../../src/search/types.ts';
+
+const config = loadRoutingConfig(); // config/routing.yaml, the shipped defaults
+const tmp = mkdtempSync(join(tmpdir(), 'rankgate-routing-'));
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function hit(content: string, channels: SearchHit['channels'], rank = 1): SearchHit {
+  return { chunkId: `c${rank}`, documentId: 'd', rank, score: 1 / rank, content, channels };
+}
+const GRIEF = hit('Grief is love with nowhere to go. The wave that loses a neighbour still rests on the same sea.', {
+  keyword: { rank: 1, score: 7.2 },
+  vector: { rank: 1, score: 0.55 },
+});
+
+/** Deterministic bag-of-words embedder: counts of hashed words in 64 buckets; counts calls. */
+class WordEmbedder implements Embedder {
+  readonly id = 'test-bow';
+  readonly dimension = 64;
+  readonly maxBatch = 8;
+  calls = 0;
+  vec(text: string): number[] {
+    const v = new Array<number>(64).fill(0);
+    for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+      let h = 0;
+      for (const ch of w) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+      v[h % 64]! += 1;
+    }
+    return v;
+  }
+  async embedDocuments(texts: string[]) {
+    return texts.map((t) => this.vec(t));
+  }
+  async embedQuery(text: string) {
+    this.calls++;
+    return this.vec(text);
+  }
+}
+
+test('practice_bridge: technique-instruction requests match the shipped patterns (en, es, hi)', async () => {
+  const r = createRouter(config);
+  for (const q of [
+    'How do I practice the Kriya technique step by step?',
+    'teach me the breathing technique',
+    'How should I do the breathing exercise?',
+    'Give me step-by-step instructions for the meditation technique',
+    'what are the steps of pranayama',
+    '¿Cómo practico la técnica de respiración?',
+    'Enséñame la técnica de meditación',
+    'ध्यान की विधि सिखाइए',
+    'क्रिया योग क्या है',
+  ]) {
+    const d = await r.route(q, [GRIEF]);
+    assert.equal(d.route, 'practice_bridge', q);
+    assert.match(d.reasons.join(' '), /practice_bridge: pattern/);
+  }
+});
+
+test('practice_bridge: ordinary questions about the teaching are not routed there', async () => {
+  const r = createRouter(config);
+  for (const q of ['What does the book say about meditation?', 'how do I find peace when I am sad', 'why is devotion important', 'the breath of the ocean']) {
+    const d = await r.route(q, [GRIEF]);
+    assert.notEqual(d.route, 'practice_bridge', q);
+  }
+});
+
+test('practice_bridge: semantic similarity to exemplars, vectors computed once, threshold honoured', async () => {
+  const cfg = parseRoutingConfig({
+    practice_bridge: { patterns: [], exemplars: ['show me the secret breathing method', 'unrelated exemplar about gardens'], similarity_threshold: 0.8 },
+  });
+  const emb = new WordEmbedder();
+  const r = createRouter(cfg, emb);
+  const near = await r.route('please show me the secret breathing method', [GRIEF]);
+  assert.equal(near.route, 'practice_bridge');
+  assert.match(near.reasons[0]!, /cosine 0\.\d{3} to exemplar "show me the secret breathing method" >= 0.8/);
+  const far = await r.route('grief and love', [GRIEF]);
+  assert.equal(far.route, 'search');
+  // 2 exemplars once + 2 queries (no queryVector given) = 4 embedQuery calls
+  assert.equal(emb.calls, 4);
+  // a supplied query vector is used instead of embedding the query again
+  await r.route('anything', [GRIEF], emb.vec('show me the secret breathing method'));
+  assert.equal(emb.calls, 4);
+  // without an embedder only patterns apply
+  assert.equal((await createRouter(cfg).route('please show me the secret breathing method', [GRIEF])).route, 'search');
+});
+
+test('no_results: off-topic queries fall under the threshold, on-topic ones do not (hybrid signals)', async () => {
+  const r = createRouter(config);
+  const offTopic = [hit('Grief is love with nowhere to go.', { keyword: { rank: 1, score: 0.4 }, vector: { rank: 1, score: 0.12 } })];
+  for (const q of ['what is the weather in Paris tomorrow', 'best restaurant near me']) {
+    const d = await r.route(q, offTopic);
+    assert.equal(d.route, 'no_results', q);
+    assert.ok(d.topRelevance !== undefined && d.topRelevance < 0.3);
+    assert.match(d.reasons.join(' '), /no_results: top relevance/);
+  }
+  const on = await r.route('how do I live with grief', [GRIEF]);
+  assert.equal(on.route, 'search');
+  // vector 0.55 -> (0.55-0.2)/0.4 = 0.875; keyword: terms {live, grief} -> grief found = 0.5 -> 0.6*0.875+0.4*0.5
+  assert.ok(Math.abs(on.topRelevance! - (0.6 * 0.875 + 0.4 * 0.5)) < 1e-9, String(on.topRelevance));
+  assert.equal((await r.route('anything', [])).route, 'no_results');
+});
+
+test('no_results: keyword-only relevance is query-term coverage with stopwords and stem prefixes', () => {
+  const r = createRouter(config);
+  const kw = (content: string) => hit(content, { keyword: { rank: 1, score: 3 } });
+  const rel = r.relevance('Meditating on devotion', [kw('Devotion grows when meditation is daily.')]);
+  assert.equal(rel.signals, 'keyword_only');
+  assert.equal(rel.keyword, 1); // meditating ~ meditation (prefix "medit"), devotion exact
+  assert.equal(rel.threshold, 0.6);
+  const half = r.relevance('weather in Paris', [kw('The weather of the mind passes.')]);
+  assert.equal(half.top, 0.5);
+  const semantic = r.relevance('x', [hit('y', { vector: { rank: 1, score: 0.4 } })]);
+  assert.equal(semantic.signals, 'vector_only');
+  assert.ok(Math.abs(semantic.top - 0.5) < 1e-12);
+  // the best of the first consider_top (5) hits counts, later ones do not
+  const hits = [1, 2, 3, 4, 5].map((i) => hit('nothing relevant', { vector: { rank: i, score: 0.1 } }, i));
+  hits.push(hit('late', { vector: { rank: 6, score: 0.9 } }, 6));
+  assert.equal(r.relevance('q', hits).top, 0);
+});
+
+test('safety: crisis lexicon flags en/es/hi phrases as whole words, independent of route', async () => {
+  const r = createRouter(config);
+  for (const q of [
+    'I want to die',
+    'sometimes I think I should just end it all',
+    'I want to KILL MYSELF',
+    "there's no reason to live",
+    'I don’t want to live anymore', // curly apostrophe
+    'quiero morir',
+    'No tengo razon para vivir', // accent folded
+    'मैं मरना चाहता हूँ',
+    'आत्महत्या के विचार',
+  ]) {
+    const d = await r.route(q, [GRIEF]);
+    assert.equal(d.safety, true, q);
+    assert.match(d.reasons.join(' '), /safety: crisis lexicon/);
+  }
+  for (const q of ['the wave does not die, it returns to the sea', 'a suitcase of memories', 'how to end a meditation session', 'diet and fasting']) {
+    assert.equal((await r.route(q, [GRIEF])).safety, false, q);
+  }
+});
+
+test('safety: a crisis query with weak hits still routes to search (suppress_no_results), unless configured off', async () => {
+  const weak = [hit('unrelated', { vector: { rank: 1, score: 0.05 } })];
+  const on = await createRouter(config).route('I want to die', weak);
+  assert.deepEqual([on.route, on.safety], ['search', true]);
+  assert.match(on.reasons.join(' '), /no_results suppressed for a safety query/);
+  const cfg = parseRoutingConfig({ ...structuredClone(config), safety: { ...config.safety, suppress_no_results: false } });
+  const off = await createRouter(cfg).route('I want to die', weak);
+  assert.deepEqual([off.route, off.safety], ['no_results', true]);
+  // per-language only when check_all_languages is false
+  const lang = parseRoutingConfig({ safety: { check_all_languages: false, lexicon: { es: ['quiero morir'] } } });
+  assert.equal(createRouter(lang).safety('quiero morir', 'en').flagged, false);
+  assert.equal(createRouter(lang).safety('quiero morir', 'es').flagged, true);
+});
+
+test('every rule can be switched off in YAML', async () => {
+  const cfg = parseRoutingConfig({ practice_bridge: { enabled: false, patterns: ['kriya'] }, no_results: { enabled: false }, safety: { enabled: false, lexicon: { en: ['want to die'] } } });
+  const d = await createRouter(cfg).route('kriya: I want to die', []);
+  assert.deepEqual(d, { route: 'search', safety: false, reasons: [] });
+});
+
+test('hostile queries: regex metacharacters, SQL, template syntax, 100 KB, NUL, RTL and emoji are routed without throwing', async () => {
+  const r = createRouter(config);
+  for (const q of ["'; DROP TABLE book_chunks; --", '%_\\', '{{ query }} {% raw %}', 'a'.repeat(100_000), 'nul\u0000byte', 'مرحبا بالعالم', '🌊🌊🌊', 'e\u0301\u0301\u0301', '((((((', '']) {
+    const d = await r.route(q, [GRIEF]);
+    assert.ok(['search', 'no_results', 'practice_bridge'].includes(d.route));
+  }
+});
+
+test('loadRoutingConfig: YAML and schema errors name the file and the field', () => {
+  const bad = (name: string, text: string) => {
+    const p = join(tmp, name);
+    writeFileSync(p, text);
+    return p;
+  };
+  assert.throws(() => loadRoutingConfig(bad('a.yaml', 'practice_bridge: [unclosed\n')), { name: 'UserError', message: /a\.yaml:\d+: not valid YAML/ });
+  assert.throws(() => loadRoutingConfig(bad('b.yaml', 'practice_bridge:\n  similarity_threshold: high\n')), {
+    name: 'UserError',
+    message: /b\.yaml: field 'practice_bridge\.similarity_threshold'/,
+  });
+  assert.throws(() => loadRoutingConfig(bad('c.yaml', "practice_bridge:\n  patterns: ['(unclosed']\n")), {
+    name: 'UserError',
+    message: /c\.yaml: field 'practice_bridge\.patterns\.0': not a valid regular expression/,
+  });
+  assert.throws(() => loadRoutingConfig(bad('d.yaml', 'no_results:\n  cosine_floor: 0.5\n  cosine_ceiling: 0.4\n')), {
+    name: 'UserError',
+    message: /d\.yaml: field 'no_results\.cosine_ceiling'/,
+  });
+  assert.throws(() => loadRoutingConfig(bad('e.yaml', 'safety:\n  lexikon: {}\n')), { name: 'UserError', message: /e\.yaml: field 'safety'.*lexikon/ });
+  assert.throws(() => loadRoutingConfig(join(tmp, 'missing.yaml')), { name: 'UserError', message: /missing\.yaml: routing config not found/ });
+  // the shipped file round-trips through the schema unchanged
+  assert.deepEqual(parseRoutingConfig(yaml.load(yaml.dump(config))), config);
+});
+
+test('cosine', () => {
+  assert.equal(cosine([1, 0], [1, 0]), 1);
+  assert.equal(cosine([1, 0], [0, 1]), 0);
+  assert.equal(cosine([0, 0], [1, 1]), 0);
+});
