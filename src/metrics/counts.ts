@@ -1,0 +1,24 @@
+/**
+ * Counting measures, trec_eval m_num_ret.c / m_num_rel.c / m_num_rel_ret.c.
+ * In a summary (`all`) trec_eval SUMS these over queries instead of averaging them.
+ */
+import { countRel, dedupe, isRel, level } from './common.ts';
+import type { Judgments, MeasureOptions, Ranking } from './types.ts';
+
+/** num_ret = |ranking| after dropping duplicates. trec_eval `num_ret`. */
+export function num_ret(ranking: Ranking, _judgments?: Judgments, _k?: number, _opts?: MeasureOptions): number {
+  return dedupe(ranking).length;
+}
+
+/** num_rel = R = |{d : grade(d) >= level}| over the judgments, retrieved or not. trec_eval `num_rel`. */
+export function num_rel(_ranking: Ranking, judgments: Judgments, _k?: number, opts?: MeasureOptions): number {
+  return countRel(judgments, level(opts));
+}
+
+/** num_rel_ret = |{d in ranking : grade(d) >= level}|. trec_eval `num_rel_ret`. */
+export function num_rel_ret(ranking: Ranking, judgments: Judgments, _k?: number, opts?: MeasureOptions): number {
+  const lvl = level(opts);
+  let n = 0;
+  for (const id of dedupe(ranking)) if (isRel(judgments.get(id), lvl)) n++;
+  return n;
+}
