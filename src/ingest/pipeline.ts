@@ -1,0 +1,346 @@
+/**
+ * Ingestion pipeline: documents -> chunks (per chunk size) -> embeddings (cached in the DB by
+ * (embedder id, sha256 of the text)) -> one index variant per (chunk size, embedder):
+ * book_chunks rows with a per-language tsvector and the embedding, BM25 postings/terms/stats built from
+ * the stored tsvector, a partial HNSW index on the variant's vectors, then ANALYZE.
+ *
+ * Re-ingesting a variant is one transaction: readers see the old variant or the complete new one, never
+ * half of it. Embedding happens before the transaction (and is cached), so a failed write re-embeds nothing.
+ */
+import { createHash } from 'node:crypto';
+import { chunkDocument } from './chunker.ts';
+import type { Chunk, CorpusDocument } from './types.ts';
+import type { Embedder } from '../embeddings/types.ts';
+import { availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
+import { UserError } from '../errors.ts';
+
+export interface IngestProgress {
+  phase: 'chunk' | 'embed' | 'write' | 'index' | 'done';
+  variant: string;
+  done: number;
+  total: number;
+}
+
+export interface IngestOptions {
+  db: Db;
+  documents: CorpusDocument[];
+  chunkSizes: number[];
+  embedder: Embedder;
+  /** Overlap in tokens (default 0). */
+  overlap?: number;
+  onProgress?: (p: IngestProgress) => void;
+  /** HNSW build parameters (pgvector defaults m=16, ef_construction=64). */
+  hnsw?: { m?: number; efConstruction?: number };
+}
+
+export interface VariantStats {
+  variant: string;
+  variantId: number;
+  chunkSize: number;
+  embedder: string;
+  dimension: number;
+  documents: number;
+  chunks: number;
+  /** Texts embedded now (cache misses). */
+  embedded: number;
+  /** Texts whose vector came from the cache. */
+  cached: number;
+  embedMs: number;
+  writeMs: number;
+  buildMs: number;
+}
+
+export interface IngestStats {
+  variants: VariantStats[];
+  totalMs: number;
+}
+
+export function variantName(chunkSize: number, embedder: string): string {
+  return `c${chunkSize}:${embedder}`;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+const vecText = (v: ArrayLike<number>) => '[' + Array.from(v).join(',') + ']';
+const WRITE_BATCH = 500;
+const CACHE_BATCH = 2000;
+
+/** Look up / fill the embedding cache; returns a vector (pgvector text) per distinct text hash. */
+export async function embedWithCache(
+  db: Db,
+  embedder: Embedder,
+  texts: Map<string, string>, // sha256 -> text
+  onProgress?: (done: number, total: number) => void,
+): Promise<{ vectors: Map<string, string>; embedded: number; cached: number }> {
+  const vectors = new Map<string, string>();
+  const hashes = [...texts.keys()];
+  for (let i = 0; i < hashes.length; i += CACHE_BATCH) {
+    const r = await db.pool.query<{ sha256: string; v: string }>(
+      'SELECT sha256, embedding::text AS v FROM embedding_cache WHERE embedder = $1 AND sha256 = ANY($2::text[])',
+      [embedder.id, hashes.slice(i, i + CACHE_BATCH)],
+    );
+    for (const row of r.rows) vectors.set(row.sha256, row.v);
+  }
+  const cached = vectors.size;
+  const missing = hashes.filter((h) => !vectors.has(h));
+  const batch = Math.max(1, embedder.maxBatch || 1);
+  // Fill the cache in groups so an interrupted run keeps what it paid for.
+  const group = Math.max(batch, 256);
+  let done = 0;
+  onProgress?.(0, missing.length);
+  for (let g = 0; g < missing.length; g += group) {
+    const ids = missing.slice(g, g + group);
+    const out: string[] = [];
+    for (let i = 0; i < ids.length; i += batch) {
+      const slice = ids.slice(i, i + batch);
+      const embs = await embedder.embedDocuments(slice.map((h) => texts.get(h)!));
+      if (embs.length !== slice.length) {
+        throw new UserError(`embedder ${embedder.id}: returned ${embs.length} vectors for ${slice.length} texts`);
+      }
+      for (const e of embs) {
+        if (e.length !== embedder.dimension) {
+          throw new UserError(`embedder ${embedder.id}: returned a ${e.length}-d vector, expected ${embedder.dimension}`);
+        }
+        if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
+        out.push(vecText(e));
+      }
+      done += slice.length;
+      onProgress?.(done, missing.length);
+    }
+    await db.pool.query(
+      `INSERT INTO embedding_cache (embedder, sha256, embedding)
+       SELECT $1, t.h, t.v::vector FROM unnest($2::text[], $3::text[]) AS t(h, v)
+       ON CONFLICT (embedder, sha256) DO NOTHING`,
+      [embedder.id, ids, out],
+    );
+    ids.forEach((h, k) => vectors.set(h, out[k]));
+  }
+  return { vectors, embedded: missing.length, cached };
+}
+
+const UPSERT_DOCUMENTS = `
+INSERT INTO documents (id, slug, title, language, path, tags, metadata)
+SELECT t.id, t.slug, t.title, t.language, t.path, ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+  AS t(id, slug, title, language, path, tags, metadata)
+ON CONFLICT (id) DO UPDATE SET slug = EXCLUDED.slug, title = EXCLUDED.title, language = EXCLUDED.language,
+  path = EXCLUDED.path, tags = EXCLUDED.tags, metadata = EXCLUDED.metadata`;
+
+const INSERT_CHUNKS = `
+INSERT INTO book_chunks (variant, id, document, chunk_index, content, language, text_config, token_count,
+                         tsv, doc_len, embedding, book_slug, chapter, path, metadata)
+SELECT $1, x.id, x.document, x.chunk_index, x.content, x.language, x.cfg, x.token_count,
+       x.tsv, (SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0) FROM unnest(x.tsv) u)::int,
+       x.embedding::vector, x.book_slug, x.chapter, x.path, x.metadata::jsonb
+FROM (
+  SELECT t.*, to_tsvector(t.cfg::regconfig, t.content) AS tsv
+  FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[],
+              $10::text[], $11::int[], $12::text[], $13::text[])
+    AS t(id, document, chunk_index, content, language, cfg, token_count, embedding, book_slug, chapter, path, metadata)
+) x`;
+
+const BUILD_POSTINGS = `
+INSERT INTO bm25_postings (variant, term, chunk, tf, doc_len)
+SELECT c.variant, u.lexeme, c.key, coalesce(cardinality(u.positions), 1), c.doc_len
+FROM book_chunks c, unnest(c.tsv) u
+WHERE c.variant = $1`;
+const BUILD_TERMS = `
+INSERT INTO bm25_terms (variant, term, df)
+SELECT variant, term, count(*) FROM bm25_postings WHERE variant = $1 GROUP BY variant, term`;
+const BUILD_STATS = `
+INSERT INTO bm25_stats (variant, n, avgdl)
+SELECT $1, count(*), coalesce(avg(doc_len), 0) FROM book_chunks WHERE variant = $1`;
+
+export function hnswIndexName(variantId: number): string {
+  return `book_chunks_hnsw_v${variantId}`;
+}
+
+function checkDocuments(documents: CorpusDocument[]): void {
+  const seen = new Set<string>();
+  documents.forEach((d, i) => {
+    if (typeof d.id !== 'string' || !d.id) throw new UserError(`corpus document ${i}: field "id" must be a non-empty string`);
+    if (seen.has(d.id)) throw new UserError(`corpus document ${i}: duplicate id "${d.id}"`);
+    seen.add(d.id);
+  });
+}
+
+export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
+  const { db, documents, embedder } = opts;
+  const overlap = opts.overlap ?? 0;
+  const t0 = performance.now();
+  if (!opts.chunkSizes.length) throw new UserError('ingest: at least one chunk size is required');
+  checkDocuments(documents);
+  const available = await availableTextConfigs(db);
+  const docById = new Map(documents.map((d) => [d.id, d]));
+  const variants: VariantStats[] = [];
+
+  for (const chunkSize of opts.chunkSizes) {
+    const name = variantName(chunkSize, embedder.id);
+    const progress = (phase: IngestProgress['phase'], done: number, total: number) =>
+      opts.onProgress?.({ phase, variant: name, done, total });
+
+    // 1. chunk
+    const chunks: Chunk[] = [];
+    documents.forEach((d, i) => {
+      chunks.push(...chunkDocument(d, { chunkSize, overlap }));
+      progress('chunk', i + 1, documents.length);
+    });
+    const ids = new Set<string>();
+    for (const c of chunks) {
+      if (ids.has(c.id)) throw new UserError(`ingest ${name}: duplicate chunk id "${c.id}" (document ${c.documentId})`);
+      ids.add(c.id);
+    }
+
+    // 2. embed (cache first)
+    const tEmbed = performance.now();
+    const byHash = new Map<string, string>();
+    const hashes = chunks.map((c) => {
+      const h = sha256(c.content);
+      byHash.set(h, c.content);
+      return h;
+    });
+    const { vectors, embedded, cached } = await embedWithCache(db, embedder, byHash, (d, t) => progress('embed', d, t));
+    const embedMs = performance.now() - tEmbed;
+
+    // 3. write the variant in one transaction
+    const tWrite = performance.now();
+    const client = await db.pool.connect();
+    let variantId = 0;
+    let buildMs = 0;
+    let writeMs = 0;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext(current_schema() || $1))', ['rankgate_ingest:' + name]);
+      for (let i = 0; i < documents.length; i += WRITE_BATCH) {
+        const b = documents.slice(i, i + WRITE_BATCH);
+        await client.query(UPSERT_DOCUMENTS, [
+          b.map((d) => d.id),
+          b.map((d) => d.slug ?? null),
+          b.map((d) => d.title ?? ''),
+          b.map((d) => d.language || 'en'),
+          b.map((d) => d.path ?? null),
+          b.map((d) => JSON.stringify(d.tags ?? [])),
+          b.map((d) => JSON.stringify(d.metadata ?? {})),
+        ]);
+      }
+      const old = await client.query<{ id: number }>(
+        'SELECT id FROM index_variants WHERE chunk_size = $1 AND embedder = $2',
+        [chunkSize, embedder.id],
+      );
+      for (const row of old.rows) {
+        await client.query(`DROP INDEX IF EXISTS ${hnswIndexName(row.id)}`);
+        await client.query('DELETE FROM index_variants WHERE id = $1', [row.id]);
+      }
+      const params = {
+        overlap,
+        textConfigs: Object.fromEntries(
+          [...new Set(chunks.map((c) => c.language))].sort().map((l) => [l, textConfigFor(l, available)]),
+        ),
+        hnsw: { m: opts.hnsw?.m ?? 16, efConstruction: opts.hnsw?.efConstruction ?? 64 },
+        distance: 'cosine',
+        bm25: { tf: 'positions in tsvector', docLen: 'sum of tf' },
+      };
+      const ins = await client.query<{ id: number }>(
+        `INSERT INTO index_variants (name, chunk_size, embedder, dimension, overlap, params)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+        [name, chunkSize, embedder.id, embedder.dimension, overlap, JSON.stringify(params)],
+      );
+      variantId = ins.rows[0].id;
+      for (let i = 0; i < chunks.length; i += WRITE_BATCH) {
+        const b = chunks.slice(i, i + WRITE_BATCH);
+        const hb = hashes.slice(i, i + WRITE_BATCH);
+        await client.query(INSERT_CHUNKS, [
+          variantId,
+          b.map((c) => c.id),
+          b.map((c) => c.documentId),
+          b.map((c) => c.chunkIndex),
+          b.map((c) => c.content),
+          b.map((c) => c.language),
+          b.map((c) => textConfigFor(c.language, available)),
+          b.map((c) => c.tokenCount),
+          hb.map((h) => vectors.get(h)!),
+          b.map((c) => c.metadata.bookSlug ?? docById.get(c.documentId)?.slug ?? null),
+          b.map((c) => (typeof c.metadata.chapterNumber === 'number' ? c.metadata.chapterNumber : null)),
+          b.map((c) => c.metadata.path ?? docById.get(c.documentId)?.path ?? null),
+          b.map((c) => JSON.stringify(c.metadata ?? {})),
+        ]);
+        progress('write', Math.min(i + WRITE_BATCH, chunks.length), chunks.length);
+      }
+      writeMs = performance.now() - tWrite;
+      const tBuild = performance.now();
+      progress('index', 0, 4);
+      await client.query(BUILD_POSTINGS, [variantId]);
+      progress('index', 1, 4);
+      await client.query(BUILD_TERMS, [variantId]);
+      await client.query(BUILD_STATS, [variantId]);
+      progress('index', 2, 4);
+      if (chunks.length) {
+        const m = Math.trunc(opts.hnsw?.m ?? 16);
+        const efc = Math.trunc(opts.hnsw?.efConstruction ?? 64);
+        await client.query(
+          `CREATE INDEX ${hnswIndexName(variantId)} ON book_chunks
+           USING hnsw ((embedding::vector(${embedder.dimension})) vector_cosine_ops)
+           WITH (m = ${m}, ef_construction = ${efc}) WHERE variant = ${variantId}`,
+        );
+      }
+      progress('index', 3, 4);
+      buildMs = performance.now() - tBuild;
+      const docCount = new Set(chunks.map((c) => c.documentId)).size;
+      await client.query(
+        `UPDATE index_variants SET document_count = $2, chunk_count = $3, embedded_count = $4, build_ms = $5,
+           built_at = now() WHERE id = $1`,
+        [variantId, docCount, chunks.length, embedded, Math.round(embedMs + (performance.now() - tWrite))],
+      );
+      await client.query('COMMIT');
+      await client.query('ANALYZE documents, index_variants, book_chunks, bm25_postings, bm25_terms, bm25_stats');
+      progress('index', 4, 4);
+      variants.push({
+        variant: name,
+        variantId,
+        chunkSize,
+        embedder: embedder.id,
+        dimension: embedder.dimension,
+        documents: docCount,
+        chunks: chunks.length,
+        embedded,
+        cached,
+        embedMs,
+        writeMs,
+        buildMs,
+      });
+      progress('done', chunks.length, chunks.length);
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+  return { variants, totalMs: performance.now() - t0 };
+}
+
+/**
+ * A progress reporter: a redrawn bar on a TTY, one line per finished phase otherwise (quiet in CI logs).
+ */
+export function createProgressReporter(stream: NodeJS.WriteStream = process.stderr): (p: IngestProgress) => void {
+  const tty = Boolean(stream.isTTY) && !process.env.CI;
+  let last = '';
+  let lastDraw = 0;
+  return (p) => {
+    const key = `${p.variant} ${p.phase}`;
+    if (tty) {
+      const now = Date.now();
+      if (p.done < p.total && now - lastDraw < 80 && key === last) return;
+      lastDraw = now;
+      const width = 24;
+      const frac = p.total ? p.done / p.total : 1;
+      const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, '.');
+      stream.write(`\r${p.variant} ${p.phase.padEnd(5)} [${bar}] ${p.done}/${p.total}   `);
+      if (p.phase === 'done') stream.write('\n');
+      last = key;
+    } else if (p.done === p.total && key !== last) {
+      last = key;
+      if (p.phase === 'done') stream.write(`ingest ${p.variant}: ${p.total} chunks written\n`);
+      else if (p.phase === 'embed' && p.total > 0) stream.write(`ingest ${p.variant}: embedded ${p.total} new texts\n`);
+    }
+  };
+}

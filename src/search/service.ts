@@ -1,0 +1,471 @@
+/**
+ * rankgate's own hybrid search service (the system under test of the bundled demo).
+ *
+ * Channels (SQL in the .sql files beside this module, parameterised, runnable in psql):
+ *   keyword  BM25 over a postings table (k1, b; Lucene idf) or ts_rank_cd, per-language text config
+ *   vector   cosine similarity, exact scan or the variant's HNSW index (ef_search >= candidates)
+ * Fusion: weighted Reciprocal Rank Fusion, score(d) = sum_c w_c / (rrfK + rank_c(d)), ranks 1-based,
+ * over the first `candidates` of each channel; ties broken by chunk id (ascending) everywhere.
+ * Routing (practice_bridge / no_results / safety) is delegated to src/search/routing.ts.
+ */
+import { existsSync } from 'node:fs';
+import type pg from 'pg';
+import { loadSql, openDatabase, availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
+import { UserError } from '../errors.ts';
+import type { Embedder } from '../embeddings/types.ts';
+import type {
+  ChannelHit,
+  RoutingDecision,
+  SearchFilters,
+  SearchHit,
+  SearchParams,
+  SearchResponse,
+  SearchServiceLike,
+} from './types.ts';
+import type { RoutingConfig, Router } from './routing.ts';
+
+export const DEFAULT_SEARCH_PARAMS: Readonly<SearchParams> = Object.freeze({
+  mode: 'hybrid',
+  keywordScorer: 'bm25',
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  vectorSearch: 'hnsw',
+  efSearch: 100,
+  rrfK: 60,
+  weights: Object.freeze({ keyword: 1, vector: 1 }) as SearchParams['weights'],
+  candidates: 50,
+  topK: 10,
+  chunkSize: 300,
+  embedder: 'use-lite',
+  routing: true,
+});
+
+const SQL = {
+  bm25: loadSql(import.meta.url, 'keyword_bm25.sql'),
+  tsRankCd: loadSql(import.meta.url, 'keyword_ts_rank_cd.sql'),
+  vectorExact: loadSql(import.meta.url, 'vector_exact.sql'),
+  vectorHnsw: loadSql(import.meta.url, 'vector_hnsw.sql'),
+  fetchChunks: loadSql(import.meta.url, 'fetch_chunks.sql'),
+  resolvePassage: loadSql(import.meta.url, 'resolve_passage.sql'),
+  variant: loadSql(import.meta.url, 'variant.sql'),
+};
+
+export interface VariantInfo {
+  id: number;
+  name: string;
+  chunkSize: number;
+  embedder: string;
+  dimension: number;
+  chunkCount: number;
+  documentCount: number;
+  n: number;
+  avgdl: number;
+}
+
+export interface AutoIngestOptions {
+  /** Corpus folder or file (read with readCorpus from src/ingest/readers.ts). */
+  corpus: string;
+  format?: 'markdown' | 'jsonl' | 'beir' | 'nq';
+  overlap?: number;
+}
+
+export interface CreateSearchServiceOptions {
+  db?: Db;
+  databaseUrl?: string;
+  dataDir?: string;
+  /** Embedder for query vectors; created by id with createEmbedder() (src/embeddings) when absent. */
+  embedder?: Embedder;
+  /** Extra embedders by id (variant selection by `params.embedder`). */
+  embedders?: Embedder[];
+  defaults?: Partial<SearchParams>;
+  /** Routing config object or YAML path; default config/routing.yaml when present; false: no routing. */
+  routing?: RoutingConfig | string | false;
+  /** Ingest this corpus when the requested variant is missing (prints progress to stderr). */
+  autoIngest?: AutoIngestOptions;
+}
+
+/** Escape `\`, `%` and `_` for LIKE ... ESCAPE '\'. */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => '\\' + m);
+}
+
+export interface FusedHit {
+  id: string;
+  score: number;
+  keyword?: ChannelHit;
+  vector?: ChannelHit;
+}
+
+/** Weighted RRF over ranked channel lists (ranks 1-based); ties by id ascending. */
+export function fuseRrf(
+  keyword: readonly { id: string; score: number }[],
+  vector: readonly { id: string; score: number }[],
+  k: number,
+  weights: { keyword: number; vector: number },
+): FusedHit[] {
+  const m = new Map<string, FusedHit>();
+  const get = (id: string) => {
+    let h = m.get(id);
+    if (!h) m.set(id, (h = { id, score: 0 }));
+    return h;
+  };
+  keyword.forEach((r, i) => {
+    const h = get(r.id);
+    h.keyword = { rank: i + 1, score: r.score };
+  });
+  vector.forEach((r, i) => {
+    const h = get(r.id);
+    h.vector = { rank: i + 1, score: r.score };
+  });
+  for (const h of m.values()) {
+    // fixed summation order (keyword then vector) so equal inputs give bit-equal scores
+    let s = 0;
+    if (h.keyword) s += weights.keyword / (k + h.keyword.rank);
+    if (h.vector) s += weights.vector / (k + h.vector.rank);
+    h.score = s;
+  }
+  return [...m.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function validateParams(p: SearchParams): void {
+  const bad = (field: string, expected: string, got: unknown) => {
+    throw new UserError(`search params: field "${field}" must be ${expected} (got ${JSON.stringify(got)})`);
+  };
+  if (!['keyword', 'semantic', 'hybrid'].includes(p.mode)) bad('mode', 'keyword, semantic or hybrid', p.mode);
+  if (!['bm25', 'ts_rank_cd'].includes(p.keywordScorer)) bad('keywordScorer', 'bm25 or ts_rank_cd', p.keywordScorer);
+  if (!['exact', 'hnsw'].includes(p.vectorSearch)) bad('vectorSearch', 'exact or hnsw', p.vectorSearch);
+  if (!(Number.isFinite(p.bm25K1) && p.bm25K1 >= 0)) bad('bm25K1', 'a number >= 0', p.bm25K1);
+  if (!(Number.isFinite(p.bm25B) && p.bm25B >= 0 && p.bm25B <= 1)) bad('bm25B', 'a number in [0, 1]', p.bm25B);
+  if (!(Number.isFinite(p.rrfK) && p.rrfK >= 0)) bad('rrfK', 'a number >= 0', p.rrfK);
+  if (!(Number.isInteger(p.topK) && p.topK >= 1 && p.topK <= 1000)) bad('topK', 'an integer in 1..1000', p.topK);
+  if (!(Number.isInteger(p.candidates) && p.candidates >= 1 && p.candidates <= 1000)) {
+    bad('candidates', 'an integer in 1..1000', p.candidates);
+  }
+  if (!(Number.isInteger(p.chunkSize) && p.chunkSize > 0)) bad('chunkSize', 'a positive integer', p.chunkSize);
+  if (typeof p.embedder !== 'string' || !p.embedder) bad('embedder', 'an embedder id', p.embedder);
+  const w = p.weights;
+  if (!w || !Number.isFinite(w.keyword) || !Number.isFinite(w.vector) || w.keyword < 0 || w.vector < 0) {
+    bad('weights', '{keyword, vector} numbers >= 0', w);
+  }
+  if (p.efSearch !== undefined && !(Number.isInteger(p.efSearch) && p.efSearch >= 1 && p.efSearch <= 1000)) {
+    bad('efSearch', 'an integer in 1..1000', p.efSearch);
+  }
+}
+
+function filterArgs(f: SearchFilters | undefined): (string | string[] | null)[] {
+  return [
+    f?.language ?? null,
+    f?.book ?? null,
+    f?.pathPrefix ? escapeLike(f.pathPrefix) + '%' : null,
+    f?.tags && f.tags.length ? f.tags : null,
+  ];
+}
+
+const NO_ROUTING: RoutingDecision = { route: 'search', safety: false, reasons: [] };
+
+export class SearchService implements SearchServiceLike {
+  readonly db: Db;
+  readonly defaults: SearchParams;
+  private readonly ownsDb: boolean;
+  private readonly embedders = new Map<string, Promise<Embedder>>();
+  private readonly ownedEmbedders: Embedder[] = [];
+  private readonly variants = new Map<string, Promise<VariantInfo>>();
+  private router?: Promise<Router | undefined>;
+  private readonly routingOpt?: RoutingConfig | string | false;
+  private readonly autoIngest?: AutoIngestOptions;
+
+  constructor(db: Db, ownsDb: boolean, opts: CreateSearchServiceOptions) {
+    this.db = db;
+    this.ownsDb = ownsDb;
+    this.defaults = { ...DEFAULT_SEARCH_PARAMS, ...(opts.defaults ?? {}) } as SearchParams;
+    validateParams(this.defaults);
+    for (const e of [opts.embedder, ...(opts.embedders ?? [])]) if (e) this.embedders.set(e.id, Promise.resolve(e));
+    this.routingOpt = opts.routing;
+    this.autoIngest = opts.autoIngest;
+  }
+
+  /** The embedder for an id: given at construction, else createEmbedder(id) from src/embeddings. */
+  embedderFor(id: string): Promise<Embedder> {
+    let p = this.embedders.get(id);
+    if (!p) {
+      p = (async () => {
+        const embeddingsModule = '../embeddings/index.ts'; // provided by the embeddings engineer
+        const mod = (await import(embeddingsModule).catch(() => undefined)) as
+          | { createEmbedder?: (id: string) => Promise<Embedder> }
+          | undefined;
+        if (!mod?.createEmbedder) throw new UserError(`embedder "${id}": src/embeddings/index.ts (createEmbedder) is not available`);
+        const e = await mod.createEmbedder(id);
+        this.ownedEmbedders.push(e);
+        return e;
+      })();
+      p.catch(() => this.embedders.delete(id));
+      this.embedders.set(id, p);
+    }
+    return p;
+  }
+
+  private getRouter(): Promise<Router | undefined> {
+    if (!this.router) {
+      this.router = (async () => {
+        if (this.routingOpt === false) return undefined;
+        const mod = (await import('./routing.ts').catch(() => undefined)) as typeof import('./routing.ts') | undefined;
+        if (!mod?.createRouter) return undefined;
+        let config: RoutingConfig | undefined;
+        if (typeof this.routingOpt === 'string') config = mod.loadRoutingConfig(this.routingOpt);
+        else if (this.routingOpt) config = this.routingOpt;
+        else if (mod.DEFAULT_ROUTING_PATH && existsSync(mod.DEFAULT_ROUTING_PATH)) config = mod.loadRoutingConfig();
+        if (!config) return undefined;
+        // The router embeds exemplars with the default embedder when it can; without one, patterns only.
+        const emb = await this.embedderFor(this.defaults.embedder).catch(() => undefined);
+        return mod.createRouter(config, emb);
+      })();
+    }
+    return this.router;
+  }
+
+  /** Index variant for (chunk size, embedder); ingests the autoIngest corpus when missing. */
+  variant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+    const key = `${chunkSize}:${embedder}`;
+    let p = this.variants.get(key);
+    if (!p) {
+      p = this.loadVariant(chunkSize, embedder);
+      p.catch(() => this.variants.delete(key));
+      this.variants.set(key, p);
+    }
+    return p;
+  }
+
+  private async queryVariant(chunkSize: number, embedder: string): Promise<VariantInfo | undefined> {
+    const r = await this.db.pool.query(SQL.variant, [chunkSize, embedder]);
+    if (!r.rowCount) return undefined;
+    const v = r.rows[0];
+    return {
+      id: v.id,
+      name: v.name,
+      chunkSize: v.chunk_size,
+      embedder: v.embedder,
+      dimension: v.dimension,
+      chunkCount: v.chunk_count,
+      documentCount: v.document_count,
+      n: v.n ?? 0,
+      avgdl: v.avgdl ?? 0,
+    };
+  }
+
+  private async loadVariant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+    const found = await this.queryVariant(chunkSize, embedder);
+    if (found) return found;
+    if (this.autoIngest) {
+      const { readCorpus } = await import('../ingest/readers.ts');
+      const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
+      process.stderr.write(
+        `rankgate: index variant c${chunkSize}:${embedder} is missing in ${this.db.describe}; ingesting ${this.autoIngest.corpus}\n`,
+      );
+      const documents = await readCorpus(this.autoIngest.corpus, this.autoIngest.format);
+      const emb = await this.embedderFor(embedder);
+      const stats = await ingestCorpus({
+        db: this.db,
+        documents,
+        chunkSizes: [chunkSize],
+        embedder: emb,
+        overlap: this.autoIngest.overlap,
+        onProgress: createProgressReporter(),
+      });
+      const s = stats.variants[0];
+      process.stderr.write(
+        `rankgate: ingested ${s.documents} documents, ${s.chunks} chunks (${s.embedded} embedded, ${s.cached} cached) in ${(stats.totalMs / 1000).toFixed(1)} s\n`,
+      );
+      const again = await this.queryVariant(chunkSize, embedder);
+      if (again) return again;
+    }
+    const all = await this.db.pool.query<{ name: string }>('SELECT name FROM index_variants ORDER BY chunk_size, embedder');
+    const have = all.rows.map((r) => r.name).join(', ') || 'none';
+    throw new UserError(
+      `index variant c${chunkSize}:${embedder} not found in ${this.db.describe} (available: ${have}); ` +
+        `run: rankgate ingest --chunk-size ${chunkSize} --embedder ${embedder}`,
+    );
+  }
+
+  async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
+    const t0 = performance.now();
+    const timings: Record<string, number> = {};
+    const lap = (name: string, since: number) => (timings[name] = +(performance.now() - since).toFixed(3));
+    const p: SearchParams = {
+      ...this.defaults,
+      ...params,
+      weights: { ...this.defaults.weights, ...(params.weights ?? {}) },
+      filters: params.filters ?? this.defaults.filters,
+    };
+    validateParams(p);
+    if (typeof query !== 'string') throw new UserError('search: query must be a string');
+    const v = await this.variant(p.chunkSize, p.embedder);
+    const available = await availableTextConfigs(this.db);
+    const textConfig = textConfigFor(p.textConfig ?? p.language ?? p.filters?.language ?? 'en', available);
+    const fargs = filterArgs(p.filters);
+    const useKeyword = p.mode !== 'semantic';
+    const useVector = p.mode !== 'keyword';
+    const depth = p.mode === 'hybrid' ? Math.max(p.candidates, p.topK) : p.topK;
+
+    let queryVector: number[] | undefined;
+    if (useVector) {
+      const te = performance.now();
+      const emb = await this.embedderFor(p.embedder);
+      if (emb.dimension !== v.dimension) {
+        throw new UserError(`embedder ${emb.id} gives ${emb.dimension}-d vectors but variant ${v.name} holds ${v.dimension}-d`);
+      }
+      queryVector = await emb.embedQuery(query);
+      lap('embed', te);
+    }
+
+    const keywordRun = async () => {
+      if (!useKeyword) return [];
+      const tk = performance.now();
+      const sql = p.keywordScorer === 'bm25' ? SQL.bm25 : SQL.tsRankCd;
+      const r = await this.db.pool.query<{ id: string; score: number }>(sql, [
+        v.id, textConfig, query, p.bm25K1, p.bm25B, depth, ...fargs,
+      ]);
+      lap('keyword', tk);
+      return r.rows.map((x) => ({ id: x.id, score: Number(x.score) }));
+    };
+    const vectorRun = async () => {
+      if (!useVector || !queryVector) return [];
+      const tv = performance.now();
+      const vec = '[' + queryVector.join(',') + ']';
+      let rows: { id: string; score: number }[];
+      if (p.vectorSearch === 'exact') {
+        const r = await this.db.pool.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, depth, ...fargs]);
+        rows = r.rows;
+      } else {
+        rows = await this.hnswQuery(v, vec, depth, Math.max(p.efSearch ?? 40, depth), fargs);
+      }
+      lap('vector', tv);
+      return rows.map((x) => ({ id: x.id, score: Number(x.score) }));
+    };
+    // On a server the two channels run on two connections at once; PGlite's pool (size 1) serialises them.
+    const [kw, vec] = await Promise.all([keywordRun(), vectorRun()]);
+
+    const tf = performance.now();
+    let fused: FusedHit[];
+    if (p.mode === 'hybrid') fused = fuseRrf(kw, vec, p.rrfK, p.weights);
+    else if (p.mode === 'keyword') fused = kw.map((h, i) => ({ id: h.id, score: h.score, keyword: { rank: i + 1, score: h.score } }));
+    else fused = vec.map((h, i) => ({ id: h.id, score: h.score, vector: { rank: i + 1, score: h.score } }));
+    fused = fused.slice(0, p.topK);
+    lap('fuse', tf);
+
+    const tc = performance.now();
+    const rows = fused.length
+      ? (await this.db.pool.query(SQL.fetchChunks, [v.id, fused.map((h) => h.id)])).rows
+      : [];
+    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    const hits: SearchHit[] = fused.map((h, i) => {
+      const r = byId.get(h.id);
+      const hit: SearchHit = {
+        chunkId: h.id,
+        documentId: r?.document ?? '',
+        rank: i + 1,
+        score: h.score,
+        content: r?.content ?? '',
+        channels: {},
+      };
+      if (r?.path != null) hit.path = r.path;
+      if (r?.book_slug != null) hit.bookSlug = r.book_slug;
+      if (r?.chapter != null) hit.chapterNumber = r.chapter;
+      if (r?.language != null) hit.language = r.language;
+      if (h.keyword) hit.channels.keyword = h.keyword;
+      if (h.vector) hit.channels.vector = h.vector;
+      return hit;
+    });
+    lap('fetch', tc);
+
+    let routing: RoutingDecision = NO_ROUTING;
+    if (p.routing !== false) {
+      const router = await this.getRouter();
+      if (router) {
+        const tr = performance.now();
+        // the router's exemplars are embedded with the default embedder: share the query vector only then
+        const qv = p.embedder === this.defaults.embedder ? queryVector : undefined;
+        routing = await router.route(query, hits, qv, p.language ?? p.filters?.language);
+        lap('routing', tr);
+      }
+    }
+    lap('total', t0);
+    return {
+      hits,
+      routing: { ...routing, reasons: [...routing.reasons] },
+      diagnostics: {
+        variant: v.name,
+        keywordCandidates: kw.map((h) => h.id),
+        vectorCandidates: vec.map((h) => h.id),
+        timings,
+      },
+    };
+  }
+
+  private async hnswQuery(
+    v: VariantInfo,
+    vec: string,
+    limit: number,
+    efSearch: number,
+    fargs: (string | string[] | null)[],
+  ): Promise<{ id: string; score: number }[]> {
+    const sql = SQL.vectorHnsw.replaceAll('{{dim}}', String(Math.trunc(v.dimension)));
+    const filtered = fargs.some((a) => a !== null);
+    const client: pg.PoolClient = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(1000, efSearch))]);
+      if (filtered) await client.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true)`);
+      const r = await client.query<{ id: string; score: number }>(sql, [v.id, vec, limit, ...fargs]);
+      await client.query('COMMIT');
+      // deterministic order among equal scores (the index returns them in graph order)
+      return r.rows
+        .map((x) => ({ id: x.id, score: Number(x.score) }))
+        .sort((a, b) => round7(b.score) - round7(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async resolvePassages(
+    substrings: string[],
+    variant: { chunkSize: number; embedder: string },
+  ): Promise<Map<string, string[]>> {
+    const v = await this.variant(variant.chunkSize, variant.embedder);
+    const out = new Map<string, string[]>();
+    for (const s of substrings) {
+      if (out.has(s)) continue;
+      const pattern = '%' + escapeLike(s.replace(/\s+/g, ' ').trim()) + '%';
+      const r = await this.db.pool.query<{ id: string }>(SQL.resolvePassage, [v.id, pattern]);
+      out.set(s, r.rows.map((x) => x.id));
+    }
+    return out;
+  }
+
+  /** All index variants in the database. */
+  async listVariants(): Promise<{ name: string; chunkSize: number; embedder: string; chunks: number }[]> {
+    const r = await this.db.pool.query(
+      'SELECT name, chunk_size, embedder, chunk_count FROM index_variants ORDER BY chunk_size, embedder',
+    );
+    return r.rows.map((x) => ({ name: x.name, chunkSize: x.chunk_size, embedder: x.embedder, chunks: x.chunk_count }));
+  }
+
+  async close(): Promise<void> {
+    for (const e of this.ownedEmbedders) await e.close?.().catch(() => {});
+    if (this.ownsDb) await this.db.close();
+  }
+}
+
+const round7 = (x: number) => Math.round(x * 1e7) / 1e7;
+
+export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
+  const db = opts.db ?? (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir }));
+  try {
+    return new SearchService(db, !opts.db, opts);
+  } catch (e) {
+    if (!opts.db) await db.close();
+    throw e;
+  }
+}
