@@ -1,0 +1,183 @@
+/**
+ * Bedrock embedders through the AWS SDK's InvokeModel:
+ *
+ * - Titan Text Embeddings V2 (`amazon.titan-embed-text-v2:0`): ONE text per call, `dimensions`
+ *   256 | 512 | 1024, `normalize: true`. Calls run `concurrency` at a time (default 4), order kept.
+ *   Titan accepts up to 50,000 characters; longer texts are cut there (counted in `stats.truncated`).
+ * - Cohere Embed v3 (`cohere.embed-english-v3`, `cohere.embed-multilingual-v3`): 1024-d, up to 96
+ *   texts per call, each at most 2,048 characters. rankgate cuts longer texts to 2,048 characters
+ *   itself (never splitting a surrogate pair), counts them in `stats.truncated` and reports them once
+ *   per call through `onWarning`; `truncate: "END"` additionally lets Cohere drop tokens past its
+ *   512-token limit. `input_type` is `search_document` for embedDocuments and `search_query` for
+ *   embedQuery.
+ *
+ * Every returned vector is L2-normalised. Retries, timeouts and errors: see bedrock-client.ts.
+ * A body that is not JSON, lacks the vectors, or has the wrong count or dimension is a
+ * BedrockCallError naming the model and what was wrong.
+ */
+import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { Embedder } from './types.ts';
+import { l2normalize } from './vector.ts';
+import {
+  BedrockCallError,
+  createBedrockClient,
+  mapLimit,
+  parseJsonBody,
+  withRetries,
+  type BedrockClientOptions,
+  type RetryInfo,
+} from './bedrock-client.ts';
+
+export interface BedrockEmbedderOptions extends BedrockClientOptions {
+  /** Titan: calls in flight at once (default 4). */
+  concurrency?: number;
+  /** Notices such as "3 texts cut to 2,048 characters" (default: none; counts are in stats). */
+  onWarning?: (message: string) => void;
+}
+
+export interface BedrockEmbedderStats extends RetryInfo {
+  /** Successful InvokeModel calls. */
+  calls: number;
+  texts: number;
+  /** Texts cut to the model's character limit before sending. */
+  truncated: number;
+  /** Input tokens as reported by the model (Titan reports them; Cohere does not). */
+  inputTokens: number;
+}
+
+export interface BedrockEmbedder extends Embedder {
+  readonly modelId: string;
+  readonly stats: BedrockEmbedderStats;
+}
+
+export const TITAN_V2_MODEL_ID = 'amazon.titan-embed-text-v2:0';
+export const TITAN_V2_MAX_CHARS = 50_000;
+export const COHERE_V3_MODEL_IDS = {
+  english: 'cohere.embed-english-v3',
+  multilingual: 'cohere.embed-multilingual-v3',
+} as const;
+export const COHERE_MAX_TEXTS = 96;
+export const COHERE_MAX_CHARS = 2048;
+
+/** Cut to at most `max` UTF-16 units without splitting a surrogate pair. */
+export function truncateChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const c = text.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}
+
+function newStats(): BedrockEmbedderStats {
+  return { calls: 0, texts: 0, truncated: 0, inputTokens: 0, attempts: 0, retries: 0, throttled: 0 };
+}
+
+function checkVector(modelId: string, v: unknown, dim: number, where: string): number[] {
+  if (!Array.isArray(v) || v.length !== dim || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+    const got = Array.isArray(v) ? `${v.length} values${v.every((x) => typeof x === 'number') ? '' : ' (not all numbers)'}` : typeof v;
+    throw new BedrockCallError(`malformed response body from ${modelId}: ${where} should be ${dim} finite numbers, got ${got}`, {
+      modelId,
+      attempts: 1,
+      code: 'MalformedResponse',
+    });
+  }
+  return l2normalize(v as number[]);
+}
+
+async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown): Promise<Uint8Array | undefined> {
+  const res = await client.send(
+    new InvokeModelCommand({
+      modelId,
+      contentType: 'application/json',
+      accept: 'application/json',
+      body: new TextEncoder().encode(JSON.stringify(body)),
+    }),
+  );
+  return res.body;
+}
+
+export function createTitanEmbedder(dimension: 256 | 512 | 1024, opts: BedrockEmbedderOptions = {}): BedrockEmbedder {
+  if (![256, 512, 1024].includes(dimension)) {
+    throw new BedrockCallError(`Titan Text Embeddings V2 supports dimensions 256, 512 or 1024, not ${dimension}`, {
+      modelId: TITAN_V2_MODEL_ID,
+      attempts: 0,
+      code: 'BadOption',
+    });
+  }
+  const client = createBedrockClient(opts);
+  const stats = newStats();
+  const modelId = TITAN_V2_MODEL_ID;
+  const embedOne = async (text: string): Promise<number[]> => {
+    const inputText = truncateChars(text, TITAN_V2_MAX_CHARS);
+    if (inputText !== text) {
+      stats.truncated += 1;
+      opts.onWarning?.(`${modelId}: a ${text.length}-character text was cut to ${TITAN_V2_MAX_CHARS} characters`);
+    }
+    const body = await withRetries(modelId, opts, () => invoke(client, modelId, { inputText, dimensions: dimension, normalize: true }), stats);
+    const json = parseJsonBody(modelId, body) as { embedding?: unknown; inputTextTokenCount?: unknown };
+    const v = checkVector(modelId, json?.embedding, dimension, '"embedding"');
+    stats.calls += 1;
+    stats.texts += 1;
+    if (typeof json.inputTextTokenCount === 'number') stats.inputTokens += json.inputTextTokenCount;
+    return v;
+  };
+  return {
+    id: `titan-v2-${dimension}`,
+    modelId,
+    dimension,
+    maxBatch: 1,
+    stats,
+    embedDocuments: (texts) => mapLimit(texts, opts.concurrency ?? 4, (t) => embedOne(t)),
+    embedQuery: (text) => embedOne(text),
+  };
+}
+
+export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: BedrockEmbedderOptions = {}): BedrockEmbedder {
+  const client = createBedrockClient(opts);
+  const stats = newStats();
+  const modelId = COHERE_V3_MODEL_IDS[variant];
+  const dimension = 1024;
+  const embedBatch = async (texts: readonly string[], inputType: 'search_document' | 'search_query'): Promise<number[][]> => {
+    let cut = 0;
+    const sent = texts.map((t) => {
+      const s = truncateChars(t, COHERE_MAX_CHARS);
+      if (s !== t) cut += 1;
+      return s;
+    });
+    if (cut) {
+      stats.truncated += cut;
+      opts.onWarning?.(`${modelId}: ${cut} text${cut === 1 ? '' : 's'} cut to ${COHERE_MAX_CHARS} characters (Cohere Embed v3 limit)`);
+    }
+    const body = await withRetries(modelId, opts, () => invoke(client, modelId, { texts: sent, input_type: inputType, truncate: 'END' }), stats);
+    const json = parseJsonBody(modelId, body) as { embeddings?: unknown };
+    // embeddings_floats: { embeddings: number[][] }; embeddings_by_type: { embeddings: { float: number[][] } }
+    let vecs = json?.embeddings as unknown;
+    if (vecs && !Array.isArray(vecs) && typeof vecs === 'object') vecs = (vecs as { float?: unknown }).float;
+    if (!Array.isArray(vecs) || vecs.length !== sent.length) {
+      throw new BedrockCallError(
+        `malformed response body from ${modelId}: expected "embeddings" with ${sent.length} vectors, got ${Array.isArray(vecs) ? vecs.length : typeof vecs}`,
+        { modelId, attempts: 1, code: 'MalformedResponse' },
+      );
+    }
+    stats.calls += 1;
+    stats.texts += sent.length;
+    return vecs.map((v, i) => checkVector(modelId, v, dimension, `embeddings[${i}]`));
+  };
+  return {
+    id: `cohere-v3-${variant}`,
+    modelId,
+    dimension,
+    maxBatch: COHERE_MAX_TEXTS,
+    stats,
+    async embedDocuments(texts) {
+      const out: number[][] = [];
+      for (let i = 0; i < texts.length; i += COHERE_MAX_TEXTS) {
+        out.push(...(await embedBatch(texts.slice(i, i + COHERE_MAX_TEXTS), 'search_document')));
+      }
+      return out;
+    },
+    async embedQuery(text) {
+      return (await embedBatch([text], 'search_query'))[0]!;
+    },
+  };
+}
