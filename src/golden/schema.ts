@@ -33,6 +33,9 @@ export const ReferenceSchema = z
     grade: z.number().int(),
     relevant: z.boolean(),
     answer_contains: z.string().min(1).optional(),
+    /** true when the source gave no grade and the reader inferred it (blind-test YAML paths without a
+     * `relevance` entry): the writer of that format then leaves it out again. */
+    implied_grade: z.boolean().optional(),
     extra: z.record(z.string(), z.unknown()).optional(),
   })
   .refine((r) => r.chunk_id ?? r.doc_id ?? r.path ?? r.passage_substring, {
@@ -70,6 +73,19 @@ export const GoldenQuerySchema = z.object({
   source: z.enum(['bootstrap', 'reviewed']).optional(),
   /** Fields of the source format that the model has no place for: kept, written back. */
   extra: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Where the entry came from, so the writer of the same format reproduces it: `format` (des058, yaml,
+   * jsonl, nq-csv, nq-json, beir, trec), `derived` (canonical fields the reader filled in because the
+   * format has no such field, e.g. `id` or `language` of a blind-test YAML entry; not written back) and
+   * `raw` (original spellings of mapped values, e.g. gold-set `source: "chair"`).
+   */
+  origin: z
+    .object({
+      format: z.string(),
+      derived: z.array(z.string()).optional(),
+      raw: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
 });
 export type GoldenQuery = z.infer<typeof GoldenQuerySchema>;
 

@@ -1,0 +1,235 @@
+/**
+ * Blind-test YAML (`queries.yaml`, seed 002): a list of entries (or a mapping with a `queries:` list)
+ *
+ *   - query: "记忆保持力"
+ *     intent: "..."
+ *     expected_paths: [notes/fsrs-algorithm.md, ...]      # hard must-hit labels: relevant
+ *     relevance: { "notes/fsrs-algorithm.md": 3, "logs/2026-W15.md": 2 }   # grades 0..3 for nDCG
+ *     tags: [cjk, common]
+ *     filters: { folder: notes, tags: [memory] }
+ *     answer_contains: { "notes/spaced-repetition.md": "spacing effect" }
+ *     expansion: ["..."]
+ *
+ * Mapping: every path in expected_paths is a reference with `relevant: true` and grade
+ * `relevance[path]`, or grade 3 when no grade is given (marked `implied_grade`, not written back).
+ * A path that only appears in `relevance` is a reference with that grade and `relevant: false`
+ * (it adds nDCG gain but is not a must-hit). `answer_contains[path]` lands on that path's reference.
+ *
+ * Ids: the format has none. An entry's `id:` is kept when present; otherwise the id is
+ * `yaml-<index>` (0-based position in the list). Appending entries keeps every id stable; inserting or
+ * reordering entries shifts them (`rankgate golden diff` then reports ids reused for different
+ * queries): give such entries an explicit `id:`. `language` (when absent) is guessed from the script of
+ * the query (CJK -> zh/ja/ko, Devanagari -> hi, else en) and `category` (when absent) is the first tag,
+ * else `general`; derived values are never written back into the YAML.
+ * Also read when present: language, category, expected_routing, retrieval_intent, expect_safety, notes,
+ * source, slices, and `expected_passages` (DES-058-style references that are not paths, written when
+ * converting from another format). Other fields are kept in `extra`.
+ */
+import yaml from 'js-yaml';
+import type { GoldenQuery, Reference } from './schema.ts';
+import { Collector, show, type Ref } from './problems.ts';
+import { guessLanguage } from './text.ts';
+import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { isDerived, readExtensions, readPassageList, toPassage, type ReadResult } from './des058.ts';
+
+export function readBlindYaml(text: string, c: Collector): ReadResult {
+  let data: unknown;
+  try {
+    data = yaml.load(text, { json: false });
+  } catch (e) {
+    const err = e as { reason?: string; mark?: { line: number; column: number }; message?: string };
+    c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}`);
+    return { queries: [] };
+  }
+  let list: unknown;
+  let meta: Record<string, unknown> | undefined;
+  if (Array.isArray(data)) list = data;
+  else if (isPlainObject(data) && Array.isArray(data.queries)) {
+    const { queries, ...rest } = data;
+    list = queries;
+    meta = { wrapper: rest };
+  } else {
+    c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a list of queries (or a mapping with a queries: list)`);
+    return { queries: [] };
+  }
+  const candidates: Candidate[] = [];
+  (list as unknown[]).forEach((raw, index) => {
+    if (!isPlainObject(raw)) {
+      c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected a mapping with query and expected_paths`);
+      return;
+    }
+    const hasId = raw.id !== undefined && raw.id !== null;
+    const label = hasId ? String(raw.id) : `#${index}`;
+    const f = new Fields(c, raw, index, label);
+    const derived: string[] = [];
+    const q: Record<string, unknown> = {};
+    q.id = hasId ? f.idLike('id') : `yaml-${index}`;
+    if (!hasId) derived.push('id');
+    q.query = f.str('query', { required: true, nonEmpty: true });
+    const tags = f.strList('tags');
+    if (tags) q.tags = tags;
+    else derived.push('tags');
+    if (f.has('language')) q.language = f.language('language');
+    else {
+      q.language = guessLanguage(typeof q.query === 'string' ? q.query : '');
+      derived.push('language');
+    }
+    if (f.has('category')) q.category = f.str('category', { nonEmpty: true });
+    else {
+      q.category = tags?.[0] ?? 'general';
+      derived.push('category');
+    }
+
+    const refs: Reference[] = [];
+    const byPath = new Map<string, Reference>();
+    const paths = f.strList('expected_paths') ?? [];
+    paths.forEach((p, i) => {
+      if (byPath.has(p)) return f.err(['expected_paths', i], `duplicate path ${show(p)}, expected each path once`);
+      const r: Reference = { path: p, grade: 3, relevant: true, implied_grade: true };
+      byPath.set(p, r);
+      refs.push(r);
+    });
+    if (!f.has('expected_paths')) derived.push('expected_paths');
+    const rel = f.get('relevance');
+    if (rel !== undefined && rel !== null) {
+      if (!isPlainObject(rel)) f.err(['relevance'], `got ${show(rel)}, expected a mapping of path: grade (0-3)`);
+      else
+        for (const [p, g] of Object.entries(rel)) {
+          if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 3) {
+            f.err(['relevance', p], `unknown grade ${show(g)}, expected 0, 1, 2 or 3 (3 direct answer, 2 strong support, 1 related, 0 irrelevant)`);
+            continue;
+          }
+          const r = byPath.get(p);
+          if (r) {
+            r.grade = g;
+            delete r.implied_grade;
+          } else {
+            const nr: Reference = { path: p, grade: g, relevant: false };
+            byPath.set(p, nr);
+            refs.push(nr);
+          }
+        }
+    }
+    const ans = f.get('answer_contains');
+    if (ans !== undefined && ans !== null) {
+      if (!isPlainObject(ans)) f.err(['answer_contains'], `got ${show(ans)}, expected a mapping of path: phrase`);
+      else
+        for (const [p, s] of Object.entries(ans)) {
+          const r = byPath.get(p);
+          if (typeof s !== 'string' || s.trim() === '') f.err(['answer_contains', p], `got ${show(s)}, expected a non-empty phrase`);
+          else if (!r) f.err(['answer_contains', p], `names path ${show(p)} that is in neither expected_paths nor relevance, expected one of those paths`);
+          else r.answer_contains = s;
+        }
+    }
+    const passages = readPassageList(f, 'expected_passages');
+    if (passages) refs.push(...passages);
+    q.expected = refs;
+    const routing = f.routing('expected_routing');
+    if (routing) q.expected_routing = routing;
+    else if (!f.has('expected_routing')) derived.push('expected_routing');
+    const ri = f.str('retrieval_intent', { nonEmpty: true });
+    if (ri !== undefined) q.retrieval_intent = ri;
+    const safety = f.bool('expect_safety');
+    if (safety !== undefined) q.expect_safety = safety;
+    const notes = f.str('notes');
+    if (notes !== undefined) q.notes = notes;
+    const source = f.str('source');
+    if (source !== undefined) {
+      if (source === 'bootstrap' || source === 'reviewed') q.source = source;
+      else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
+    }
+    readExtensions(f, q);
+    const extra = f.rest();
+    if (extra) q.extra = extra;
+    q.origin = compact({ format: 'yaml', derived: derived.length ? derived : undefined });
+    candidates.push({ fields: f, query: compact(q) });
+  });
+  const queries = finalize(c, candidates, { expectedField: 'expected_paths' });
+  c.resolve(yamlLocator(text));
+  return { queries, meta };
+}
+
+/**
+ * Line of an entry / field in a block-style YAML list: entries start at the lines that begin with
+ * `- ` at the indentation of the first list item; a field is the first `key:` line inside the entry.
+ */
+function yamlLocator(text: string) {
+  return (_refs: Ref[]) => {
+    const lines = text.split('\n');
+    const starts: number[] = [];
+    let indent: number | undefined;
+    lines.forEach((l, i) => {
+      const m = /^(\s*)-(\s|$)/.exec(l);
+      if (!m) return;
+      if (indent === undefined) indent = m[1]!.length;
+      if (m[1]!.length === indent) starts.push(i);
+    });
+    return (ref: Ref) => {
+      const s = starts[ref.index];
+      if (s === undefined) return undefined;
+      const end = starts[ref.index + 1] ?? lines.length;
+      let line = s;
+      for (const part of ref.path) {
+        if (typeof part === 'number') {
+          // k-th list item after the current line
+          let k = -1;
+          for (let i = line + 1; i < end; i++) {
+            if (/^\s*-(\s|$)/.test(lines[i]!) && ++k === part) {
+              line = i;
+              break;
+            }
+          }
+          continue;
+        }
+        const esc = part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const re = new RegExp(`^\\s*(-\\s+)?(${esc}|"${esc}"|'${esc}')\\s*:`);
+        for (let i = line; i < end; i++) {
+          if (re.test(lines[i]!)) {
+            line = i;
+            break;
+          }
+        }
+      }
+      return { line: line + 1 };
+    };
+  };
+}
+
+export function writeBlindYaml(queries: readonly GoldenQuery[], meta?: Record<string, unknown>): string {
+  const list = queries.map((q) => {
+    const d = (f: string) => isDerived(q, f, 'yaml');
+    const pathRefs = q.expected.filter((r) => r.path !== undefined && !r.chunk_id && !r.doc_id && !r.passage_substring && !r.book_slug && r.chapter_number === undefined && !r.extra);
+    const other = q.expected.filter((r) => !pathRefs.includes(r));
+    const expectedPaths = pathRefs.filter((r) => r.relevant).map((r) => r.path!);
+    const relevance: Record<string, number> = {};
+    const answers: Record<string, string> = {};
+    for (const r of pathRefs) {
+      if (!r.implied_grade || !r.relevant || r.grade !== 3) relevance[r.path!] = r.grade;
+      if (r.answer_contains) answers[r.path!] = r.answer_contains;
+    }
+    return compact({
+      id: d('id') ? undefined : q.id,
+      query: q.query,
+      language: d('language') ? undefined : q.language,
+      category: d('category') ? undefined : q.category,
+      intent: q.intent,
+      expected_paths: d('expected_paths') && expectedPaths.length === 0 ? undefined : expectedPaths,
+      relevance: Object.keys(relevance).length ? relevance : undefined,
+      tags: d('tags') ? undefined : q.tags,
+      filters: q.filters,
+      answer_contains: Object.keys(answers).length ? answers : undefined,
+      expansion: q.expansion,
+      expected_passages: other.length ? other.map(toPassage) : undefined,
+      expected_routing: d('expected_routing') || (q.origin?.format !== 'yaml' && q.expected_routing === 'search') ? undefined : q.expected_routing,
+      retrieval_intent: q.retrieval_intent,
+      expect_safety: q.expect_safety,
+      notes: q.notes,
+      source: q.source,
+      slices: Object.keys(q.slices).length ? q.slices : undefined,
+      ...(q.extra ?? {}),
+    });
+  });
+  const wrapper = meta?.wrapper;
+  const doc = isPlainObject(wrapper) ? { ...wrapper, queries: list } : list;
+  return yaml.dump(doc, { lineWidth: -1, noRefs: true });
+}

@@ -1,0 +1,230 @@
+/**
+ * Typed field access for one source entry (reporting precise problems with the SOURCE field names),
+ * and the checks every format shares (zod schema, duplicate ids, no_results with expectations,
+ * category balance).
+ */
+import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, type GoldenQuery } from './schema.ts';
+import { show, type Collector, type Ref } from './problems.ts';
+
+export function fieldName(path: readonly (string | number)[]): string {
+  let s = '';
+  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s ? `.${p}` : p;
+  return s || 'entry';
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Reads fields of one entry, remembering which were used so the rest can go to `extra`. */
+export class Fields {
+  readonly used = new Set<string>();
+  failed = false;
+  constructor(
+    readonly c: Collector,
+    readonly raw: Record<string, unknown>,
+    readonly index: number,
+    public label: string,
+    /** prefix of the source path, e.g. [] for a top-level entry */
+    readonly base: readonly (string | number)[] = [],
+  ) {}
+
+  ref(path: readonly (string | number)[]): Ref {
+    return { index: this.index, path: [...this.base, ...path] };
+  }
+  err(path: readonly (string | number)[], message: string): void {
+    this.failed = true;
+    this.c.error(this.ref(path), this.label, fieldName([...path]), message);
+  }
+  warn(path: readonly (string | number)[], message: string): void {
+    this.c.warn(this.ref(path), this.label, fieldName([...path]), message);
+  }
+  has(k: string): boolean {
+    return this.raw[k] !== undefined && this.raw[k] !== null;
+  }
+  get(k: string): unknown {
+    this.used.add(k);
+    return this.raw[k];
+  }
+  str(k: string, opts: { required?: boolean; nonEmpty?: boolean; expect?: string } = {}): string | undefined {
+    const v = this.get(k);
+    const expect = opts.expect ?? (opts.nonEmpty ? 'a non-empty string' : 'a string');
+    if (v === undefined || v === null) {
+      if (opts.required) this.err([k], `missing, expected ${expect}`);
+      return undefined;
+    }
+    if (typeof v !== 'string') {
+      this.err([k], `got ${show(v)}, expected ${expect}`);
+      return undefined;
+    }
+    if (opts.nonEmpty && v.trim() === '') {
+      this.err([k], `is empty, expected ${expect}`);
+      return undefined;
+    }
+    return v;
+  }
+  /** A string, or a number written where a string id is meant (kept as its decimal text). */
+  idLike(k: string, opts: { required?: boolean } = {}): string | undefined {
+    const v = this.raw[k];
+    if (typeof v === 'number' && Number.isFinite(v)) {
+      this.used.add(k);
+      return String(v);
+    }
+    return this.str(k, { ...opts, nonEmpty: true, expect: 'a non-empty string id' });
+  }
+  strList(k: string, opts: { required?: boolean; allowString?: boolean } = {}): string[] | undefined {
+    const v = this.get(k);
+    if (v === undefined || v === null) {
+      if (opts.required) this.err([k], 'missing, expected a list of strings');
+      return undefined;
+    }
+    if (opts.allowString && typeof v === 'string') return [v];
+    if (!Array.isArray(v)) {
+      this.err([k], `got ${show(v)}, expected a list of strings`);
+      return undefined;
+    }
+    const out: string[] = [];
+    v.forEach((x, i) => {
+      if (typeof x === 'string' && x.trim() !== '') out.push(x);
+      else if (typeof x === 'number') out.push(String(x));
+      else this.err([k, i], `got ${show(x)}, expected a non-empty string`);
+    });
+    return out;
+  }
+  int(k: string, opts: { required?: boolean } = {}): number | undefined {
+    const v = this.get(k);
+    if (v === undefined || v === null) {
+      if (opts.required) this.err([k], 'missing, expected an integer');
+      return undefined;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      this.err([k], `got ${show(v)}, expected an integer`);
+      return undefined;
+    }
+    return v;
+  }
+  bool(k: string): boolean | undefined {
+    const v = this.get(k);
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'boolean') {
+      this.err([k], `got ${show(v)}, expected true or false`);
+      return undefined;
+    }
+    return v;
+  }
+  routing(k: string): GoldenQuery['expected_routing'] | undefined {
+    const v = this.str(k, { expect: ROUTINGS.join(', ') });
+    if (v === undefined) return undefined;
+    if (!(ROUTINGS as readonly string[]).includes(v)) {
+      this.err([k], `unknown routing ${show(v)}, expected one of ${ROUTINGS.join(', ')}`);
+      return undefined;
+    }
+    return v as GoldenQuery['expected_routing'];
+  }
+  language(k: string, opts: { required?: boolean } = {}): string | undefined {
+    const v = this.str(k, { required: opts.required, nonEmpty: true, expect: 'an ISO 639-1 code such as en, es, hi' });
+    if (v === undefined) return undefined;
+    if (!/^[a-z]{2}$/.test(v)) {
+      this.err([k], `got ${show(v)}, expected an ISO 639-1 code such as en, es, hi`);
+      return undefined;
+    }
+    return v;
+  }
+  /** Fields not read by the format: kept in `extra`. */
+  rest(): Record<string, unknown> | undefined {
+    const out: Record<string, unknown> = {};
+    let any = false;
+    for (const [k, v] of Object.entries(this.raw)) {
+      if (this.used.has(k)) continue;
+      out[k] = v;
+      any = true;
+    }
+    return any ? out : undefined;
+  }
+}
+
+/** Remove undefined-valued keys (so canonical objects compare and serialise cleanly). */
+export function compact<T extends Record<string, unknown>>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+export interface Candidate {
+  fields: Fields;
+  query: Record<string, unknown>;
+}
+
+export interface FinalizeOptions {
+  /** the format's name for the list of expectations, for messages: expected_passages, expected_paths, ... */
+  expectedField: string;
+}
+
+/**
+ * Validate candidates against the canonical schema and the cross-entry rules. Returns the queries of
+ * entries without errors (callers treat any error as an invalid file).
+ */
+export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOptions): GoldenQuery[] {
+  const out: GoldenQuery[] = [];
+  const seen = new Map<string, { index: number; query: string }>();
+  for (const { fields, query } of candidates) {
+    const parsed = GoldenQuerySchema.safeParse(query);
+    if (!parsed.success) {
+      if (!fields.failed) {
+        for (const issue of parsed.error.issues) {
+          const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+          const field = path[0] === 'expected' ? [opts.expectedField, ...path.slice(1)] : path;
+          fields.err(field, `${issue.message} (got ${show(getPath(query, path))})`);
+        }
+      }
+      continue;
+    }
+    const q = parsed.data;
+    const prev = seen.get(q.id);
+    if (prev) {
+      fields.err(['id'], `duplicate id ${show(q.id)} (already used by entry #${prev.index}), expected every id to be unique`);
+      continue;
+    }
+    seen.set(q.id, { index: fields.index, query: q.query });
+    if (q.expected_routing === 'no_results' && q.expected.length > 0) {
+      fields.err([opts.expectedField], `${q.expected.length} expectation(s) on a no_results query, expected none (remove them or change expected_routing)`);
+      continue;
+    }
+    if (fields.failed) continue;
+    out.push(q);
+  }
+  categoryBalance(c, out);
+  return out;
+}
+
+function getPath(o: unknown, path: readonly (string | number)[]): unknown {
+  let cur = o;
+  for (const p of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[p];
+  }
+  return cur;
+}
+
+/**
+ * Category balance warnings (never errors): for a set of at least 10 queries whose categories come from
+ * the file (not derived), warn when one category holds more than 3x the queries of the smallest, and
+ * when a set using the DES-058 categories misses some of the seven.
+ */
+export function categoryBalance(c: Collector, qs: GoldenQuery[]): void {
+  const given = qs.filter((q) => !q.origin?.derived?.includes('category'));
+  if (given.length < 10) return;
+  const counts = new Map<string, number>();
+  for (const q of given) counts.set(q.category, (counts.get(q.category) ?? 0) + 1);
+  const known = KNOWN_CATEGORIES as readonly string[];
+  if ([...counts.keys()].some((k) => known.includes(k))) {
+    const missing = known.filter((k) => !counts.has(k));
+    if (missing.length) c.warn(undefined, 'file', 'category', `no queries in categor${missing.length > 1 ? 'ies' : 'y'} ${missing.join(', ')}, expected all seven DES-058 categories`);
+  }
+  if (counts.size < 2) return;
+  const sorted = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const [maxK, maxN] = sorted[0]!;
+  const [minK, minN] = sorted[sorted.length - 1]!;
+  if (maxN > 3 * minN) {
+    c.warn(undefined, 'file', 'category', `category imbalance: ${maxK} has ${maxN} queries but ${minK} only ${minN}, expected no category above 3x the smallest`);
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * Golden sets: read any supported format into the canonical model (src/golden/schema.ts), validate,
+ * and write any format back.
+ *
+ *   loadGoldenFile(path, { format? })  -> GoldenQuery[]      (throws UserError listing every problem)
+ *   readGoldenFile(path, { format? })  -> { format, queries, meta, problems }   (never throws for bad input)
+ *   validateGolden(path, { format? })  -> Problem[]          (errors and warnings, one line each)
+ *   renderGolden(format, queries, meta) -> files to write
+ */
+import { existsSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { UserError } from '../errors.ts';
+import { GoldenQuerySchema, type GoldenQuery } from './schema.ts';
+import { Collector, GoldenProblemsError, formatProblem, type Problem } from './problems.ts';
+import { readTextFile } from './text.ts';
+import { readDes058, writeDes058, type ReadResult } from './des058.ts';
+import { readBlindYaml, writeBlindYaml } from './blindyaml.ts';
+import { readGoldJsonl, writeGoldJsonl } from './goldjsonl.ts';
+import { readNqCsv, readNqJson, writeNqCsv, writeNqJson } from './nq.ts';
+import { readBeir, writeBeir } from './beir.ts';
+import { readTrec, writeTrec } from './trec.ts';
+import { Fields, finalize, type Candidate } from './entry.ts';
+
+export * from './schema.ts';
+export { formatProblem, type Problem } from './problems.ts';
+
+export const FORMATS = ['des058', 'yaml', 'jsonl', 'nq-csv', 'nq-json', 'beir', 'trec'] as const;
+export type GoldenFormat = (typeof FORMATS)[number];
+
+const ALIASES: Record<string, GoldenFormat> = {
+  des058: 'des058',
+  'des-058': 'des058',
+  json: 'des058',
+  yaml: 'yaml',
+  yml: 'yaml',
+  blind: 'yaml',
+  'blind-test': 'yaml',
+  jsonl: 'jsonl',
+  'gold-set': 'jsonl',
+  goldset: 'jsonl',
+  'nq-csv': 'nq-csv',
+  csv: 'nq-csv',
+  'nq-json': 'nq-json',
+  beir: 'beir',
+  trec: 'trec',
+};
+
+export function parseFormatName(name: string, path?: string): GoldenFormat {
+  const n = name.toLowerCase();
+  if (n === 'nq') return path && extname(path).toLowerCase() === '.json' ? 'nq-json' : 'nq-csv';
+  const f = ALIASES[n];
+  if (!f) throw new UserError(`unknown golden-set format '${name}', expected one of ${FORMATS.join(', ')}`);
+  return f;
+}
+
+export interface LoadOptions {
+  /** force a format instead of detecting it from name and content */
+  format?: string;
+  /** BEIR: the qrels split (default test) */
+  split?: string;
+  /** TREC: the qrels file (default: found next to the topics) */
+  qrels?: string;
+}
+
+function head(path: string, n = 4096): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const len = readSync(fd, buf, 0, n, 0);
+    return buf.subarray(0, len).toString('utf8').replace(/^\uFEFF/, '');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Detect a golden-set format from the path (folder layout, extension, name) and the start of the content. */
+export function detectFormat(path: string): GoldenFormat {
+  if (!existsSync(path)) throw new UserError(`${path}: no such file or folder, expected a golden-set file`);
+  if (statSync(path).isDirectory()) {
+    const files = readdirSync(path);
+    if (files.includes('queries.jsonl') && files.includes('qrels')) return 'beir';
+    if (files.some((f) => /topic/i.test(f)) && files.some((f) => /qrel/i.test(f))) return 'trec';
+    throw new UserError(`${path}: folder is neither a BEIR folder (queries.jsonl + qrels/) nor a TREC folder (topics + qrels file), expected one of those`);
+  }
+  const name = basename(path).toLowerCase();
+  const ext = extname(name);
+  if (name === 'queries.jsonl' && existsSync(join(dirname(path), 'qrels'))) return 'beir';
+  if (ext === '.yaml' || ext === '.yml') return 'yaml';
+  if (ext === '.csv') return 'nq-csv';
+  if (/topic|qrel/.test(name)) return 'trec';
+  const h = head(path);
+  const t = h.trimStart();
+  if (ext === '.jsonl') return 'jsonl';
+  if (ext === '.json' || t.startsWith('[')) {
+    return /^\[\s*\{\s*"chunk_id"/.test(t) || (/"chunk_id"/.test(h) && /"metadata"/.test(h) && /"content"/.test(h) && !/"query"/.test(h)) ? 'nq-json' : 'des058';
+  }
+  if (t.startsWith('{')) return 'jsonl';
+  if (/^<top>/i.test(t)) return 'trec';
+  if (/^"?question"?,/.test(t)) return 'nq-csv';
+  if (/^(-\s|queries\s*:)/.test(t) || /^\w[\w-]*\s*:/.test(t)) return 'yaml';
+  throw new UserError(`${path}: cannot tell the golden-set format from the name or the content, expected one of ${FORMATS.join(', ')} (pass --format)`);
+}
+
+export interface GoldenFile {
+  path: string;
+  format: GoldenFormat;
+  queries: GoldenQuery[];
+  meta?: Record<string, unknown>;
+  /** errors and warnings, in file order */
+  problems: Problem[];
+  /** printable lines (errors, warnings, and a tail line when errors were cut off) */
+  lines: string[];
+  errorCount: number;
+}
+
+/** Read a golden-set file in any supported format. Bad input gives problems, never an exception. */
+export function readGoldenFile(path: string, opts: LoadOptions = {}): GoldenFile {
+  let format: GoldenFormat;
+  try {
+    format = opts.format ? parseFormatName(opts.format, path) : detectFormat(path);
+  } catch (e) {
+    if (e instanceof UserError) {
+      const p: Problem = { file: path, entry: 'file', field: 'format', message: e.message.replace(`${path}: `, ''), severity: 'error' };
+      return { path, format: 'des058', queries: [], problems: [p], lines: [formatProblem(p)], errorCount: 1 };
+    }
+    throw e;
+  }
+  const cs: Collector[] = [];
+  let res: ReadResult = { queries: [] };
+  if (format === 'beir') {
+    const dir = statSync(path).isDirectory() ? path : dirname(path);
+    res = readBeir(dir, { split: opts.split }, cs);
+  } else if (format === 'trec') {
+    res = readTrec(path, { qrels: opts.qrels }, cs);
+  } else {
+    const c = new Collector(path);
+    cs.push(c);
+    const text = readTextFile(path, c);
+    if (text !== undefined) {
+      const reader = { des058: readDes058, yaml: readBlindYaml, jsonl: readGoldJsonl, 'nq-csv': readNqCsv, 'nq-json': readNqJson }[format];
+      res = reader(text, c);
+    }
+  }
+  const problems = cs.flatMap((c) => c.problems);
+  const lines = cs.flatMap((c) => c.lines());
+  const errorCount = cs.reduce((n, c) => n + c.errorCount, 0);
+  return { path, format, queries: res.queries, meta: res.meta, problems, lines, errorCount };
+}
+
+/** Load a golden set; throws a UserError whose message lists every error (one line each). */
+export function loadGoldenFile(path: string, opts: LoadOptions = {}): GoldenQuery[] {
+  return loadGolden(path, opts).queries;
+}
+
+export function loadGolden(path: string, opts: LoadOptions = {}): GoldenFile {
+  const f = readGoldenFile(path, opts);
+  if (f.errorCount > 0) {
+    const errors = f.problems.filter((p) => p.severity === 'error');
+    const more = f.errorCount > errors.length ? [`${path}: ... and ${f.errorCount - errors.length} more errors not shown`] : [];
+    throw new GoldenProblemsError(errors, more);
+  }
+  return f;
+}
+
+/** All problems (errors and warnings) of a golden-set file. Empty list or warnings only = valid. */
+export function validateGolden(path: string, opts: LoadOptions = {}): Problem[] {
+  return readGoldenFile(path, opts).problems;
+}
+
+/** Validate canonical objects built in code (e.g. by a corpus writer) with the same rules as files. */
+export function validateQueries(items: readonly unknown[], label = '<memory>'): Problem[] {
+  const c = new Collector(label);
+  const candidates: Candidate[] = [];
+  items.forEach((raw, index) => {
+    const obj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+    const f = new Fields(c, obj, index, typeof obj.id === 'string' ? obj.id : `#${index}`);
+    candidates.push({ fields: f, query: obj });
+  });
+  finalize(c, candidates, { expectedField: 'expected' });
+  c.resolve(() => () => undefined);
+  return c.problems;
+}
+
+export const OUTPUT_FORMATS = ['des058', 'yaml', 'jsonl', 'nq-csv', 'nq-json', 'beir', 'trec', 'promptfoo'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export function parseOutputFormat(name: string): OutputFormat {
+  if (name === 'promptfoo') return 'promptfoo';
+  return parseFormatName(name);
+}
+
+/** Where the qrels of a TREC topics file written to `topicsPath` go (found again by the reader). */
+export function trecQrelsPath(topicsPath: string): string {
+  const name = basename(topicsPath);
+  if (/topics/i.test(name)) return join(dirname(topicsPath), name.replace(/topics/i, 'qrels'));
+  const stem = name.replace(/\.(txt|tsv|xml|sgml)$/i, '');
+  return join(dirname(topicsPath), `${stem}.qrels`);
+}
+
+/**
+ * The files of a golden set in `format`, as (path -> content). For single-file formats the one path is
+ * `out`; BEIR writes `out/queries.jsonl` and `out/qrels/<split>.tsv`; TREC writes the topics to `out`
+ * and the qrels beside it (trecQrelsPath).
+ */
+export async function renderGolden(format: OutputFormat, queries: readonly GoldenQuery[], meta: Record<string, unknown> | undefined, out: string): Promise<Map<string, string>> {
+  const m = new Map<string, string>();
+  const sameMeta = (f: string) => (queries[0]?.origin?.format === f ? meta : undefined);
+  switch (format) {
+    case 'des058':
+      m.set(out, writeDes058(queries));
+      break;
+    case 'yaml':
+      m.set(out, writeBlindYaml(queries, sameMeta('yaml')));
+      break;
+    case 'jsonl':
+      m.set(out, writeGoldJsonl(queries));
+      break;
+    case 'nq-csv':
+      m.set(out, writeNqCsv(queries));
+      break;
+    case 'nq-json':
+      m.set(out, writeNqJson(queries));
+      break;
+    case 'beir':
+      for (const [rel, text] of writeBeir(queries, sameMeta('beir'))) m.set(join(out, rel), text);
+      break;
+    case 'trec': {
+      const t = writeTrec(queries, sameMeta('trec'));
+      m.set(out, t.topics);
+      m.set(trecQrelsPath(out), t.qrels);
+      break;
+    }
+    case 'promptfoo': {
+      const { toTestCases } = await import('./promptfoo.ts');
+      const tests = toTestCases(queries);
+      if (out.endsWith('.json')) m.set(out, `${JSON.stringify(tests, null, 2)}\n`);
+      else {
+        const yaml = (await import('js-yaml')).default;
+        m.set(out, yaml.dump(tests, { lineWidth: -1, noRefs: true }));
+      }
+      break;
+    }
+  }
+  return m;
+}
+
+/** Parse canonical queries (e.g. from promptfoo metadata) back through the schema. */
+export function parseGoldenQuery(v: unknown): GoldenQuery {
+  return GoldenQuerySchema.parse(v);
+}

@@ -1,0 +1,131 @@
+/**
+ * Problems found in a golden-set file, each printable as ONE line a person can act on:
+ *
+ *   FILE:LINE[:COL] (id or #index) field: what is wrong, what was expected
+ *
+ * `#index` is the 0-based position of the entry in the file (array element, YAML list item, JSONL line,
+ * CSV data row); the id is used when the entry has one. Errors make a file invalid, warnings do not.
+ */
+import { UserError } from '../errors.ts';
+
+export type Severity = 'error' | 'warning';
+
+export interface Problem {
+  file: string;
+  line?: number;
+  col?: number;
+  /** `en-direct-001` or `#3`, or `file` for problems of the whole file. */
+  entry: string;
+  field: string;
+  message: string;
+  severity: Severity;
+  /** Where in the parsed data the problem is, until a format's locator turns it into line/col. */
+  ref?: Ref;
+}
+
+/** Entry index and the path of source fields inside it, e.g. `{ index: 3, path: ['expected_passages', 0] }`. */
+export interface Ref {
+  index: number;
+  path: readonly (string | number)[];
+}
+
+export function formatProblem(p: Problem): string {
+  const loc = p.line === undefined ? p.file : `${p.file}:${p.line}${p.col === undefined ? '' : `:${p.col}`}`;
+  const msg = p.severity === 'warning' ? `warning: ${p.message}` : p.message;
+  return `${loc} (${p.entry}) ${p.field}: ${oneLine(msg)}`;
+}
+
+/** Keep a message on one line (values quoted from the file may contain newlines). */
+export function oneLine(s: string): string {
+  return s.replace(/\r?\n/g, '\\n');
+}
+
+/** Short, one-line rendering of a value found in the file, for messages. */
+export function show(v: unknown): string {
+  let s: string;
+  if (v === undefined) return 'nothing';
+  if (typeof v === 'string') s = JSON.stringify(v);
+  else if (v === null) return 'null';
+  else if (Array.isArray(v)) s = `an array ${safeJson(v)}`;
+  else if (typeof v === 'object') s = `an object ${safeJson(v)}`;
+  else s = `${typeof v} ${String(v)}`;
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+export interface Loc {
+  line?: number;
+  col?: number;
+}
+
+function isRef(x: Loc | Ref | undefined): x is Ref {
+  return x !== undefined && 'index' in x;
+}
+
+/** Collects problems of one file; stops recording after `limit` errors so a huge broken file stays fast. */
+export class Collector {
+  readonly problems: Problem[] = [];
+  errorCount = 0;
+  dropped = 0;
+  constructor(
+    readonly file: string,
+    readonly limit = 200,
+  ) {}
+  error(loc: Loc | Ref | undefined, entry: string, field: string, message: string): void {
+    this.errorCount++;
+    if (this.errorCount > this.limit) {
+      this.dropped++;
+      return;
+    }
+    this.push(loc, entry, field, message, 'error');
+  }
+  warn(loc: Loc | Ref | undefined, entry: string, field: string, message: string): void {
+    if (this.problems.length >= this.limit * 2) return;
+    this.push(loc, entry, field, message, 'warning');
+  }
+  private push(loc: Loc | Ref | undefined, entry: string, field: string, message: string, severity: Severity): void {
+    if (isRef(loc)) this.problems.push({ file: this.file, entry, field, message, severity, ref: loc });
+    else this.problems.push({ file: this.file, line: loc?.line, col: loc?.col, entry, field, message, severity });
+  }
+  /** Turn entry/field references into line numbers (the format knows how), then sort by line. */
+  resolve(locate: (refs: Ref[]) => (ref: Ref) => Loc | undefined): void {
+    const refs = this.problems.filter((p) => p.ref).map((p) => p.ref!);
+    if (refs.length === 0) return;
+    const at = locate(refs);
+    for (const p of this.problems) {
+      if (!p.ref) continue;
+      const loc = at(p.ref);
+      p.line = loc?.line;
+      p.col = loc?.col;
+      delete p.ref;
+    }
+  }
+  get errors(): Problem[] {
+    return this.problems.filter((p) => p.severity === 'error');
+  }
+  get warnings(): Problem[] {
+    return this.problems.filter((p) => p.severity === 'warning');
+  }
+  /** Problems as printable lines, errors first in file order, with a tail line when some were dropped. */
+  lines(): string[] {
+    const out = this.problems.map(formatProblem);
+    if (this.dropped > 0) out.push(`${this.file}: ... and ${this.dropped} more errors not shown`);
+    return out;
+  }
+}
+
+/** Thrown by loadGoldenFile: the message is the problem lines (one per line), never a stack. */
+export class GoldenProblemsError extends UserError {
+  readonly problems: Problem[];
+  constructor(problems: Problem[], extraLines: string[] = []) {
+    super([...problems.map(formatProblem), ...extraLines].join('\n'), 2);
+    this.problems = problems;
+  }
+}
