@@ -1,0 +1,140 @@
+/**
+ * `rankgate compare --qrels QRELS [-m ndcg_cut_10] [-l N] [--json] RUN_A RUN_B [RUN_C ...]`
+ * Each run against the first: means, difference with a 95% bootstrap CI, paired t-test and
+ * randomization p-values, Holm adjustment across comparisons, wins/ties/losses by query.
+ * Argument parsing and file reading only; the statistics are `compareVectors` in src/metrics.
+ */
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { UserError } from '../errors.ts';
+import {
+  CompareInputError,
+  MeasureSpecError,
+  compareVectors,
+  measureColumn,
+  orderRun,
+  parseQrels,
+  parseRun,
+  sortedQueryIds,
+  type CompareVectorsResult,
+  type MeasureColumn,
+  type NamedVector,
+} from '../metrics/index.ts';
+import { readText, relevanceLevel } from './trec-eval.ts';
+
+const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed N] [--json] RUN_A RUN_B [RUN_C ...]
+
+Compares every run with the first (the baseline) on one measure over the queries of QRELS
+(a query missing from a run scores 0, as with trec_eval -c):
+  mean, diff = mean - baseline mean, 95% bootstrap CI of diff, paired t-test p, paired
+  randomization p (exact for <= 20 non-tied queries), p_holm (randomization p, Holm-adjusted
+  across the comparisons), wins/ties/losses by query.
+  -m MEASURE    one measure, e.g. ndcg_cut_10 (default), map, P_10, recall_100, mrr_cut_10
+  -l N          relevance level (default 1)
+  --seed N      seed for the bootstrap and Monte-Carlo randomization (default 42)
+  --json        print JSON: { measure, queries, baseline, comparisons: [{ run, mean, baseline_mean,
+                diff, ci_low, ci_high, p_ttest, p_randomization, p_holm, p_ttest_holm, wins, ties, losses }] }`;
+
+function runNames(paths: readonly string[]): string[] {
+  const base = paths.map((p) => basename(p));
+  return base.map((b, i) => (base.indexOf(b) !== base.lastIndexOf(b) ? paths[i]! : b));
+}
+
+function fmt(x: number, signed = false): string {
+  const s = x.toFixed(4);
+  return signed && x >= 0 ? `+${s}` : s;
+}
+
+export function formatComparisonTable(measure: string, res: CompareVectorsResult): string {
+  const head = ['run', 'mean', 'diff', '95% CI', 'p_ttest', 'p_rand', 'p_holm', 'W/T/L'];
+  const rows: string[][] = [];
+  const baseMean = res.comparisons[0]?.baseline_mean ?? 0;
+  rows.push([`${res.baseline} (baseline)`, fmt(baseMean), '', '', '', '', '', '']);
+  for (const c of res.comparisons) {
+    rows.push([
+      c.run,
+      fmt(c.mean),
+      fmt(c.diff, true),
+      `[${fmt(c.ci_low, true)}, ${fmt(c.ci_high, true)}]`,
+      fmt(c.p_ttest),
+      fmt(c.p_randomization),
+      fmt(c.p_holm),
+      `${c.wins}/${c.ties}/${c.losses}`,
+    ]);
+  }
+  const widths = head.map((h, j) => Math.max(h.length, ...rows.map((r) => r[j]!.length)));
+  const line = (r: string[]) => r.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ').trimEnd();
+  return [`${measure} over ${res.queries.length} queries`, line(head), ...rows.map(line)].join('\n') + '\n';
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        qrels: { type: 'string' },
+        m: { type: 'string', short: 'm' },
+        l: { type: 'string', short: 'l' },
+        seed: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UserError(`${(e as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.qrels) throw new UserError(`--qrels QRELS is required\n${USAGE}`);
+  if (positionals.length < 2) throw new UserError(`expected at least two run files, got ${positionals.length}\n${USAGE}`);
+  let col: MeasureColumn;
+  try {
+    col = measureColumn(values.m ?? 'ndcg_cut_10');
+  } catch (e) {
+    if (e instanceof MeasureSpecError) throw new UserError(`-m: ${e.message}`);
+    throw e;
+  }
+  if (col.name === 'runid' || col.name === 'num_q') throw new UserError(`-m: '${col.name}' is not a per-query measure`);
+  let seed = 42;
+  if (values.seed !== undefined) {
+    if (!/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
+    seed = Number(values.seed);
+  }
+  const level = relevanceLevel(values.l);
+  const qrels = parseQrels(readText(values.qrels, 'qrels'), values.qrels);
+  if (qrels.size === 0) throw new UserError(`${values.qrels}: no judgments (the qrels file is empty)`);
+  const qids = sortedQueryIds(qrels.keys());
+  const names = runNames(positionals);
+  const vectors: NamedVector[] = positionals.map((path, i) => {
+    const r = parseRun(readText(path, 'run'), path);
+    const missing = qids.filter((q) => !r.queries.has(q));
+    if (missing.length === qids.length) throw new UserError(`${path}: no query of ${values.qrels} appears in this run`);
+    if (missing.length) {
+      console.error(`rankgate compare: warning: ${path} has no results for ${missing.length} of ${qids.length} queries; they score 0`);
+    }
+    const perQuery = new Map<string, number>();
+    for (const q of qids) {
+      const entries = r.queries.get(q);
+      perQuery.set(q, col.fn(entries ? orderRun(entries) : [], qrels.get(q)!, col.k, { relevanceLevel: level }));
+    }
+    return { name: names[i]!, perQuery };
+  });
+  let res: CompareVectorsResult;
+  try {
+    res = compareVectors(vectors, { randomization: { seed }, bootstrap: { seed } });
+  } catch (e) {
+    if (e instanceof CompareInputError) throw new UserError(e.message);
+    throw e;
+  }
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ measure: col.name, queries: res.queries.length, baseline: res.baseline, comparisons: res.comparisons }, null, 2) + '\n');
+  } else {
+    process.stdout.write(formatComparisonTable(col.name, res));
+  }
+  return 0;
+}
