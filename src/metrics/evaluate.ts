@@ -246,3 +246,19 @@ export function formatEvaluation(ev: Evaluation, opts: { perQuery?: boolean } = 
   ev.columns.forEach((c, j) => line(c.name, 'all', val(c, ev.all[j]!)));
   return out.join('\n') + '\n';
 }
+
+/**
+ * Score one ranking on several measures at once, keyed by printed name — what a promptfoo assertion
+ * needs for `namedScores`: `scoreRanking(ids, judgments, ['ndcg_cut_10', 'recall_100', 'mrr_cut_10'])`.
+ * Specs use the same syntax as `-m` (`P.5,10` expands to `P_5` and `P_10`); runid / num_q are skipped.
+ */
+export function scoreRanking(
+  ranking: readonly string[],
+  judgments: ReadonlyMap<string, number>,
+  specs: readonly string[],
+  opts: MeasureOptions = {},
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of columns(parseMeasureSpecs(specs))) out[c.name] = c.fn(ranking, judgments, c.k, opts);
+  return out;
+}

@@ -28,6 +28,7 @@ export {
   columns,
   measureColumn,
   evaluateRun,
+  scoreRanking,
   formatEvaluation,
   formatFixed4,
   MeasureSpecError,

@@ -10,6 +10,7 @@ import {
   parseMeasureSpecs,
   parseQrels,
   parseRun,
+  scoreRanking,
 } from '../../src/metrics/index.ts';
 
 const names = (specs: string[]) => columns(parseMeasureSpecs(specs)).map((c) => c.name);
@@ -58,4 +59,15 @@ test('evaluateRun policies: no-relevant query counts as 0, -c zero-fills, run-on
   assert.deepEqual(evc.perQuery.map((q) => q.qid), ['a', 'b', 'c']);
   assert.deepEqual(evc.all, [2, 1 / 3]);
   assert.equal(formatEvaluation(evc), 'num_rel               \tall\t2\nmap                   \tall\t0.3333\n');
+});
+
+test('scoreRanking scores one ranking on several named measures', () => {
+  const j = new Map([
+    ['a', 2],
+    ['b', 0],
+    ['c', 1],
+  ]);
+  const s = scoreRanking(['b', 'a', 'x'], j, ['mrr_cut_10', 'P.1,2', 'recall_2'], { relevanceLevel: 2 });
+  assert.deepEqual(s, { P_1: 0, P_2: 0.5, recall_2: 1, mrr_cut_10: 0.5 });
+  assert.throws(() => scoreRanking([], j, ['nope']), MeasureSpecError);
 });
