@@ -47,6 +47,22 @@ export const routingConfigSchema = z.strictObject({
       thresholds: z
         .strictObject({ both: unit, vector_only: unit, keyword_only: unit })
         .default({ both: 0.3, vector_only: 0.3, keyword_only: 0.5 }),
+      language_thresholds: z
+        .record(z.string(), z.strictObject({ both: unit.optional(), vector_only: unit.optional(), keyword_only: unit.optional() }))
+        .default({}),
+      vector_languages_by_embedder: z.record(z.string(), z.array(z.string().min(1))).default({}),
+      script_languages: z
+        .record(z.string(), z.string().min(1))
+        .default({})
+        .superRefine((m, ctx) => {
+          for (const script of Object.keys(m)) {
+            try {
+              new RegExp(`\\p{Script=${script}}`, 'u');
+            } catch {
+              ctx.addIssue({ code: 'custom', path: [script], message: `unknown Unicode script "${script}" (e.g. Devanagari, Latin, Arabic)` });
+            }
+          }
+        }),
       min_term_length: z.number().int().min(1).default(3),
       stem_prefix: z.number().int().min(2).default(5),
       stopwords: z.record(z.string(), stringList).default({}),
@@ -178,6 +194,10 @@ export function createRouter(config: RoutingConfig, embedder?: Embedder): Router
   const stop = new Map<string, Set<string>>();
   for (const [lang, list] of Object.entries(nr.stopwords)) stop.set(lang, new Set(list.map((w) => foldLatin(normalizeQuery(w)))));
   const allStop = new Set([...stop.values()].flatMap((s) => [...s]));
+  const scriptLangs = Object.entries(nr.script_languages).map(([script, lang]) => ({ re: new RegExp(`\\p{Script=${script}}`, 'u'), lang }));
+  const vectorLangs = embedder ? nr.vector_languages_by_embedder[embedder.id] : undefined;
+  /** The caller's language, else the first configured script found in the query. */
+  const queryLanguage = (query: string, language?: string) => language ?? scriptLangs.find((s) => s.re.test(query))?.lang;
 
   let exemplarVectors: Promise<number[][]> | undefined;
   const getExemplars = () => {
@@ -240,7 +260,9 @@ export function createRouter(config: RoutingConfig, embedder?: Embedder): Router
     return chars.length >= nr.stem_prefix && prefixes.has(chars.slice(0, nr.stem_prefix).join(''));
   }
 
-  function relevance(query: string, hits: readonly SearchHit[], language?: string): RelevanceBreakdown {
+  function relevance(query: string, hits: readonly SearchHit[], lang?: string): RelevanceBreakdown {
+    const language = queryLanguage(query, lang);
+    const useVector = !vectorLangs || (language !== undefined ? vectorLangs.includes(language) : true);
     const top = hits.slice(0, nr.consider_top);
     const terms = queryTerms(query, language);
     let best = 0;
@@ -250,7 +272,7 @@ export function createRouter(config: RoutingConfig, embedder?: Embedder): Router
     let hasKeyword = false;
     for (const h of top) {
       const signals: { v: number; w: number }[] = [];
-      if (h.channels.vector && Number.isFinite(h.channels.vector.score)) {
+      if (useVector && h.channels.vector && Number.isFinite(h.channels.vector.score)) {
         hasVector = true;
         const v = Math.min(1, Math.max(0, (h.channels.vector.score - nr.cosine_floor) / (nr.cosine_ceiling - nr.cosine_floor)));
         bestVector = Math.max(bestVector ?? 0, v);
@@ -258,7 +280,7 @@ export function createRouter(config: RoutingConfig, embedder?: Embedder): Router
       }
       // Keyword signal: present when the hit came from the keyword channel, or when no channel is
       // recorded at all (a plain result list).
-      if (h.channels.keyword || !h.channels.vector) {
+      if (h.channels.keyword || !h.channels.vector || !useVector) {
         hasKeyword = true;
         let k = 0;
         if (terms.length) {
@@ -274,7 +296,8 @@ export function createRouter(config: RoutingConfig, embedder?: Embedder): Router
       if (rel > best) best = rel;
     }
     const kind = hasVector && hasKeyword ? 'both' : hasVector ? 'vector_only' : hasKeyword ? 'keyword_only' : 'none';
-    const threshold = kind === 'none' ? nr.thresholds.both : nr.thresholds[kind];
+    const thresholds = { ...nr.thresholds, ...(language !== undefined ? nr.language_thresholds[language] : undefined) };
+    const threshold = kind === 'none' ? thresholds.both : thresholds[kind];
     return {
       top: best,
       ...(bestVector !== undefined ? { vector: bestVector } : {}),

@@ -205,3 +205,30 @@ test('cosine', () => {
   assert.equal(cosine([1, 0], [0, 1]), 0);
   assert.equal(cosine([0, 0], [1, 1]), 0);
 });
+
+test('no_results: vector signal ignored for languages the embedder does not model; per-language thresholds; script detection', () => {
+  const emb = new WordEmbedder();
+  const cfg = parseRoutingConfig({
+    no_results: {
+      vector_languages_by_embedder: { 'test-bow': ['en'] },
+      script_languages: { Devanagari: 'hi' },
+      language_thresholds: { hi: { keyword_only: 0.2 } },
+      thresholds: { both: 0.35, vector_only: 0.35, keyword_only: 0.6 },
+    },
+  });
+  const r = createRouter(cfg, emb);
+  const h = hit('मन को शांति मिलती है', { keyword: { rank: 1, score: 2 }, vector: { rank: 1, score: 0.9 } });
+  const hi = r.relevance('मन को सुकून कैसे मिले', [h]); // no language given: Devanagari -> hi
+  assert.equal(hi.signals, 'keyword_only');
+  assert.equal(hi.vector, undefined);
+  assert.equal(hi.threshold, 0.2);
+  const en = r.relevance('quiet mind', [h], 'en');
+  assert.equal(en.signals, 'both');
+  assert.equal(en.threshold, 0.35);
+  // an embedder id without an entry is trusted for every language
+  const other = createRouter(parseRoutingConfig({ no_results: { vector_languages_by_embedder: { 'use-lite': ['en'] } } }), emb);
+  assert.equal(other.relevance('मन', [h], 'hi').signals, 'both');
+  assert.throws(() => parseRoutingConfig({ no_results: { script_languages: { Klingon: 'tlh' } } }, 'r.yaml'), {
+    message: /r\.yaml: field 'no_results\.script_languages\.Klingon': unknown Unicode script/,
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * `rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
+ *   [--overlap N] [--embedder use-lite|titan-v2|cohere-v3|...] [--db URL|DIR] [--json]`
+ * Reads the corpus (src/ingest/readers.ts), then ingestCorpus (src/ingest/pipeline.ts) builds one index
+ * variant per chunk size for the embedder. Flags are checked before anything is opened or read.
+ */
+import { parseArgs } from 'node:util';
+import { UserError } from '../errors.ts';
+import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
+import { validateChunkOptions } from '../ingest/chunker.ts';
+import type { CorpusFormat } from '../ingest/types.ts';
+
+export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
+                      [--overlap N] [--embedder ID] [--db URL|DIR] [--json]
+
+  --corpus PATH      folder of Markdown, a .jsonl file, a BEIR folder (corpus.jsonl) or NQ prepared .json
+                     (default datasets/corpus)
+  --format F         markdown | jsonl | beir | nq (default: detected from the name and content)
+  --chunk-size LIST  token budgets (o200k), comma-separated; one index variant each (default 300)
+  --overlap N        tokens of whole-sentence overlap between chunks (default 0)
+  --embedder ID      use-lite (default, offline), titan-v2[-256|-512|-1024], cohere-v3[-english|-multilingual]
+  --db URL|DIR       postgres://... server, or a PGlite data directory (default: $DATABASE_URL, else .rankgate/db)
+  --json             print the ingest statistics as JSON`;
+
+/** `postgres://...` -> server URL; anything else -> PGlite data directory. */
+export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: string } {
+  if (db === undefined || db === '') return {};
+  return /^postgres(ql)?:\/\//i.test(db) ? { url: db } : { dataDir: db };
+}
+
+export function parseChunkSizes(value: string): number[] {
+  const parts = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!parts.length) throw new UserError(`--chunk-size: expected token budgets such as 300 or 200,300,500, got ${JSON.stringify(value)}`);
+  const sizes = parts.map((p) => {
+    if (!/^\d+$/.test(p)) throw new UserError(`--chunk-size: "${p}" is not a whole number of tokens (expected e.g. 200,300,500)`);
+    return Number(p);
+  });
+  return [...new Set(sizes)];
+}
+
+export function parseIntFlag(name: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw new UserError(`--${name}: expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+export function strictParse<T extends Parameters<typeof parseArgs>[0]>(config: T, usage: string) {
+  try {
+    return parseArgs({ ...config, strict: true });
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0];
+    throw new UserError(`${msg}\n\n${usage}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = strictParse(
+    {
+      args: argv,
+      allowPositionals: true,
+      options: {
+        corpus: { type: 'string' },
+        format: { type: 'string' },
+        'chunk-size': { type: 'string' },
+        overlap: { type: 'string' },
+        embedder: { type: 'string' },
+        db: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    } as const,
+    USAGE,
+  );
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length > (values.corpus ? 0 : 1)) {
+    throw new UserError(`unexpected argument ${JSON.stringify(positionals.at(-1))}\n\n${USAGE}`);
+  }
+  const corpus = (values.corpus as string | undefined) ?? positionals[0] ?? 'datasets/corpus';
+  const format = values.format as string | undefined;
+  if (format !== undefined && !(CORPUS_FORMATS as readonly string[]).includes(format)) {
+    throw new UserError(`--format: expected one of ${CORPUS_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
+  }
+  const chunkSizes = parseChunkSizes((values['chunk-size'] as string | undefined) ?? '300');
+  const overlap = parseIntFlag('overlap', values.overlap as string | undefined, 0) ?? 0;
+  for (const chunkSize of chunkSizes) validateChunkOptions({ chunkSize, overlap });
+  const embeddings = await import('../embeddings/index.ts');
+  const embedderId = embeddings.resolveEmbedderId((values.embedder as string | undefined) ?? 'use-lite');
+
+  const documents = await readCorpus(corpus, format as CorpusFormat | undefined);
+  const { openDatabase } = await import('../db/index.ts');
+  const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
+  const db = await openDatabase(parseDbFlag(values.db as string | undefined));
+  let embedder: Awaited<ReturnType<typeof embeddings.createEmbedder>> | undefined;
+  try {
+    embedder = await embeddings.createEmbedder(embedderId);
+    const stats = await ingestCorpus({
+      db,
+      documents,
+      chunkSizes,
+      embedder,
+      overlap,
+      onProgress: values.json ? undefined : createProgressReporter(),
+    });
+    if (values.json) {
+      console.log(JSON.stringify({ corpus, database: db.describe, documents: documents.length, ...stats }, null, 2));
+    } else {
+      console.log(`ingested ${documents.length} documents from ${corpus} into ${db.describe}`);
+      for (const v of stats.variants) {
+        console.log(
+          `  ${v.variant.padEnd(24)} ${String(v.chunks).padStart(7)} chunks  embedded ${v.embedded}, cached ${v.cached}  ` +
+            `(embed ${(v.embedMs / 1000).toFixed(1)} s, write ${(v.writeMs / 1000).toFixed(1)} s, index ${(v.buildMs / 1000).toFixed(1)} s)`,
+        );
+      }
+      console.log(`  total ${(stats.totalMs / 1000).toFixed(1)} s`);
+    }
+    return 0;
+  } finally {
+    await embedder?.close?.().catch(() => {});
+    await db.close();
+  }
+}
