@@ -64,7 +64,7 @@ before(async () => {
 after(() => srv.close());
 
 async function post(path: string, body: string | Buffer, contentType = 'application/json') {
-  const res = await fetch(srv.url + path, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const res = await fetch(srv.url + path, { method: 'POST', headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : new Uint8Array(body) });
   const text = await res.text();
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/, `non-JSON ${res.status}: ${text}`);
   return { status: res.status, json: JSON.parse(text) as Record<string, any> };
