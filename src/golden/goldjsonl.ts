@@ -3,7 +3,7 @@
  *   {"id","query","practice_area","corpus","relevant_case_law_ids":[...],"source":"bootstrap|chair","note"}
  *
  * Mapping: `practice_area` and `corpus` -> `slices` (reported like categories); each id in
- * `relevant_case_law_ids` -> a `doc_id` reference, grade 1, relevant (binary judgements, like qrels);
+ * `relevant_case_law_ids` -> a `doc_id` reference, grade 3, relevant (seed 004 records a cited precedent as relevance_score=3);
  * `source: bootstrap` -> bootstrap, `source: chair` -> reviewed (the original spelling is kept in
  * `origin.raw.source` and written back); `note` -> notes. `language` (when absent) is guessed from
  * the script of the query (Hebrew -> he, ...), `category` (when absent) is practice_area, else corpus,
@@ -90,7 +90,7 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
     if (tags) q.tags = tags;
     else derived.push('tags');
     const ids = f.strList('relevant_case_law_ids', { required: true });
-    const refs: Reference[] = (ids ?? []).map((id) => ({ doc_id: id, grade: 1, relevant: true }));
+    const refs: Reference[] = (ids ?? []).map((id) => ({ doc_id: id, grade: 3, relevant: true }));
     const more = readPassageList(f, 'expected_passages');
     if (more) refs.push(...more);
     q.expected = refs;
@@ -124,7 +124,7 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
 }
 
 function isPlainCaseLaw(r: Reference): boolean {
-  return r.doc_id !== undefined && r.grade === 1 && r.relevant && Object.keys(r).every((k) => ['doc_id', 'grade', 'relevant'].includes(k));
+  return r.doc_id !== undefined && r.grade === 3 && r.relevant && Object.keys(r).every((k) => ['doc_id', 'grade', 'relevant'].includes(k));
 }
 
 export function writeGoldJsonl(queries: readonly GoldenQuery[]): string {

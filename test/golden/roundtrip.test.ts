@@ -84,8 +84,8 @@ test('gold-set JSONL round-trips losslessly; chair <-> reviewed keeps the origin
   assert.equal(g2!.source, 'reviewed');
   assert.deepEqual(g2!.extra, { reviewed_at: '2026-06-02' });
   assert.deepEqual(g1!.expected, [
-    { doc_id: '7c1e6a52-0001', grade: 1, relevant: true },
-    { doc_id: '7c1e6a52-0002', grade: 1, relevant: true },
+    { doc_id: '7c1e6a52-0001', grade: 3, relevant: true },
+    { doc_id: '7c1e6a52-0002', grade: 3, relevant: true },
   ]);
   assert.deepEqual(g3!.expected, []);
   const out = join(tempDir(t), 'gold-set.jsonl');

@@ -1,0 +1,200 @@
+/**
+ * rankgate golden validate | convert | stats | diff | bootstrap | check
+ *
+ * Exit codes: 0 ok; 1 a check failed (diff removed/reused ids); 2 bad input or usage (validate
+ * problems, unreadable files, unknown flags).
+ */
+import { existsSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UserError } from '../errors.ts';
+import { writeFileAtomic } from '../util/atomic.ts';
+import {
+  OUTPUT_FORMATS,
+  loadGolden,
+  parseOutputFormat,
+  readGoldenFile,
+  renderGolden,
+  type GoldenFormat,
+  type LoadOptions,
+} from '../golden/index.ts';
+import { formatStats, goldenStats } from '../golden/stats.ts';
+import { diffFails, diffGolden } from '../golden/diff.ts';
+import { knownItemQueries, mergeBootstrap, readKnownItemDocs } from '../golden/bootstrap.ts';
+
+const USAGE = `usage: rankgate golden <command> [options]
+
+  validate FILE...                     check golden sets; one line per problem: FILE:LINE (id or #index) field: what, expected
+  convert IN --to FORMAT [-o OUT]      FORMAT: ${OUTPUT_FORMATS.join('|')} (stdout without -o; BEIR/TREC need -o)
+  stats FILE... [--json]               counts per category, language, tag, routing, slice; theme balance
+  diff OLD NEW                         added/changed queries; fails (exit 1) if an id was removed or reused
+  bootstrap --corpus PATH [--out FILE] known-item queries (title -> document); never touches reviewed entries
+  check ...                            resolve expectations against the indexed corpus (search engineer's tool)
+
+options for reading: --format des058|yaml|jsonl|nq-csv|nq-json|beir|trec (default: detected),
+                     --split NAME (BEIR qrels split, default test), --qrels FILE (TREC qrels)`;
+
+const COMMON = {
+  format: { type: 'string' },
+  split: { type: 'string' },
+  qrels: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true as const, strict: true as const, options: { ...COMMON, ...options } });
+  } catch (e) {
+    throw new UserError(`${(e as Error).message}\n${USAGE}`);
+  }
+}
+
+function loadOpts(values: Record<string, unknown>): LoadOptions {
+  return { format: values.format as string | undefined, split: values.split as string | undefined, qrels: values.qrels as string | undefined };
+}
+
+async function validate(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { quiet: { type: 'boolean', short: 'q' } } as const);
+  if (values.help) return help();
+  if (!positionals.length) throw new UserError(`validate: no file given, expected one or more golden-set files\n${USAGE}`);
+  let errors = 0;
+  let warnings = 0;
+  for (const file of positionals) {
+    const f = readGoldenFile(file, loadOpts(values));
+    errors += f.errorCount;
+    const w = f.problems.filter((p) => p.severity === 'warning').length;
+    warnings += w;
+    for (const line of f.lines) if (!(values.quiet && line.includes(': warning: '))) console.log(line);
+    if (f.errorCount === 0) console.log(`${file}: ok (${f.format}, ${f.queries.length} queries${w ? `, ${w} warning${w > 1 ? 's' : ''}` : ''})`);
+  }
+  if (errors > 0) {
+    console.error(`golden validate: ${errors} error${errors > 1 ? 's' : ''}${warnings ? `, ${warnings} warnings` : ''} in ${positionals.length} file${positionals.length > 1 ? 's' : ''}`);
+    return 2;
+  }
+  return 0;
+}
+
+function outputFormatFor(path: string): GoldenFormat {
+  const e = extname(path).toLowerCase();
+  if (e === '.jsonl') return 'jsonl';
+  if (e === '.yaml' || e === '.yml') return 'yaml';
+  if (e === '.csv') return 'nq-csv';
+  return 'des058';
+}
+
+async function convert(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { to: { type: 'string' }, output: { type: 'string', short: 'o' } } as const);
+  if (values.help) return help();
+  if (positionals.length !== 1) throw new UserError(`convert: expected exactly one input file, got ${positionals.length}\n${USAGE}`);
+  if (!values.to) throw new UserError(`convert: missing --to, expected one of ${OUTPUT_FORMATS.join(', ')}`);
+  const to = parseOutputFormat(values.to);
+  const g = loadGolden(positionals[0]!, loadOpts(values));
+  const out = values.output;
+  if (!out) {
+    if (to === 'beir' || to === 'trec') throw new UserError(`convert: --to ${to} writes several files, expected -o OUT`);
+    const files = await renderGolden(to, g.queries, g.meta, '-');
+    process.stdout.write(files.get('-')!);
+    return 0;
+  }
+  const files = await renderGolden(to, g.queries, g.meta, out);
+  for (const [p, text] of files) writeFileAtomic(p, text);
+  console.error(`golden convert: ${g.queries.length} queries ${g.format} -> ${to}: ${[...files.keys()].join(', ')}`);
+  return 0;
+}
+
+async function stats(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' } } as const);
+  if (values.help) return help();
+  if (!positionals.length) throw new UserError(`stats: no file given, expected one or more golden-set files`);
+  const all = [];
+  const per: Record<string, ReturnType<typeof goldenStats>> = {};
+  for (const file of positionals) {
+    const g = loadGolden(file, loadOpts(values));
+    all.push(...g.queries);
+    per[file] = goldenStats(g.queries);
+  }
+  if (values.json) {
+    console.log(JSON.stringify({ files: per, total: goldenStats(all) }, null, 2));
+    return 0;
+  }
+  const blocks = positionals.map((f) => formatStats(per[f]!, f));
+  if (positionals.length > 1) blocks.push(formatStats(goldenStats(all), `all ${positionals.length} files`));
+  console.log(blocks.join('\n\n'));
+  return 0;
+}
+
+async function diff(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {});
+  if (values.help) return help();
+  if (positionals.length !== 2) throw new UserError(`diff: expected OLD NEW, got ${positionals.length} file(s)`);
+  const [oldF, newF] = positionals as [string, string];
+  const d = diffGolden(loadGolden(oldF, loadOpts(values)).queries, loadGolden(newF, loadOpts(values)).queries);
+  for (const id of d.added) console.log(`added    ${id}`);
+  for (const c of d.changed) console.log(`changed  ${c.id}: ${c.fields.join(', ')}`);
+  for (const id of d.removed) console.log(`REMOVED  ${id}: old queries are regression tests and are never removed, expected it in ${newF}`);
+  for (const r of d.reused) console.log(`REUSED   ${r.id}: was ${JSON.stringify(r.old)}, now ${JSON.stringify(r.new)}; ids are never reused, expected a new id for a new query`);
+  console.log(`${d.added.length} added, ${d.changed.length} changed, ${d.unchanged} unchanged, ${d.removed.length} removed, ${d.reused.length} reused`);
+  return diffFails(d) ? 1 : 0;
+}
+
+async function bootstrap(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { corpus: { type: 'string' }, out: { type: 'string', short: 'o' } } as const);
+  if (values.help) return help();
+  if (positionals.length) throw new UserError(`bootstrap: unexpected argument ${positionals[0]}, expected --corpus PATH [--out FILE]`);
+  if (!values.corpus) throw new UserError('bootstrap: missing --corpus PATH, expected a corpus folder or file');
+  const out = values.out ?? 'datasets/golden/known-items.jsonl';
+  const docs = await readKnownItemDocs(values.corpus);
+  const generated = knownItemQueries(docs);
+  let existing: ReturnType<typeof loadGolden> | undefined;
+  if (existsSync(out)) existing = loadGolden(out, loadOpts(values));
+  const r = mergeBootstrap(existing?.queries ?? [], generated);
+  const format = existing?.format ?? outputFormatFor(out);
+  if (format === 'beir' || format === 'trec' || format === 'nq-csv' || format === 'nq-json') throw new UserError(`bootstrap: cannot write known-item queries into a ${format} set, expected --out *.jsonl, *.json or *.yaml`);
+  const files = await renderGolden(format, r.queries, existing?.meta, out);
+  for (const [p, text] of files) writeFileAtomic(p, text);
+  console.log(
+    `golden bootstrap: ${docs.length} documents -> ${out}: ${r.added.length} added, ${r.updated.length} updated, ${r.unchanged} unchanged` +
+      `${r.protected.length ? `, ${r.protected.length} left alone (reviewed or hand-written: ${r.protected.join(', ')})` : ''}` +
+      `${r.orphaned.length ? `, ${r.orphaned.length} kept whose document is gone (${r.orphaned.join(', ')})` : ''}`,
+  );
+  return 0;
+}
+
+async function check(argv: string[]): Promise<number> {
+  const file = fileURLToPath(new URL('./golden-check.ts', import.meta.url));
+  if (!existsSync(file)) throw new UserError(`golden check: not available in this build (${resolve(file)} is missing), expected the search engineer's src/cli/golden-check.ts`);
+  const mod = (await import('./golden-check.ts' as string)) as { run: (argv: string[]) => Promise<number> };
+  return mod.run(argv);
+}
+
+function help(): number {
+  console.log(USAGE);
+  return 0;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'validate':
+      return validate(rest);
+    case 'convert':
+      return convert(rest);
+    case 'stats':
+      return stats(rest);
+    case 'diff':
+      return diff(rest);
+    case 'bootstrap':
+      return bootstrap(rest);
+    case 'check':
+      return check(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return cmd === undefined ? 2 : 0;
+    default:
+      throw new UserError(`unknown golden command '${cmd}', expected validate, convert, stats, diff, bootstrap or check\n${USAGE}`);
+  }
+}
