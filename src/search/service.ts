@@ -223,14 +223,19 @@ export class SearchService implements SearchServiceLike {
     return this.router;
   }
 
-  /** Index variant for (chunk size, embedder); ingests the autoIngest corpus when missing. */
-  variant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+  /**
+   * Index variant for (chunk size, embedder), looked up on every call (one indexed row: a variant
+   * re-ingested by another process gets a new id); ingests the autoIngest corpus when missing.
+   */
+  async variant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+    const found = await this.queryVariant(chunkSize, embedder);
+    if (found) return found;
     const key = `${chunkSize}:${embedder}`;
     let p = this.variants.get(key);
     if (!p) {
       p = this.loadVariant(chunkSize, embedder);
-      p.catch(() => this.variants.delete(key));
       this.variants.set(key, p);
+      p.finally(() => this.variants.delete(key)).catch(() => {});
     }
     return p;
   }
@@ -420,7 +425,7 @@ export class SearchService implements SearchServiceLike {
       // deterministic order among equal scores (the index returns them in graph order)
       return r.rows
         .map((x) => ({ id: x.id, score: Number(x.score) }))
-        .sort((a, b) => round7(b.score) - round7(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        .sort((a, b) => round6(b.score) - round6(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     } catch (e) {
       await client.query('ROLLBACK').catch(() => {});
       throw e;
@@ -458,7 +463,7 @@ export class SearchService implements SearchServiceLike {
   }
 }
 
-const round7 = (x: number) => Math.round(x * 1e7) / 1e7;
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
   const db = opts.db ?? (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir }));

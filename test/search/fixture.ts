@@ -13,7 +13,11 @@ import type { CorpusDocument } from '../../src/ingest/types.ts';
 export const SERVER_URL = process.env.RANKGATE_TEST_DATABASE_URL;
 export const SERVER_SKIP = 'needs RANKGATE_TEST_DATABASE_URL (a Postgres server with pgvector; .ci/setup-postgres.sh starts one)';
 
-/** Hashing bag-of-words embedder: each lowercased word adds ±1 to one of `dimension` buckets; L2-normalised. */
+/**
+ * Hashing bag-of-words embedder: each lowercased word adds ±1 to one of `dimension` buckets. Vectors stay
+ * integer-valued (not normalised; cosine does not need it), so pgvector's float32 sums are exact and the
+ * cosine is bit-identical on every engine and pgvector build: ties are real ties, broken by id.
+ */
 export class HashEmbedder implements Embedder {
   readonly id: string;
   readonly maxBatch = 16;
@@ -31,8 +35,7 @@ export class HashEmbedder implements Embedder {
       const h = createHash('sha1').update(w).digest();
       v[h.readUInt32BE(0) % this.dimension] += h[4] & 1 ? 1 : -1;
     }
-    const n = Math.hypot(...v);
-    return n ? v.map((x) => x / n) : v.map((_, i) => (i === 0 ? 1 : 0));
+    return v.some((x) => x !== 0) ? v : v.map((_, i) => (i === 0 ? 1 : 0));
   }
   async embedDocuments(texts: string[]): Promise<number[][]> {
     this.calls++;
