@@ -396,6 +396,9 @@ async function readJsonlLike(file: string, format: 'jsonl' | 'beir'): Promise<Co
   for await (const { line, text } of readLines(file)) {
     if (!text.trim()) continue;
     const where = `${file}:${line}`;
+    if (docs.length === 0 && text.trimStart().startsWith('[')) {
+      throw new UserError(`${where}: expected one JSON object per line ({${idField}, title, text}), but the file is a JSON array (NQ prepared JSON? use --format nq)`);
+    }
     const value = parseJson(text, file, line);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new UserError(
