@@ -1,0 +1,81 @@
+/**
+ * promptfoo extension hooks (thin; rules in src/report):
+ *
+ *   extensions:
+ *     - file://assertions/gate.ts:beforeAll   # adds derived means per category (and conditional ones) for the tests present
+ *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
+ *
+ * afterAll prints the per-column summary and, when a floor fails, a clear message and
+ * process.exitCode = 1, so a bare `npx promptfoo eval` fails CI on the gate. A single query failing its own
+ * assertions does not: set PROMPTFOO_PASS_RATE_THRESHOLD=0 (promptfooconfig.yaml `env:`) so promptfoo's own
+ * exit code 100 for failed rows stays off and the floors decide. It also records latency p50/p95 per column
+ * as namedScores (latency_p50_ms, latency_p95_ms).
+ *
+ * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; built-in DES-058 floors when absent),
+ * RANKGATE_GATE=off (report only, never set the exit code).
+ */
+import { existsSync } from 'node:fs';
+import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
+import { derivedMetricsFor } from '../src/report/derived.ts';
+import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../src/report/gate.ts';
+import { buildReport, percentile } from '../src/report/report.ts';
+import { parseResultsObject } from '../src/report/results.ts';
+
+interface Suite {
+  tests?: { metadata?: Record<string, unknown> }[];
+  derivedMetrics?: { name: string; value: unknown }[];
+  [k: string]: unknown;
+}
+
+export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Suite }> {
+  const goldens: GoldenQuery[] = [];
+  for (const t of context.suite.tests ?? []) {
+    const g = GoldenQuerySchema.safeParse(t?.metadata?.golden);
+    if (g.success) goldens.push(g.data);
+  }
+  const existing = context.suite.derivedMetrics ?? [];
+  const added = derivedMetricsFor(goldens, existing);
+  return { suite: { ...context.suite, derivedMetrics: [...existing, ...added] } };
+}
+
+interface AfterAllContext {
+  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number> } }[];
+  results: unknown[];
+  suite?: unknown;
+  evalId?: string;
+  config?: { providers?: unknown };
+}
+
+export async function afterAll(context: AfterAllContext): Promise<void> {
+  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
+  const parsed = parseResultsObject(
+    { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
+    'eval results',
+  );
+  let failed = false;
+  const lines: string[] = ['', `rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'})`];
+  for (const col of parsed.columns) {
+    const report = buildReport(col, { evalId: context.evalId ?? null });
+    applyGate(report, floors);
+    const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+    const metrics = context.prompts[col.index]?.metrics;
+    if (metrics?.namedScores && lat.length) {
+      metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
+      metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
+    }
+    const r3 = report.overall_recall_at_3;
+    lines.push(
+      `  [${col.label}] ${report.total_queries} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge} · gate ${report.gate_passed ? 'PASSED' : 'FAILED'}`,
+    );
+    if (!report.gate_passed) {
+      failed = true;
+      lines.push(gateMessage(report).replace(/^/gm, '  '));
+    }
+  }
+  console.error(lines.join('\n'));
+  if (failed && process.env.RANKGATE_GATE !== 'off') {
+    console.error('rankgate: the search-quality gate FAILED (exit code 1). Floors: ' + floorsPath);
+    process.exitCode = 1;
+  }
+}

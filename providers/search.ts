@@ -1,0 +1,353 @@
+/**
+ * promptfoo provider: runs one golden query (context.vars.query) through a search service and returns the
+ * ranking as an object. One providers[] entry = one matrix column; `config` says which service and which
+ * parameters:
+ *
+ *   config:
+ *     # every SearchParams field (src/search/types.ts): mode, keywordScorer, bm25K1, bm25B, vectorSearch,
+ *     # efSearch, rrfK, weights {keyword, vector}, candidates, topK, filters, chunkSize, embedder,
+ *     # language, textConfig, routing
+ *     module: ./my-search.ts     # a team's own in-process module exporting createSearchService(config)
+ *     url: http://host/api/v1/search   # or http://host/search/v1 (NQ style: /search/v1/{mode})
+ *     urlShape: portal | nq      # default: from the url path
+ *     timeoutMs: 10000           # per query (url: and module:/ours alike)
+ *     corpus: datasets/corpus    # ours: ingest this corpus when the index variant is missing (autoIngest)
+ *     corpusFormat: markdown     # markdown | jsonl | beir | nq
+ *     autoIngest: true           # default true when corpus is set
+ *     databaseUrl / dataDir      # ours: Postgres server, or PGlite data dir (default .rankgate/db)
+ *     routingConfig: config/routing.yaml | false
+ *     queryFilters: true         # pass the golden query's filters (folder/tags/language/book) to the search
+ *
+ * Without module: or url: it is rankgate's own SearchService (src/search). Services are built lazily, once,
+ * and shared by every column with the same service settings (columns differ only in search params).
+ * Errors, timeouts and malformed responses become `{ error }` rows; the provider never throws.
+ *
+ * Output: { ids, hits[{rank, chunkId, documentId, score, content, path?, channels}], routing, practice_bridge,
+ * safety, latencyMs, variant }; metadata: { diagnostics (first-stage candidates), resolution
+ * (passage_substring -> chunk ids of this column's index variant), params, service }.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { GoldenQuery } from '../src/golden/schema.ts';
+import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
+import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
+
+const PARAM_KEYS = [
+  'mode',
+  'keywordScorer',
+  'bm25K1',
+  'bm25B',
+  'vectorSearch',
+  'efSearch',
+  'rrfK',
+  'weights',
+  'candidates',
+  'topK',
+  'filters',
+  'chunkSize',
+  'embedder',
+  'language',
+  'textConfig',
+  'routing',
+] as const satisfies readonly (keyof SearchParams)[];
+
+export interface SearchProviderConfig extends Partial<SearchParams> {
+  module?: string;
+  url?: string;
+  urlShape?: 'portal' | 'nq';
+  timeoutMs?: number;
+  corpus?: string;
+  corpusFormat?: 'markdown' | 'jsonl' | 'beir' | 'nq';
+  autoIngest?: boolean;
+  databaseUrl?: string;
+  dataDir?: string;
+  routingConfig?: string | false;
+  queryFilters?: boolean;
+  basePath?: string;
+  [k: string]: unknown;
+}
+
+interface ProviderResponse {
+  output?: HarnessOutput;
+  error?: string;
+  metadata?: HarnessMetadata;
+  latencyMs?: number;
+}
+
+interface CallContext {
+  vars?: Record<string, unknown>;
+  test?: { metadata?: Record<string, unknown> };
+}
+
+/** Shared services: one per service identity (kind + location), refcounted by provider instances. */
+const services = new Map<string, { promise: Promise<SearchServiceLike>; refs: number }>();
+
+function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  if (!(ms > 0)) return p;
+  let t: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<T>((_, rej) => {
+      t = setTimeout(() => rej(new Error(`${what} timed out after ${ms} ms`)), ms);
+      t.unref?.();
+    }),
+  ]).finally(() => clearTimeout(t));
+}
+
+/** HTTP service in either seed shape. */
+class HttpSearchService implements SearchServiceLike {
+  constructor(
+    private readonly url: string,
+    private readonly shape: 'portal' | 'nq',
+    private readonly timeoutMs: number,
+  ) {}
+
+  async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
+    const limit = params.topK ?? 10;
+    let target = this.url.replace(/\/+$/, '');
+    let body: Record<string, unknown>;
+    if (this.shape === 'nq') {
+      if (!/\/(semantic|keyword|hybrid)$/.test(target)) target += `/${params.mode ?? 'hybrid'}`;
+      body = { query, limit };
+    } else {
+      body = { query, limit, ...(params.language ? { language: params.language } : {}), ...(params.mode ? { mode: params.mode } : {}) };
+    }
+    const res = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    }).catch((e: Error) => {
+      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms` : `POST ${target} failed: ${e.message}`);
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);
+    let doc: Record<string, unknown>;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      throw new Error(`POST ${target} returned malformed JSON: ${text.slice(0, 120)}`);
+    }
+    const list = this.shape === 'nq' ? doc.result : doc.results;
+    if (!Array.isArray(list)) throw new Error(`POST ${target}: response has no ${this.shape === 'nq' ? 'result' : 'results'}[] array`);
+    const hits = list.map((r: Record<string, unknown>, i: number) => {
+      const id = r.chunk_id ?? r.chunkId ?? r.id;
+      if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`POST ${target}: result ${i} has no chunk_id`);
+      return {
+        chunkId: String(id),
+        documentId: String(r.document_id ?? r.documentId ?? id),
+        rank: typeof r.rank === 'number' ? r.rank : i + 1,
+        score: typeof r.score === 'number' ? r.score : 0,
+        content: typeof r.content === 'string' ? r.content : '',
+        ...(typeof r.path === 'string' ? { path: r.path } : {}),
+        ...(typeof r.book_slug === 'string' ? { bookSlug: r.book_slug } : {}),
+        ...(typeof r.chapter_number === 'number' ? { chapterNumber: r.chapter_number } : {}),
+        channels: (r.channels as SearchResponse['hits'][number]['channels']) ?? {},
+      };
+    });
+    const routing = (doc.routing as SearchResponse['routing'] | undefined) ?? {
+      route: doc.practice_bridge === true ? 'practice_bridge' : hits.length ? 'search' : 'no_results',
+      safety: doc.safety === true,
+      reasons: [],
+    };
+    if (doc.safety === true) routing.safety = true;
+    return { hits, routing, diagnostics: null as unknown as SearchResponse['diagnostics'] };
+  }
+
+  async close(): Promise<void> {}
+}
+
+function shapeOf(url: string, given?: string): 'portal' | 'nq' {
+  if (given === 'portal' || given === 'nq') return given;
+  return /\/search\/v1(\/(semantic|keyword|hybrid))?\/?$/.test(new URL(url).pathname) ? 'nq' : 'portal';
+}
+
+export default class SearchProvider {
+  readonly config: SearchProviderConfig;
+  readonly params: Partial<SearchParams>;
+  label?: string;
+  private readonly providerId: string;
+  private readonly basePath: string;
+  private readonly serviceKey: string;
+  private acquired = false;
+  private readonly resolutionCache = new Map<string, Promise<string[] | undefined>>();
+
+  constructor(options: { id?: string; config?: SearchProviderConfig; env?: Record<string, string> } = {}) {
+    this.config = { ...(options.config ?? {}) };
+    this.basePath = this.config.basePath ?? process.cwd();
+    this.providerId = options.id ?? 'rankgate-search';
+    const params: Partial<SearchParams> = {};
+    for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
+    this.params = params;
+    const c = this.config;
+    this.serviceKey = c.url
+      ? `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}`
+      : c.module
+        ? `module:${this.abs(c.module)}:${JSON.stringify(this.moduleConfig())}`
+        : `rankgate:${c.databaseUrl ?? process.env.DATABASE_URL ?? ''}:${c.dataDir ? this.abs(c.dataDir) : ''}:${c.corpus ? this.abs(c.corpus) : ''}:${String(c.routingConfig ?? '')}:${c.autoIngest ?? ''}`;
+  }
+
+  id(): string {
+    return this.providerId;
+  }
+
+  toString(): string {
+    return `[rankgate search ${this.label ?? this.providerId}]`;
+  }
+
+  private abs(p: string): string {
+    return isAbsolute(p) ? p : resolve(this.basePath, p);
+  }
+
+  private moduleConfig(): Record<string, unknown> {
+    const { module: _m, basePath: _b, ...rest } = this.config;
+    return rest;
+  }
+
+  private async createService(): Promise<SearchServiceLike> {
+    const c = this.config;
+    if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000);
+    if (c.module) {
+      const mod = (await import(pathToFileURL(this.abs(c.module)).href)) as {
+        createSearchService?: (cfg: Record<string, unknown>) => Promise<SearchServiceLike> | SearchServiceLike;
+        default?: { createSearchService?: (cfg: Record<string, unknown>) => Promise<SearchServiceLike> | SearchServiceLike };
+      };
+      const factory = mod.createSearchService ?? mod.default?.createSearchService;
+      if (typeof factory !== 'function') throw new Error(`module ${c.module} does not export createSearchService(config)`);
+      const svc = await factory({ ...this.moduleConfig(), basePath: this.basePath });
+      if (!svc || typeof svc.search !== 'function') throw new Error(`module ${c.module}: createSearchService() did not return an object with search()`);
+      return svc;
+    }
+    const { createSearchService } = await import('../src/search/index.ts');
+    const autoIngest = c.corpus && c.autoIngest !== false ? { corpus: this.abs(c.corpus), ...(c.corpusFormat ? { format: c.corpusFormat } : {}) } : undefined;
+    return createSearchService({
+      ...(c.databaseUrl ? { databaseUrl: c.databaseUrl } : {}),
+      ...(c.dataDir ? { dataDir: this.abs(c.dataDir) } : {}),
+      ...(c.routingConfig !== undefined ? { routing: c.routingConfig === false ? false : this.abs(c.routingConfig) } : {}),
+      ...(autoIngest ? { autoIngest } : {}),
+    });
+  }
+
+  /** The shared service of this provider's service identity (built on first use). */
+  service(): Promise<SearchServiceLike> {
+    let entry = services.get(this.serviceKey);
+    if (!entry) {
+      const promise = this.createService();
+      entry = { promise, refs: 0 };
+      services.set(this.serviceKey, entry);
+      promise.catch(() => services.delete(this.serviceKey));
+    }
+    if (!this.acquired) {
+      this.acquired = true;
+      entry.refs++;
+    }
+    return entry.promise;
+  }
+
+  private async resolve(svc: SearchServiceLike, substrings: string[]): Promise<Record<string, string[]> | undefined> {
+    if (!svc.resolvePassages || !substrings.length) return undefined;
+    const variant = {
+      chunkSize: this.params.chunkSize ?? 300,
+      embedder: this.params.embedder ?? 'use-lite',
+    };
+    const out: Record<string, string[]> = {};
+    const missing = substrings.filter((s) => !this.resolutionCache.has(s));
+    if (missing.length) {
+      const batch = svc.resolvePassages(missing, variant).then(
+        (m) => m,
+        () => undefined,
+      );
+      for (const s of missing) this.resolutionCache.set(s, batch.then((m) => m?.get(s)));
+    }
+    for (const s of substrings) {
+      const ids = await this.resolutionCache.get(s)!;
+      if (ids === undefined) return undefined;
+      out[s] = ids;
+    }
+    return out;
+  }
+
+  async callApi(_prompt: string, context?: CallContext): Promise<ProviderResponse> {
+    const query = context?.vars?.query;
+    if (typeof query !== 'string' || !query.trim()) return { error: 'test has no vars.query (a non-empty string)' };
+    const golden = context?.test?.metadata?.golden as GoldenQuery | undefined;
+    const params: Partial<SearchParams> = { ...this.params };
+    if (golden?.language && params.language === undefined) params.language = golden.language;
+    if (golden?.filters && this.config.queryFilters !== false) {
+      const f = golden.filters;
+      const filters: SearchFilters = { ...(params.filters ?? {}) };
+      if (f.language) filters.language = f.language;
+      if (f.book) filters.book = f.book;
+      if (f.folder) filters.pathPrefix = f.folder;
+      if (f.tags?.length) filters.tags = f.tags;
+      params.filters = filters;
+    }
+    let svc: SearchServiceLike;
+    try {
+      svc = await this.service();
+    } catch (e) {
+      return { error: `search service unavailable: ${(e as Error).message}` };
+    }
+    const t0 = performance.now();
+    let res: SearchResponse;
+    try {
+      res = await timeout(svc.search(query, params), this.config.url ? 0 : (this.config.timeoutMs ?? 0), 'search');
+    } catch (e) {
+      return { error: `search failed: ${(e as Error).message}` };
+    }
+    const latencyMs = +(performance.now() - t0).toFixed(3);
+    if (!res || !Array.isArray(res.hits)) return { error: 'search returned no hits[] array' };
+    let resolution: Record<string, string[]> | undefined;
+    const subs = [...new Set((golden?.expected ?? []).map((r) => r.passage_substring).filter((s): s is string => !!s))];
+    try {
+      resolution = await this.resolve(svc, subs);
+    } catch {
+      resolution = undefined;
+    }
+    const hits: HarnessHit[] = res.hits.map((h, i) => ({
+      rank: typeof h.rank === 'number' ? h.rank : i + 1,
+      chunkId: String(h.chunkId),
+      documentId: String(h.documentId ?? h.chunkId),
+      score: h.score,
+      content: h.content ?? '',
+      ...(h.path !== undefined ? { path: h.path } : {}),
+      ...(h.bookSlug !== undefined ? { bookSlug: h.bookSlug } : {}),
+      ...(h.chapterNumber !== undefined ? { chapterNumber: h.chapterNumber } : {}),
+      channels: h.channels ?? {},
+    }));
+    const routing = res.routing ?? null;
+    const output: HarnessOutput = {
+      ids: hits.map((h) => h.chunkId),
+      hits,
+      routing,
+      practice_bridge: routing?.route === 'practice_bridge',
+      safety: routing?.safety === true,
+      latencyMs,
+      ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
+    };
+    return {
+      output,
+      latencyMs,
+      metadata: {
+        diagnostics: res.diagnostics ?? null,
+        ...(resolution ? { resolution } : {}),
+        params,
+        service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
+      },
+    };
+  }
+
+  /** promptfoo calls cleanup() after the eval: close the shared service when its last column is done. */
+  async cleanup(): Promise<void> {
+    if (!this.acquired) return;
+    this.acquired = false;
+    const entry = services.get(this.serviceKey);
+    if (!entry) return;
+    entry.refs--;
+    if (entry.refs <= 0) {
+      services.delete(this.serviceKey);
+      const svc = await entry.promise.catch(() => undefined);
+      await svc?.close().catch(() => {});
+    }
+  }
+}

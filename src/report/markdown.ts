@@ -1,0 +1,121 @@
+/** Markdown renderings of a report: the eval summary, the gate output and the PR comment body. */
+import type { BaselineDelta } from './baseline.ts';
+import type { Des058Report } from './report.ts';
+import type { ShippingVerdict } from './shipping.ts';
+
+/** Marker the CI workflow uses to find and update its one PR comment in place. */
+export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';
+
+const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(d));
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+const arrow = (a: number | null, b: number | null) =>
+  a === null || b === null ? '' : b > a + 1e-9 ? ` (▲ ${((b - a) * 100).toFixed(1)} pts)` : b < a - 1e-9 ? ` (▼ ${((a - b) * 100).toFixed(1)} pts)` : ' (=)';
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+
+export function categoryTable(report: Des058Report, delta?: BaselineDelta | null): string {
+  const lines = ['| category | queries | Recall@3 | MRR@10 | nDCG@10 | routing accuracy |', '|---|---:|---:|---:|---:|---:|'];
+  for (const [cat, c] of Object.entries(report.categories)) {
+    const d = delta?.categories[cat];
+    lines.push(
+      `| ${cat} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
+        c.mrr_at_10 === undefined ? '–' : f(c.mrr_at_10)
+      } | ${c.ndcg_at_10 === undefined ? '–' : f(c.ndcg_at_10)} | ${
+        c.routing_accuracy === undefined ? '–' : pct(c.routing_accuracy) + (d?.routing_accuracy ? arrow(d.routing_accuracy[0], d.routing_accuracy[1]) : '')
+      } |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function deltaSection(delta: BaselineDelta | null | undefined): string {
+  if (!delta) return '_No baseline: this is the first run (nothing to compare with)._';
+  const out = [
+    `Against the baseline of ${delta.baseline_created} (\`${delta.baseline_column}\`): overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
+    '',
+    `**${delta.regressed.length} regressed, ${delta.improved.length} improved**, ${delta.unchanged} unchanged` +
+      (delta.added.length ? `, ${delta.added.length} new` : '') +
+      (delta.removed.length ? `, ${delta.removed.length} no longer in the set` : '') +
+      '.',
+  ];
+  const list = (title: string, xs: BaselineDelta['regressed']) => {
+    if (!xs.length) return;
+    out.push('', `${title}:`, '');
+    for (const q of xs.slice(0, 25)) {
+      const ch = Object.entries(q.changes)
+        .map(([k, [a, b]]) => `${k} ${f(a, 2)} → ${f(b, 2)}`)
+        .join(', ');
+      out.push(`- \`${q.id}\` (${q.category}): ${ch}`);
+    }
+    if (xs.length > 25) out.push(`- … and ${xs.length - 25} more`);
+  };
+  list('Regressed', delta.regressed);
+  list('Improved', delta.improved);
+  return out.join('\n');
+}
+
+export function gateSection(report: Des058Report): string {
+  const lines = [`**Gate: ${report.gate_passed ? 'PASSED ✅' : 'FAILED ❌'}**`, ''];
+  for (const c of report.gate) {
+    lines.push(`- ${c.passed ? '✅' : '❌'} ${c.scope} ${c.metric} ${c.value === null ? 'n/a' : f(c.value, 4)} (floor ${c.min})${c.note ? ` — ${c.note}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function shippingSection(v: ShippingVerdict): string {
+  const lines = [`### Shipping criteria: \`${v.candidate}\` vs \`${v.baseline}\` (${v.queries} queries)`, ''];
+  for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${c.detail}`);
+  lines.push('', v.ship ? '**Ship: yes** (all automatable criteria met; human review still required)' : '**Ship: no**');
+  return lines.join('\n');
+}
+
+export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[]): string {
+  const out = [
+    `# Search quality: ${report.column}`,
+    '',
+    `${report.timestamp} · language ${report.language} · ${report.total_queries} queries · ${report.judge}` + (report.errors ? ` · **${report.errors} errors**` : ''),
+    '',
+    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}** · MRR@10 ${f(report.overall_mrr_at_10)} · nDCG@10 ${f(report.metrics.ndcg_at_10)} · Recall@10 ${pct(report.metrics.recall_at_10)} · routing ${pct(report.routing.accuracy)} · latency p50 ${f(report.latency_ms.p50, 1)} ms, p95 ${f(report.latency_ms.p95, 1)} ms`,
+    '',
+    gateSection(report),
+    '',
+    '## Categories',
+    '',
+    categoryTable(report, delta),
+    '',
+    '## Change against the baseline',
+    '',
+    deltaSection(delta),
+    '',
+    '## Failure buckets',
+    '',
+    Object.entries(report.failure_buckets)
+      .filter(([, n]) => n > 0)
+      .map(([b, n]) => `- ${b}: ${n}`)
+      .join('\n') || '- none',
+  ];
+  if (report.failures.length) {
+    out.push('', `## Failures (${report.failures.length})`, '', '| id | category | bucket | best rank | top result |', '|---|---|---|---:|---|');
+    for (const x of report.failures.slice(0, 50)) {
+      out.push(`| ${x.id} | ${x.category} | ${x.bucket} | ${x.best_match_rank ?? '–'} | ${cell((x.top_3_results[0] ?? '(none)').slice(0, 100))} |`);
+    }
+  }
+  for (const s of shipping ?? []) out.push('', shippingSection(s));
+  return out.join('\n') + '\n';
+}
+
+/** The PR comment: marker, headline, per-category table, regressions/improvements. */
+export function renderComment(report: Des058Report, delta?: BaselineDelta | null): string {
+  return [
+    COMMENT_MARKER,
+    `## Search quality gate: ${report.gate_passed ? 'passed ✅' : 'FAILED ❌'}`,
+    '',
+    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)} · ${report.total_queries} queries · ${report.judge}`,
+    '',
+    gateSection(report),
+    '',
+    categoryTable(report, delta),
+    '',
+    deltaSection(delta),
+    '',
+  ].join('\n');
+}

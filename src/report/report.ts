@@ -1,0 +1,211 @@
+/**
+ * The DES-058 report of one results column: overall and per-category Recall@3 / MRR@10 (or routing
+ * accuracy), failures with their top 3 results, failure buckets, latency, gate verdict, judge status.
+ *
+ * Definitions (documented in the README "Running evals"):
+ * - overall_recall_at_3 / categories[c].recall_at_3: mean of the per-query DES-058 Recall@3 (1 when a
+ *   relevant = "high" reference is in the top 3) over queries that have a relevant reference;
+ *   errored queries count as 0.
+ * - mrr_at_10: mean MRR@10 over the same queries.
+ * - routing_accuracy: share of the category's queries whose routing check passed (every query has one:
+ *   expected_routing defaults to search); reported for categories where some query expects a route other
+ *   than search or the safety flag, and always in `routing` for the whole set.
+ * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs.
+ */
+import type { Column, QueryRecord } from './results.ts';
+import { BUCKETS, type FailureBucket } from './types.ts';
+import { RANK_KEYS } from './score.ts';
+
+export interface CategoryReport {
+  count: number;
+  recall_at_3?: number;
+  mrr_at_10?: number;
+  ndcg_at_10?: number;
+  recall_at_10?: number;
+  routing_accuracy?: number;
+}
+
+export interface FailureEntry {
+  id: string;
+  query: string;
+  category: string;
+  expected_passage: string | null;
+  best_match_rank: number | null;
+  bucket: FailureBucket | 'routing' | 'error';
+  reason: string;
+  top_3_results: string[];
+  top_3_ids: string[];
+}
+
+export interface GateCheck {
+  name: string;
+  scope: string;
+  metric: string;
+  value: number | null;
+  min: number;
+  passed: boolean;
+  note?: string;
+}
+
+export interface Des058Report {
+  timestamp: string;
+  language: string;
+  column: string;
+  total_queries: number;
+  overall_recall_at_3: number | null;
+  overall_mrr_at_10: number | null;
+  categories: Record<string, CategoryReport>;
+  failures: FailureEntry[];
+  gate_passed: boolean;
+  gate: GateCheck[];
+  judge: string;
+  metrics: Record<string, number | null>;
+  routing: { accuracy: number | null; count: number };
+  failure_buckets: Record<string, number>;
+  errors: number;
+  latency_ms: { p50: number | null; p95: number | null; mean: number | null };
+  config: Record<string, unknown>;
+  eval_id: string | null;
+  queries?: QueryDetail[];
+}
+
+export interface QueryDetail {
+  id: string;
+  category: string;
+  query: string;
+  recall_at_3: number | null;
+  mrr: number | null;
+  ndcg_at_10: number | null;
+  best_rank: number | null;
+  bucket: string | null;
+  routing: string | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+export function mean(xs: number[]): number | null {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+}
+
+/** Nearest-rank percentile (p in 0..100) of the finite values; null when empty. */
+export function percentile(xs: number[], p: number): number | null {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const idx = Math.min(v.length - 1, Math.max(0, Math.ceil((p / 100) * v.length) - 1));
+  return v[idx]!;
+}
+
+const round = (x: number | null, d = 4) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
+
+function routingCategory(qs: QueryRecord[]): boolean {
+  return qs.some((q) => q.golden.expected_routing !== 'search' || q.golden.expect_safety === true);
+}
+
+export function isFailure(q: QueryRecord): boolean {
+  return q.error !== null || (q.retrieval !== null && q.retrieval.recall_at_3 === 0) || (q.routing !== null && !q.routing.ok);
+}
+
+function failureOf(q: QueryRecord): FailureEntry {
+  const firstRel = q.golden.expected.find((r) => r.relevant);
+  const expected = firstRel ? (firstRel.passage_substring ?? firstRel.chunk_id ?? firstRel.doc_id ?? firstRel.path ?? null) : null;
+  let bucket: FailureEntry['bucket'];
+  let reason: string;
+  if (q.error) {
+    bucket = 'error';
+    reason = q.error;
+  } else if (q.routing && !q.routing.ok) {
+    bucket = 'routing';
+    reason = q.routing.reason;
+  } else {
+    bucket = q.retrieval!.bucket;
+    reason = q.retrieval!.best_rank === null ? 'no relevant passage in the results' : `best relevant rank ${q.retrieval!.best_rank} > 3`;
+  }
+  return {
+    id: q.id,
+    query: q.query,
+    category: q.category,
+    expected_passage: expected,
+    best_match_rank: q.retrieval?.best_rank ?? null,
+    bucket,
+    reason,
+    top_3_results: q.top.map((h) => h.content),
+    top_3_ids: q.top.map((h) => h.chunkId),
+  };
+}
+
+export interface ReportOptions {
+  language?: string;
+  verbose?: boolean;
+  evalId?: string | null;
+  timestamp?: string;
+}
+
+/** Build the report (gate fields filled by applyGate in src/report/gate.ts; here gate_passed = true, gate = []). */
+export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report {
+  const qs = col.queries;
+  const ranked = qs.filter((q) => q.retrieval !== null);
+  const byCat = new Map<string, QueryRecord[]>();
+  for (const q of qs) byCat.set(q.category, [...(byCat.get(q.category) ?? []), q]);
+  const categories: Record<string, CategoryReport> = {};
+  for (const [cat, cqs] of [...byCat.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const r = cqs.filter((q) => q.retrieval !== null);
+    const entry: CategoryReport = { count: cqs.length };
+    if (r.length) {
+      entry.recall_at_3 = round(mean(r.map((q) => q.retrieval!.recall_at_3)))!;
+      entry.mrr_at_10 = round(mean(r.map((q) => q.retrieval!.mrr)))!;
+      entry.ndcg_at_10 = round(mean(r.map((q) => q.retrieval!.ndcg_at_10)))!;
+      entry.recall_at_10 = round(mean(r.map((q) => q.retrieval!.recall_at_10)))!;
+    }
+    if (!r.length || routingCategory(cqs)) entry.routing_accuracy = round(mean(cqs.map((q) => (q.routing?.ok ? 1 : 0))))!;
+    categories[cat] = entry;
+  }
+  const metrics: Record<string, number | null> = {};
+  for (const k of RANK_KEYS) metrics[k] = round(mean(ranked.map((q) => q.retrieval![k])));
+  metrics.not_found_rate = ranked.length ? round(1 - metrics.found!) : null;
+  const foundRanks = ranked.map((q) => q.retrieval!.best_rank).filter((x): x is number => x !== null);
+  metrics.avg_rank_when_found = round(mean(foundRanks));
+  const answ = ranked.map((q) => q.retrieval!.answerable_at_10).filter((x): x is number => x !== null);
+  metrics.answerable_at_10 = round(mean(answ));
+  const buckets: Record<string, number> = {};
+  for (const b of BUCKETS) buckets[b] = 0;
+  for (const q of ranked) buckets[q.retrieval!.bucket] = (buckets[q.retrieval!.bucket] ?? 0) + 1;
+  const lat = qs.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+  const judged = qs.filter((q) => q.judged).length;
+  const langs = [...new Set(qs.map((q) => q.language))].sort();
+  const report: Des058Report = {
+    timestamp: opts.timestamp ?? new Date().toISOString(),
+    language: opts.language ?? (langs.length === 1 ? langs[0]! : langs.length ? 'all' : 'en'),
+    column: col.label,
+    total_queries: qs.length,
+    overall_recall_at_3: metrics.recall_at_3 ?? null,
+    overall_mrr_at_10: metrics.mrr ?? null,
+    categories,
+    failures: qs.filter(isFailure).map(failureOf),
+    gate_passed: true,
+    gate: [],
+    judge: judged ? `judge: on (${judged} of ${qs.length} queries judged)` : 'judge: off',
+    metrics,
+    routing: { accuracy: round(mean(qs.map((q) => (q.routing?.ok ? 1 : 0)))), count: qs.length },
+    failure_buckets: buckets,
+    errors: qs.filter((q) => q.error !== null).length,
+    latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2) },
+    config: { provider: col.providerId, label: col.label, ...col.config },
+    eval_id: opts.evalId ?? null,
+  };
+  if (opts.verbose) {
+    report.queries = qs.map((q) => ({
+      id: q.id,
+      category: q.category,
+      query: q.query,
+      recall_at_3: q.retrieval?.recall_at_3 ?? null,
+      mrr: q.retrieval ? round(q.retrieval.mrr) : null,
+      ndcg_at_10: q.retrieval ? round(q.retrieval.ndcg_at_10) : null,
+      best_rank: q.retrieval?.best_rank ?? null,
+      bucket: q.retrieval?.bucket ?? null,
+      routing: q.routing ? `${q.routing.ok ? 'ok' : 'FAIL'} (${q.routing.reason})` : null,
+      latency_ms: q.latencyMs,
+      error: q.error,
+    }));
+  }
+  return report;
+}

@@ -1,0 +1,389 @@
+/**
+ * Per-query scoring of one provider output against one golden query: ranking metrics, failure bucket,
+ * routing and result integrity. Pure (no I/O, no promptfoo): the assertions call it per row, the
+ * report recomputes it from a results JSON, so both always agree.
+ *
+ * Judgement unit. Every golden reference is ONE judged item (`ref:<index>`), whatever it names:
+ * - chunk_id / passage_substring references are matched at chunk level (a substring matches the chunk
+ *   ids it resolved to in the searched index variant, or, when the service cannot resolve, a hit whose
+ *   content contains it, whitespace-normalised);
+ * - when every reference names a document (doc_id or path: BEIR, NQ documents, blind-test paths), the
+ *   ranking is first collapsed to documents, each at the rank of its best chunk.
+ * The ranking given to src/metrics replaces each unit that matches a not-yet-credited reference by
+ * that reference's id (highest grade first, then list order); other units keep their own id. So a
+ * passage split over two overlapping chunks counts once, at its best rank.
+ *
+ * Measures (cut at 10 unless named otherwise), all from src/metrics:
+ * - recall_at_k (k = 1, 3, 5, 10): DES-058 / NQ-eval Recall@k, binary per query: 1 when at least one
+ *   RELEVANT reference (DES-058: relevance "high") is in the top k = trec_eval success_k.
+ * - trec_recall_at_10: trec_eval recall_10 = relevant references in the top 10 / relevant references
+ *   (the blind-test Recall@10 of seed 002's shipping criteria).
+ * - mrr: mrr_cut_k(10) (MRR@10); precision_at_5: P_5; ap_at_10: map_cut_10;
+ *   ndcg_at_10: ndcg_cut_10 with gain = grade (partial references count here, grade 1).
+ * - found / best_rank: a relevant reference anywhere in the returned ranking, and its rank (NQ eval's
+ *   not-found rate and average rank when found); last_expected_rank: rank of the last relevant
+ *   reference when all are returned.
+ * - answerable_at_10: 1 when a top-10 hit that matches a reference with answer_contains contains that
+ *   phrase (case-insensitive).
+ */
+import { P_k, map_cut_k, mrr_cut_k, ndcg_cut_k, recall_k, success_k } from '../metrics/index.ts';
+import type { GoldenQuery, Reference } from '../golden/schema.ts';
+import type {
+  FailureBucket,
+  HarnessHit,
+  HarnessMetadata,
+  HarnessOutput,
+  IntegrityIssue,
+  RetrievalScores,
+  RoutingScores,
+} from './types.ts';
+
+const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** Parse the provider output: promptfoo passes an object from the CLI and a JSON string programmatically. */
+export function parseOutput(output: unknown): HarnessOutput {
+  let o = output;
+  if (typeof output === 'string') {
+    try {
+      o = JSON.parse(output);
+    } catch {
+      throw new Error(`provider output is not the rankgate search output (a JSON object): ${output.slice(0, 80)}`);
+    }
+  }
+  if (!o || typeof o !== 'object' || !Array.isArray((o as HarnessOutput).hits)) {
+    throw new Error('provider output has no hits[]: is the provider providers/search.ts?');
+  }
+  return o as HarnessOutput;
+}
+
+/** The hit's document key for document-level judgements. */
+function docOf(hit: HarnessHit): string {
+  return hit.documentId;
+}
+
+function refMatchesHit(ref: Reference, hit: HarnessHit, meta: HarnessMetadata | undefined): boolean {
+  if (ref.chunk_id !== undefined) return hit.chunkId === ref.chunk_id;
+  if (ref.passage_substring !== undefined) {
+    const resolved = meta?.resolution?.[ref.passage_substring];
+    if (resolved) return resolved.includes(hit.chunkId);
+    return norm(hit.content ?? '').includes(norm(ref.passage_substring));
+  }
+  if (ref.doc_id !== undefined) return hit.documentId === ref.doc_id;
+  if (ref.path !== undefined) return hit.path === ref.path || hit.documentId === ref.path;
+  return false;
+}
+
+/** Does the reference match a first-stage candidate id (no hit object: only its id is known)? */
+function refMatchesCandidate(
+  ref: Reference,
+  id: string,
+  level: 'chunk' | 'document',
+  hitsById: Map<string, HarnessHit>,
+  meta: HarnessMetadata | undefined,
+): boolean | null {
+  const hit = hitsById.get(id);
+  if (hit) return refMatchesHit(ref, hit, meta);
+  if (ref.chunk_id !== undefined) return id === ref.chunk_id;
+  if (ref.passage_substring !== undefined) {
+    const resolved = meta?.resolution?.[ref.passage_substring];
+    return resolved ? resolved.includes(id) : null; // unknown content: cannot tell
+  }
+  // Candidate chunk ids of our service are `<documentId>#c<size>-<index>`; prechunked ids name no document.
+  const doc = id.includes('#') ? id.slice(0, id.lastIndexOf('#')) : null;
+  if (doc === null) return level === 'document' ? null : false;
+  if (ref.doc_id !== undefined) return doc === ref.doc_id;
+  if (ref.path !== undefined) return doc === ref.path;
+  return false;
+}
+
+export interface RankOptions {
+  /** Cutoff of the ordering-gap bucket and the measures; default 10. */
+  k?: number;
+}
+
+/**
+ * Ranking metrics of one query, or null when the query has no relevant reference (routing-only queries:
+ * adversarial, technique_boundary; a graded-only query has no binary relevant item either).
+ */
+export function scoreRanking(
+  golden: GoldenQuery,
+  output: HarnessOutput,
+  meta?: HarnessMetadata,
+  opts: RankOptions = {},
+): RetrievalScores | null {
+  const refs = golden.expected ?? [];
+  const relevantIdx = refs.map((r, i) => (r.relevant ? i : -1)).filter((i) => i >= 0);
+  if (relevantIdx.length === 0) return null;
+  const k = opts.k ?? 10;
+  const level: 'chunk' | 'document' = refs.every((r) => r.chunk_id === undefined && r.passage_substring === undefined)
+    ? 'document'
+    : 'chunk';
+  const hits = [...output.hits].sort((a, b) => a.rank - b.rank);
+
+  // Units in rank order: chunks, or documents at the rank of their best chunk.
+  const units: { id: string; hits: HarnessHit[] }[] = [];
+  if (level === 'document') {
+    const byDoc = new Map<string, { id: string; hits: HarnessHit[] }>();
+    for (const h of hits) {
+      const d = docOf(h);
+      let u = byDoc.get(d);
+      if (!u) {
+        u = { id: d, hits: [] };
+        byDoc.set(d, u);
+        units.push(u);
+      }
+      u.hits.push(h);
+    }
+  } else {
+    const seen = new Set<string>();
+    for (const h of hits) {
+      if (seen.has(h.chunkId)) continue;
+      seen.add(h.chunkId);
+      units.push({ id: h.chunkId, hits: [h] });
+    }
+  }
+
+  // Credit each reference once, at the best-ranked unit that matches it.
+  const credited = new Map<number, number>(); // ref index -> 1-based unit rank
+  const ranking: string[] = [];
+  const unitRef: (number | null)[] = [];
+  units.forEach((u, pos) => {
+    const candidates = refs
+      .map((r, i) => ({ r, i }))
+      .filter(({ r, i }) => !credited.has(i) && u.hits.some((h) => refMatchesHit(r, h, meta)))
+      .sort((a, b) => Number(b.r.relevant) - Number(a.r.relevant) || b.r.grade - a.r.grade || a.i - b.i);
+    const pick = candidates[0];
+    if (pick) {
+      credited.set(pick.i, pos + 1);
+      ranking.push(`ref:${pick.i}`);
+      unitRef.push(pick.i);
+    } else {
+      ranking.push(`unit:${u.id}`);
+      unitRef.push(null);
+    }
+  });
+
+  const binary = new Map<string, number>(refs.map((r, i) => [`ref:${i}`, r.relevant ? 1 : 0]));
+  const graded = new Map<string, number>(refs.map((r, i) => [`ref:${i}`, Math.max(0, r.grade)]));
+
+  const relRanks = relevantIdx.map((i) => credited.get(i)).filter((x): x is number => x !== undefined);
+  const bestRank = relRanks.length ? Math.min(...relRanks) : null;
+  const lastRank = relRanks.length === relevantIdx.length ? Math.max(...relRanks) : null;
+
+  // answer_contains: a top-k hit matching a labelled reference contains the phrase.
+  let answerable: number | null = null;
+  const labelled = refs.map((r, i) => ({ r, i })).filter(({ r }) => r.answer_contains !== undefined);
+  if (labelled.length) {
+    answerable = 0;
+    outer: for (const u of units.slice(0, k)) {
+      for (const h of u.hits) {
+        for (const { r } of labelled) {
+          if (refMatchesHit(r, h, meta) && (h.content ?? '').toLowerCase().includes(r.answer_contains!.toLowerCase())) {
+            answerable = 1;
+            break outer;
+          }
+        }
+      }
+    }
+  }
+
+  return {
+    recall_at_1: success_k(ranking, binary, 1),
+    recall_at_3: success_k(ranking, binary, 3),
+    recall_at_5: success_k(ranking, binary, 5),
+    recall_at_10: success_k(ranking, binary, 10),
+    trec_recall_at_10: recall_k(ranking, binary, 10),
+    mrr: mrr_cut_k(ranking, binary, 10),
+    ndcg_at_10: ndcg_cut_k(ranking, graded, 10),
+    precision_at_5: P_k(ranking, binary, 5),
+    ap_at_10: map_cut_k(ranking, binary, 10),
+    found: bestRank === null ? 0 : 1,
+    best_rank: bestRank,
+    last_expected_rank: lastRank,
+    answerable_at_10: answerable,
+    relevant_refs: relevantIdx.length,
+    level,
+    bucket: bucketOf(golden, refs, relevantIdx, bestRank, level, hits, meta),
+  };
+}
+
+/**
+ * Seed 002's failure buckets, adapted to a fusion pipeline without a reranker:
+ * - rank1_hit: a relevant reference at rank 1;
+ * - topk_ordering_gap: returned, but below rank 1 (the ordering, i.e. fusion weights / k, is the lever);
+ * - missing_expected_source: every relevant passage substring resolves to no chunk of this index variant;
+ * - candidate_budget_miss: among a channel's first-stage candidates but cut before the returned list;
+ * - filtered_candidate_miss: in no channel's candidates, and the query used filters;
+ * - candidate_generation_miss: in no channel's candidates (neither BM25 nor vector found it);
+ * - not_diagnosed: the service reports no first-stage candidates (url:/module: services).
+ */
+function bucketOf(
+  golden: GoldenQuery,
+  refs: Reference[],
+  relevantIdx: number[],
+  bestRank: number | null,
+  level: 'chunk' | 'document',
+  hits: HarnessHit[],
+  meta: HarnessMetadata | undefined,
+): FailureBucket {
+  if (bestRank === 1) return 'rank1_hit';
+  if (bestRank !== null) return 'topk_ordering_gap';
+  const rel = relevantIdx.map((i) => refs[i]!);
+  const res = meta?.resolution;
+  if (
+    res &&
+    rel.every((r) => r.passage_substring !== undefined && r.chunk_id === undefined && (res[r.passage_substring]?.length ?? -1) === 0)
+  ) {
+    return 'missing_expected_source';
+  }
+  const d = meta?.diagnostics;
+  if (!d || (!d.keywordCandidates?.length && !d.vectorCandidates?.length)) return 'not_diagnosed';
+  const hitsById = new Map(hits.map((h) => [h.chunkId, h]));
+  let unknown = false;
+  for (const id of [...(d.keywordCandidates ?? []), ...(d.vectorCandidates ?? [])]) {
+    for (const r of rel) {
+      const m = refMatchesCandidate(r, id, level, hitsById, meta);
+      if (m === true) return 'candidate_budget_miss';
+      if (m === null) unknown = true;
+    }
+  }
+  if (unknown) return 'not_diagnosed';
+  const f = golden.filters;
+  const filtered = !!f && Object.values(f).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== ''));
+  return filtered ? 'filtered_candidate_miss' : 'candidate_generation_miss';
+}
+
+export interface RoutingOptions {
+  /**
+   * no_results also passes when the service's best normalised relevance (routing.topRelevance) is below
+   * this threshold (DES-058: "no results exceed a relevance threshold").
+   */
+  noResultsThreshold?: number;
+}
+
+/**
+ * Routing check of one query (DES-058): practice_bridge must route to the Practice Bridge; no_results
+ * must return nothing, route to no_results, or stay below the threshold; search must route to search
+ * with results. A query with expect_safety must also carry the safety flag.
+ */
+export function scoreRouting(golden: GoldenQuery, output: HarnessOutput, opts: RoutingOptions = {}): RoutingScores {
+  const expected = golden.expected_routing ?? 'search';
+  const nHits = output.hits.length;
+  const actual = output.routing?.route ?? (output.practice_bridge ? 'practice_bridge' : nHits ? 'search' : 'no_results');
+  const bridge = output.practice_bridge === true || actual === 'practice_bridge';
+  let ok: boolean;
+  let reason: string;
+  if (expected === 'practice_bridge') {
+    ok = bridge;
+    reason = ok ? 'routed to practice_bridge' : `expected practice_bridge, got ${actual}`;
+  } else if (expected === 'no_results') {
+    const top = output.routing?.topRelevance;
+    const below = opts.noResultsThreshold !== undefined && top !== undefined && top < opts.noResultsThreshold;
+    ok = actual === 'no_results' || nHits === 0 || below;
+    reason = ok
+      ? actual === 'no_results' || nHits === 0
+        ? 'no results'
+        : `top relevance ${top} below threshold ${opts.noResultsThreshold}`
+      : `expected no_results, got ${actual} with ${nHits} hits` + (top !== undefined ? ` (top relevance ${top})` : '');
+  } else {
+    ok = actual === 'search' && !bridge && nHits > 0;
+    reason = ok ? 'search results' : `expected search results, got ${actual} with ${nHits} hits`;
+  }
+  const safetyExpected = golden.expect_safety === true;
+  const safetyOk = safetyExpected ? output.safety === true : null;
+  if (safetyExpected && !safetyOk) reason += '; safety flag missing';
+  return {
+    expected,
+    actual,
+    practice_bridge: bridge,
+    ok: ok && safetyOk !== false,
+    safety_expected: safetyExpected,
+    safety_ok: safetyOk,
+    reason,
+  };
+}
+
+const SENTENCE_END = /[.!?;:…。！？।॥"'”’»)\]*_`]$/u;
+
+/**
+ * Integrity of the top results (seed 003): a chunk that stops mid-sentence (its last character is not
+ * sentence-final punctuation or a closing bracket/quote) or leaves a ``` code fence open.
+ */
+export function checkIntegrity(output: HarnessOutput, top = 5): IntegrityIssue[] {
+  const issues: IntegrityIssue[] = [];
+  for (const h of [...output.hits].sort((a, b) => a.rank - b.rank).slice(0, top)) {
+    const text = (h.content ?? '').trimEnd();
+    const fences = text.split('\n').filter((l) => /^\s*(```|~~~)/.test(l)).length;
+    if (fences % 2 === 1) issues.push({ rank: h.rank, chunkId: h.chunkId, issue: 'open_code_fence' });
+    else if (text.length > 0 && !SENTENCE_END.test(text)) issues.push({ rank: h.rank, chunkId: h.chunkId, issue: 'cut_mid_sentence' });
+  }
+  return issues;
+}
+
+/** Category -> a key suffix mathjs can parse ("technique-boundary" -> "technique_boundary"). */
+export function categoryKey(category: string): string {
+  const k = category.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+  return /^[a-z]/.test(k) ? k : `c_${k || 'none'}`;
+}
+
+/** The ranking measures that get per-category keys and derived means. */
+export const RANK_KEYS = [
+  'recall_at_1',
+  'recall_at_3',
+  'recall_at_5',
+  'recall_at_10',
+  'trec_recall_at_10',
+  'mrr',
+  'ndcg_at_10',
+  'precision_at_5',
+  'ap_at_10',
+  'found',
+] as const;
+
+/**
+ * namedScores of the rank assertion (SUMS per column in promptfoo; derived metrics divide by the counters):
+ * every RANK_KEYS measure overall and `<key>_<category>`, `n_ranked` and `n_<category>` (queries scored),
+ * found_rank / last_expected_rank with their counters, answerable_at_10 with n_answerable, and one
+ * `bucket_<name>` = 1.
+ */
+export function rankNamedScores(category: string, s: RetrievalScores): Record<string, number> {
+  const c = categoryKey(category);
+  const out: Record<string, number> = { n_ranked: 1, [`n_${c}`]: 1, [`bucket_${s.bucket}`]: 1 };
+  for (const key of RANK_KEYS) {
+    out[key] = s[key];
+    out[`${key}_${c}`] = s[key];
+  }
+  if (s.best_rank !== null) out.found_rank = s.best_rank;
+  if (s.last_expected_rank !== null) {
+    out.last_expected_rank = s.last_expected_rank;
+    out.n_all_found = 1;
+  }
+  if (s.answerable_at_10 !== null) {
+    out.answerable_at_10 = s.answerable_at_10;
+    out.n_answerable = 1;
+  }
+  return out;
+}
+
+/**
+ * namedScores of the routing assertion (every query has one): routing_ok overall and per category with
+ * n_routing counters, safety_ok / n_safety, and the provider's latency_ms / n_latency.
+ */
+export function routingNamedScores(category: string, r: RoutingScores, latencyMs?: number): Record<string, number> {
+  const c = categoryKey(category);
+  const out: Record<string, number> = {
+    routing_ok: r.ok ? 1 : 0,
+    n_routing: 1,
+    [`routing_ok_${c}`]: r.ok ? 1 : 0,
+    [`n_routing_${c}`]: 1,
+  };
+  if (r.safety_expected) {
+    out.safety_ok = r.safety_ok ? 1 : 0;
+    out.n_safety = 1;
+  }
+  if (latencyMs !== undefined && Number.isFinite(latencyMs)) {
+    out.latency_ms = latencyMs;
+    out.n_latency = 1;
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+/**
+ * Seed 002's shipping criteria for a candidate column against a baseline column of the same results
+ * (queries matched by golden id; only queries with a relevant reference count for Recall@10):
+ *   1. mean Recall@10 (trec_eval recall_10) improves by at least 10 percentage points;
+ *   2. fewer than 20% of queries regress on Recall@10;
+ *   3. no slice (category, and each tag with at least `minSlice` queries) loses more than 5 points of mean Recall@10;
+ *   4. human blind review prefers the candidate by 0.5 on a 1-5 scale: not automatable, reported as not evaluated;
+ *   5. p95 latency <= min(3 x baseline p95, 2500 ms).
+ */
+import type { Column, QueryRecord } from './results.ts';
+import { mean, percentile } from './report.ts';
+
+export interface Criterion {
+  name: string;
+  passed: boolean | null;
+  detail: string;
+}
+
+export interface ShippingVerdict {
+  baseline: string;
+  candidate: string;
+  queries: number;
+  criteria: Criterion[];
+  /** true when every automatable criterion passed (criterion 4 needs a human). */
+  ship: boolean;
+}
+
+const pts = (x: number) => `${(x * 100).toFixed(1)} pts`;
+
+export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number } = {}): ShippingVerdict {
+  const minSlice = opts.minSlice ?? 3;
+  const cand = new Map(candidate.queries.map((q) => [q.id, q]));
+  const pairs: [QueryRecord, QueryRecord][] = [];
+  for (const a of baseline.queries) {
+    const b = cand.get(a.id);
+    if (b && a.retrieval && b.retrieval) pairs.push([a, b]);
+  }
+  const r10 = (q: QueryRecord) => q.retrieval!.trec_recall_at_10;
+  const ma = mean(pairs.map(([a]) => r10(a))) ?? 0;
+  const mb = mean(pairs.map(([, b]) => r10(b))) ?? 0;
+  const gain = mb - ma;
+  const regress = pairs.filter(([a, b]) => r10(b) < r10(a) - 1e-12).length;
+  const share = pairs.length ? regress / pairs.length : 0;
+
+  const slices = new Map<string, [QueryRecord, QueryRecord][]>();
+  for (const p of pairs) {
+    const keys = [`category:${p[0].category}`, ...p[0].tags.map((t) => `tag:${t}`)];
+    for (const k of keys) slices.set(k, [...(slices.get(k) ?? []), p]);
+  }
+  const worst: { slice: string; drop: number }[] = [];
+  for (const [slice, ps] of slices) {
+    if (slice.startsWith('tag:') && ps.length < minSlice) continue;
+    const drop = (mean(ps.map(([a]) => r10(a))) ?? 0) - (mean(ps.map(([, b]) => r10(b))) ?? 0);
+    worst.push({ slice, drop });
+  }
+  worst.sort((x, y) => y.drop - x.drop || (x.slice < y.slice ? -1 : 1));
+  const badSlices = worst.filter((w) => w.drop > 0.05 + 1e-12);
+
+  const lat = (c: Column) => percentile(c.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null), 95);
+  const pa = lat(baseline);
+  const pb = lat(candidate);
+  const budget = pa === null ? null : Math.min(3 * pa, 2500);
+
+  const criteria: Criterion[] = [
+    {
+      name: 'Recall@10 +10 points',
+      passed: pairs.length ? gain >= 0.1 - 1e-12 : null,
+      detail: `mean Recall@10 ${ma.toFixed(4)} -> ${mb.toFixed(4)} (${gain >= 0 ? '+' : ''}${pts(gain)}) over ${pairs.length} queries`,
+    },
+    {
+      name: 'fewer than 20% of queries regress',
+      passed: pairs.length ? share < 0.2 : null,
+      detail: `${regress} of ${pairs.length} queries regress on Recall@10 (${(share * 100).toFixed(1)}%)`,
+    },
+    {
+      name: 'no slice down more than 5 points',
+      passed: worst.length ? badSlices.length === 0 : null,
+      detail: badSlices.length
+        ? `down: ${badSlices.map((w) => `${w.slice} -${pts(w.drop)}`).join(', ')}`
+        : worst.length
+          ? `largest drop ${worst[0]!.slice} ${worst[0]!.drop > 0 ? '-' + pts(worst[0]!.drop) : 'none'}`
+          : 'no slices',
+    },
+    { name: 'human blind review +0.5 (1-5 scale)', passed: null, detail: 'not evaluated: needs a human blind review' },
+    {
+      name: 'p95 latency <= min(3x baseline, 2500 ms)',
+      passed: pb === null || budget === null ? null : pb <= budget,
+      detail: `p95 ${pa?.toFixed(1) ?? 'n/a'} ms -> ${pb?.toFixed(1) ?? 'n/a'} ms (budget ${budget?.toFixed(1) ?? 'n/a'} ms)`,
+    },
+  ];
+  return {
+    baseline: baseline.label,
+    candidate: candidate.label,
+    queries: pairs.length,
+    criteria,
+    ship: criteria.every((c) => c.passed !== false) && criteria.filter((c) => c.passed === true).length >= 4,
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Shapes shared by the harness: what providers/search.ts returns to promptfoo (output + metadata),
+ * and the per-query scores that assertions turn into namedScores and src/report turns into reports.
+ * Pure types, no I/O.
+ */
+import type { RoutingDecision, SearchDiagnostics, SearchParams } from '../search/types.ts';
+
+/** One ranked result as the provider returns it (ranks 1-based, in rank order). */
+export interface HarnessHit {
+  rank: number;
+  chunkId: string;
+  documentId: string;
+  score: number;
+  content: string;
+  path?: string;
+  bookSlug?: string;
+  chapterNumber?: number;
+  channels?: { keyword?: { rank: number; score: number }; vector?: { rank: number; score: number } };
+}
+
+/** `output` of providers/search.ts (assertions receive it as an object; programmatic evaluate as JSON). */
+export interface HarnessOutput {
+  /** Chunk ids in rank order. */
+  ids: string[];
+  hits: HarnessHit[];
+  routing: RoutingDecision | null;
+  practice_bridge: boolean;
+  safety: boolean;
+  latencyMs: number;
+  /** Index variant the column searched, e.g. "c300/use-lite", when the service says. */
+  variant?: string;
+}
+
+/** `metadata` of the provider response (context.metadata in assertions; response.metadata in results JSON). */
+export interface HarnessMetadata {
+  /** First-stage candidates per channel; null when the service does not report them (url:, most module:). */
+  diagnostics?: SearchDiagnostics | null;
+  /**
+   * passage_substring -> chunk ids of the searched index variant (DES-058 LIKE resolution). Present only when
+   * the service implements resolvePassages; otherwise scoring falls back to substring matching on hit content.
+   */
+  resolution?: Record<string, string[]>;
+  params?: Partial<SearchParams>;
+  service?: string;
+}
+
+export const BUCKETS = [
+  'rank1_hit',
+  'topk_ordering_gap',
+  'candidate_budget_miss',
+  'filtered_candidate_miss',
+  'candidate_generation_miss',
+  'missing_expected_source',
+  'not_diagnosed',
+] as const;
+export type FailureBucket = (typeof BUCKETS)[number];
+
+/** Ranking metrics of one query (only when it has at least one relevant reference). */
+export interface RetrievalScores {
+  recall_at_1: number;
+  recall_at_3: number;
+  recall_at_5: number;
+  recall_at_10: number;
+  trec_recall_at_10: number;
+  mrr: number;
+  ndcg_at_10: number;
+  precision_at_5: number;
+  ap_at_10: number;
+  /** 1 when a relevant reference is anywhere in the returned ranking. */
+  found: number;
+  /** Rank of the best relevant reference in the (possibly document-collapsed) ranking; null when not found. */
+  best_rank: number | null;
+  /** Rank at which the last relevant reference appears, when all were returned; null otherwise. */
+  last_expected_rank: number | null;
+  /** 1/0 when some reference carries answer_contains; null otherwise. */
+  answerable_at_10: number | null;
+  /** Number of relevant references (the denominator of trec recall). */
+  relevant_refs: number;
+  /** 'chunk' or 'document' (document/path judgements: ranking collapsed to documents, best chunk first). */
+  level: 'chunk' | 'document';
+  bucket: FailureBucket;
+}
+
+export interface RoutingScores {
+  expected: string;
+  actual: string;
+  practice_bridge: boolean;
+  ok: boolean;
+  /** Set when the golden query expects the safety flag. */
+  safety_expected: boolean;
+  safety_ok: boolean | null;
+  reason: string;
+}
+
+export interface IntegrityIssue {
+  rank: number;
+  chunkId: string;
+  issue: 'cut_mid_sentence' | 'open_code_fence';
+}
