@@ -38,7 +38,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     data = yaml.load(text, { json: false });
   } catch (e) {
     const err = e as { reason?: string; mark?: { line: number; column: number }; message?: string };
-    c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}`);
+    c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`);
     return { queries: [] };
   }
   let list: unknown;

@@ -85,7 +85,11 @@ export function readExtensions(f: Fields, q: Record<string, unknown>): void {
     const v = f.get('filters');
     const r = FiltersSchema.safeParse(v);
     if (r.success) q.filters = r.data;
-    else for (const i of r.error.issues) f.err(['filters', ...i.path.map(String)], `${i.message} (got ${show(v)}), expected an object with folder, tags, language, book`);
+    else
+      for (const i of r.error.issues) {
+        if (i.code === 'unrecognized_keys') for (const k of i.keys) f.err(['filters', k], `unknown filter ${show(k)}, expected folder, tags, language or book`);
+        else f.err(['filters', ...i.path.map(String)], `${i.message}, expected an object with folder (string), tags (list), language (string), book (string)`);
+      }
   }
   const exp = f.strList('expansion');
   if (exp) q.expansion = exp;
@@ -111,7 +115,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
       c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected an object with id, query, language, category`);
       return;
     }
-    const label = typeof raw.id === 'string' && raw.id ? raw.id : `#${index}`;
+    const label = (typeof raw.id === 'string' && raw.id) || typeof raw.id === 'number' ? String(raw.id) : `#${index}`;
     const f = new Fields(c, raw, index, label);
     const derived: string[] = [];
     const q: Record<string, unknown> = {};

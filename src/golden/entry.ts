@@ -34,10 +34,10 @@ export class Fields {
   }
   err(path: readonly (string | number)[], message: string): void {
     this.failed = true;
-    this.c.error(this.ref(path), this.label, fieldName([...path]), message);
+    this.c.error(this.ref(path), this.label, fieldName([...this.base, ...path]), message);
   }
   warn(path: readonly (string | number)[], message: string): void {
-    this.c.warn(this.ref(path), this.label, fieldName([...path]), message);
+    this.c.warn(this.ref(path), this.label, fieldName([...this.base, ...path]), message);
   }
   has(k: string): boolean {
     return this.raw[k] !== undefined && this.raw[k] !== null;

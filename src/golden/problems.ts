@@ -106,6 +106,9 @@ export class Collector {
       p.col = loc?.col;
       delete p.ref;
     }
+    // file order (stable: problems of one line keep the order they were found in)
+    const order = new Map(this.problems.map((p, i) => [p, i]));
+    this.problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || order.get(a)! - order.get(b)!);
   }
   get errors(): Problem[] {
     return this.problems.filter((p) => p.severity === 'error');
