@@ -1,0 +1,159 @@
+/**
+ * Model-graded relevance assertions (thin; logic in src/judge). Judge config comes from the
+ * assertion's `config` (or env: RANKGATE_JUDGE, RANKGATE_JUDGE_MODEL, RANKGATE_JUDGE_REFRESH):
+ *
+ *   - type: javascript
+ *     value: file://assertions/judge.ts:judged
+ *     config: { mode: auto|bedrock|similarity|off, model: us.anthropic.claude-haiku-4-5-20251001-v1:0,
+ *               region, endpoint, concurrency: 4, timeoutMs: 30000, maxAttempts: 3, retries: 2,
+ *               cacheDir: .rankgate/cache/judge, refresh: false, passAt: 3 }
+ *
+ * `judged`: every top-10 result that matches no expected passage is judged (src/judge/query.ts).
+ * namedScores (SUMS per promptfoo column; divide by the counters): judged_recall_at_{1,3,5,10},
+ * judged_mrr, judged_ndcg_at_10, each also `_<category>`, counters n_judged and n_judged_<category>,
+ * judge_errors (+ _<category>), judged_results, judged_high, judged_partial, judged_not_relevant,
+ * judge_calls, judge_cache_hits, judge_input_tokens, judge_output_tokens, judge_cost_usd.
+ * In `similarity` mode every key is prefixed `heuristic_` (a heuristic, labelled as such).
+ * A row with a judge error FAILS (a broken judge is never a pass). With the judge off the row passes
+ * with reason "judge: off" and no judged scores.
+ *
+ * `seekerFit` (Dark Night rubric, bedrock only): seeker_fit (top-1: MEETS 1, PARTLY 0.5, else 0),
+ * seeker_fit_at_3 (best of the top 3), n_seeker_fit, seeker_fit_errors; only for dark_night queries
+ * or retrieval_intent meet_first / console (others pass, unscored).
+ * `compactness` (seed 003, bedrock only): mean 1-5 over the top `k` (default 3) as compactness_sum
+ * with n_compactness; passes when the mean >= config.min (default 3).
+ */
+import { createJudge, type Judge, type JudgeOptions } from '../src/judge/index.ts';
+import { judgeQuery } from '../src/judge/query.ts';
+import { categoryKey } from '../src/report/score.ts';
+import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
+
+const judges = new Map<string, Promise<Judge>>();
+
+const CONFIG_KEYS = ['mode', 'model', 'region', 'endpoint', 'concurrency', 'timeoutMs', 'maxAttempts', 'retries', 'retryBaseMs', 'cacheDir', 'refresh', 'maxTokens', 'thresholds', 'embedder'] as const;
+
+/** One judge per distinct config per process (shares the concurrency limit, stats and model load). */
+export function judgeFor(config: Record<string, unknown> | undefined): Promise<Judge> {
+  const opts: Record<string, unknown> = {};
+  for (const k of CONFIG_KEYS) if (config?.[k] !== undefined) opts[k] = config[k];
+  const key = JSON.stringify(opts) + `|${process.env.RANKGATE_JUDGE ?? ''}|${process.env.RANKGATE_JUDGE_MODEL ?? ''}`;
+  let j = judges.get(key);
+  if (!j) {
+    j = createJudge(opts as JudgeOptions);
+    j.catch(() => judges.delete(key));
+    judges.set(key, j);
+  }
+  return j;
+}
+
+function offResult(judge: Judge): GradingResult {
+  return {
+    pass: true,
+    score: 1,
+    reason: `${judge.label}: results not matching an expected passage are not judged (set RANKGATE_JUDGE=bedrock with AWS configured, or RANKGATE_JUDGE=similarity)`,
+    metadata: { judge: judge.label },
+  };
+}
+
+export async function judged(output: unknown, context: AssertionContext): Promise<GradingResult> {
+  const judge = await judgeFor(context.config);
+  if (judge.mode === 'off') return offResult(judge);
+  const golden = goldenFrom(context);
+  const out = outputFrom(output);
+  const s = await judgeQuery(judge, golden, out.hits, { resolution: metadataFrom(context)?.resolution });
+  if (!s) return { pass: true, score: 1, reason: `${judge.label}: no relevant reference, nothing judged (routing-only query)`, metadata: { judge: judge.label } };
+  const p = s.heuristic ? 'heuristic_' : '';
+  const c = categoryKey(golden.category);
+  const ns: Record<string, number> = {};
+  const put = (k: string, v: number, perCategory = false) => {
+    ns[p + k] = v;
+    if (perCategory) ns[`${p}${k}_${c}`] = v;
+  };
+  for (const k of ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const) {
+    put(k, s[k], true);
+  }
+  put('n_judged', 1, true);
+  put('judge_errors', s.errors, true);
+  put('judged_results', s.judged);
+  put('judged_high', s.high);
+  put('judged_partial', s.partial);
+  put('judged_not_relevant', s.not_relevant);
+  put('judge_calls', s.calls);
+  put('judge_cache_hits', s.cache_hits);
+  put('judge_input_tokens', s.input_tokens);
+  put('judge_output_tokens', s.output_tokens);
+  put('judge_cost_usd', s.cost_usd);
+  const passAt = Number(context.config?.passAt ?? 3);
+  const errs = s.items.filter((i) => i.ref === undefined && !i.verdict);
+  const verdicts = s.items
+    .filter((i) => i.ref === undefined)
+    .map((i) => `#${i.rank} ${i.verdict ?? 'ERROR'}${i.similarity !== undefined ? `(${i.similarity.toFixed(2)})` : ''}`)
+    .join(', ');
+  const reason =
+    (s.errors ? `JUDGE ERROR x${s.errors} (${errs[0]?.error ?? 'unknown'}) · ` : '') +
+    `${judge.label} · judged best rank ${s.judged_best_rank ?? 'none'} · judged R@3 ${s.judged_recall_at_3} · judged MRR@10 ${s.judged_mrr.toFixed(3)} · judged nDCG@10 ${s.judged_ndcg_at_10.toFixed(3)}` +
+    (verdicts ? ` · verdicts: ${verdicts}` : ' · nothing to judge') +
+    ` · calls ${s.calls}, cache hits ${s.cache_hits}`;
+  return {
+    pass: s.errors === 0 && s.judged_best_rank !== null && s.judged_best_rank <= passAt,
+    score: s.judged_mrr,
+    reason,
+    namedScores: ns,
+    metadata: { judge: judge.label, judged: s.items, heuristic: s.heuristic },
+  };
+}
+
+const SEEKER_SCORE = { MEETS: 1, PARTLY: 0.5, DOES_NOT_MEET: 0 } as const;
+
+export async function seekerFit(output: unknown, context: AssertionContext): Promise<GradingResult> {
+  const judge = await judgeFor(context.config);
+  if (judge.mode === 'off') return offResult(judge);
+  const golden = goldenFrom(context);
+  const darkNight = categoryKey(golden.category) === 'dark_night' || ['meet_first', 'console'].includes(golden.retrieval_intent ?? '');
+  if (!darkNight) return { pass: true, score: 1, reason: 'not a Dark Night query: seeker-fit rubric not applied' };
+  if (!judge.supportsRubrics) {
+    return { pass: true, score: 1, reason: `${judge.label}: the seeker-fit rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
+  }
+  const out = outputFrom(output);
+  const top = [...out.hits].sort((a, b) => a.rank - b.rank).slice(0, Number(context.config?.k ?? 3));
+  if (!top.length) {
+    return { pass: false, score: 0, reason: 'seeker-fit: no results to meet the seeker with', namedScores: { seeker_fit: 0, seeker_fit_at_3: 0, n_seeker_fit: 1 } };
+  }
+  const js = await Promise.all(top.map((h, i) => judge.seekerFit({ query: golden.query, result: h.content ?? '', rank: i + 1 })));
+  const scores = js.map((j) => (j.verdict ? SEEKER_SCORE[j.verdict] : 0));
+  const errors = js.filter((j) => !j.verdict).length;
+  const at3 = Math.max(...scores);
+  return {
+    pass: errors === 0 && at3 >= 1,
+    score: at3,
+    reason: `${errors ? `JUDGE ERROR x${errors} (${js.find((j) => !j.verdict)?.error}) · ` : ''}seeker-fit (${judge.label}): ${js.map((j, i) => `#${i + 1} ${j.verdict ?? 'ERROR'}`).join(', ')}`,
+    namedScores: { seeker_fit: scores[0]!, seeker_fit_at_3: at3, n_seeker_fit: 1, seeker_fit_errors: errors },
+    metadata: { judge: judge.label },
+  };
+}
+
+export async function compactness(output: unknown, context: AssertionContext): Promise<GradingResult> {
+  const judge = await judgeFor(context.config);
+  if (judge.mode === 'off') return offResult(judge);
+  if (!judge.supportsRubrics) {
+    return { pass: true, score: 1, reason: `${judge.label}: the compactness rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
+  }
+  const golden = goldenFrom(context);
+  const out = outputFrom(output);
+  const top = [...out.hits].sort((a, b) => a.rank - b.rank).slice(0, Number(context.config?.k ?? 3));
+  if (!top.length) return { pass: true, score: 1, reason: 'compactness: no results, nothing graded' };
+  const js = await Promise.all(top.map((h) => judge.compactness({ query: golden.query, result: h.content ?? '' })));
+  const ok = js.filter((j) => j.verdict !== null).map((j) => j.verdict!);
+  const errors = js.length - ok.length;
+  const mean = ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : 0;
+  const min = Number(context.config?.min ?? 3);
+  return {
+    pass: errors === 0 && mean >= min,
+    score: (mean - 1) / 4,
+    reason: `${errors ? `JUDGE ERROR x${errors} · ` : ''}compactness (1-5, ${judge.label}): ${js.map((j) => j.verdict ?? 'ERROR').join(', ')} · mean ${mean.toFixed(2)} (min ${min})`,
+    namedScores: ok.length ? { compactness_sum: mean, n_compactness: 1, compactness_errors: errors } : { compactness_errors: errors },
+    metadata: { judge: judge.label },
+  };
+}
+
+export default judged;

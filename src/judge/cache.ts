@@ -1,0 +1,75 @@
+/**
+ * On-disk judgement cache: `<dir>/<model>/<prompt version>/<kk>/<key>.json`, default dir
+ * `.rankgate/cache/judge/`. The key is the sha256 of (model, prompt version, query, expected
+ * passages, sha256 of the passage), so a rerun of an unchanged eval makes no model calls and a new
+ * prompt version or model never reuses old verdicts. Only successful, strictly parsed verdicts are
+ * stored (judge errors are retried next run). Writes are atomic (temp file + rename); a corrupt or
+ * foreign entry is ignored (treated as a miss) and overwritten.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../util/atomic.ts';
+
+export const DEFAULT_JUDGE_CACHE_DIR = join('.rankgate', 'cache', 'judge');
+
+export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+export interface CacheKeyParts {
+  model: string;
+  promptVersion: string;
+  query: string;
+  /** Anything else in the prompt besides the passage (expected passages, rank is NOT included). */
+  context?: readonly string[];
+  passage: string;
+}
+
+export interface CacheEntry {
+  key: string;
+  model: string;
+  promptVersion: string;
+  query: string;
+  passageSha256: string;
+  verdict: string;
+  raw: string;
+  inputTokens: number;
+  outputTokens: number;
+  at: string;
+}
+
+export class JudgeCache {
+  constructor(readonly dir: string = DEFAULT_JUDGE_CACHE_DIR) {}
+
+  key(p: CacheKeyParts): string {
+    return sha256(JSON.stringify([p.model, p.promptVersion, p.query, p.context ?? [], sha256(p.passage)]));
+  }
+
+  private path(model: string, promptVersion: string, key: string): string {
+    const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
+    return join(this.dir, safe(model), safe(promptVersion), key.slice(0, 2), `${key}.json`);
+  }
+
+  get(p: CacheKeyParts): CacheEntry | undefined {
+    const key = this.key(p);
+    try {
+      const e = JSON.parse(readFileSync(this.path(p.model, p.promptVersion, key), 'utf8')) as CacheEntry;
+      return e && e.key === key && typeof e.verdict === 'string' ? e : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  set(p: CacheKeyParts, v: { verdict: string; raw: string; inputTokens: number; outputTokens: number }): void {
+    const key = this.key(p);
+    const entry: CacheEntry = {
+      key,
+      model: p.model,
+      promptVersion: p.promptVersion,
+      query: p.query,
+      passageSha256: sha256(p.passage),
+      ...v,
+      at: new Date().toISOString(),
+    };
+    writeFileAtomic(this.path(p.model, p.promptVersion, key), JSON.stringify(entry, null, 1) + '\n');
+  }
+}

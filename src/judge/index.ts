@@ -1,0 +1,4 @@
+export * from './judge.ts';
+export * from './prompt.ts';
+export * from './query.ts';
+export { JudgeCache, DEFAULT_JUDGE_CACHE_DIR } from './cache.ts';
