@@ -161,10 +161,11 @@ async function bootstrap(argv: string[]): Promise<number> {
   return 0;
 }
 
-async function check(argv: string[]): Promise<number> {
-  const file = fileURLToPath(new URL('./golden-check.ts', import.meta.url));
+/** `golden check` lives in src/cli/golden-check.ts (search engineer); loaded on demand so a build without it still runs. */
+export async function runCheck(argv: string[], moduleUrl: URL = new URL('./golden-check.ts', import.meta.url)): Promise<number> {
+  const file = fileURLToPath(moduleUrl);
   if (!existsSync(file)) throw new UserError(`golden check: not available in this build (${resolve(file)} is missing), expected the search engineer's src/cli/golden-check.ts`);
-  const mod = (await import('./golden-check.ts' as string)) as { run: (argv: string[]) => Promise<number> };
+  const mod = (await import(moduleUrl.href)) as { run: (argv: string[]) => Promise<number> };
   return mod.run(argv);
 }
 
@@ -187,7 +188,7 @@ export async function run(argv: string[]): Promise<number> {
     case 'bootstrap':
       return bootstrap(rest);
     case 'check':
-      return check(rest);
+      return runCheck(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -1,0 +1,159 @@
+/**
+ * `rankgate golden ...` end to end through bin/rankgate.js: exit codes, one-line problems, no stack traces.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { loadGoldenFile } from '../../src/golden/index.ts';
+import { isUserError } from '../../src/errors.ts';
+import { FIX, ROOT, tempDir } from './helpers.ts';
+
+function rg(...args: string[]) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'golden', ...args], { cwd: ROOT, encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+const noStack = (s: string) => assert.doesNotMatch(s, /\n\s+at .+:\d+:\d+\)?$/m, `stack trace in output:\n${s}`);
+const DES = join(FIX, 'des058', 'golden-set-en.json');
+const YAML = join(FIX, 'yaml', 'queries.yaml');
+
+test('validate: valid files exit 0 and say ok per file', () => {
+  const r = rg('validate', DES, YAML, join(FIX, 'beir', 'mini'), join(FIX, 'trec', 'sgml'));
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, /golden-set-en\.json: ok \(des058, 5 queries\)/);
+  assert.match(r.out, /queries\.yaml: ok \(yaml, 3 queries\)/);
+  assert.match(r.out, /mini: ok \(beir, 3 queries\)/);
+  assert.match(r.out, /sgml: ok \(trec, 3 queries\)/);
+});
+
+test('validate: problems are one line each, exit 2, no stack trace', (t) => {
+  const d = tempDir(t);
+  const bad = join(d, 'golden-set-en.json');
+  writeFileSync(bad, JSON.stringify([{ id: 'a', query: 'q', language: 'en', category: 'direct', expected_routing: 'maybe' }, { id: 'a', query: '', language: 'en', category: 'direct' }], null, 2));
+  const broken = join(d, 'broken.yaml');
+  writeFileSync(broken, '- query: a\n  tags: [x\n');
+  const r = rg('validate', bad, broken, DES);
+  assert.equal(r.code, 2);
+  assert.deepEqual(r.out.trim().split('\n'), [
+    `${bad}:7 (a) expected_routing: unknown routing "maybe", expected one of search, practice_bridge, no_results`,
+    `${bad}:11 (a) query: is empty, expected a non-empty string`,
+    `${broken}:3:1 (file) yaml: invalid YAML: unexpected end of the stream within a flow collection, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`,
+    `${DES}: ok (des058, 5 queries)`,
+  ]);
+  assert.match(r.err, /golden validate: 3 errors in 3 files/);
+  noStack(r.out + r.err);
+});
+
+test('convert: YAML -> DES-058 file (atomic) and -> promptfoo on stdout; BEIR/TREC need -o', (t) => {
+  const d = tempDir(t);
+  const out = join(d, 'golden-set-zh.json');
+  const r = rg('convert', YAML, '--to', 'des058', '-o', out);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(loadGoldenFile(out).map((q) => [q.id, q.expected.length]), [['yaml-0', 3], ['yaml-1', 1], ['pinned-weekly-log', 2]]);
+  const pf = rg('convert', DES, '--to', 'promptfoo');
+  assert.equal(pf.code, 0, pf.err);
+  const tests = yaml.load(pf.out) as { description: string; vars: Record<string, unknown> }[];
+  assert.equal(tests.length, 5);
+  assert.equal(tests[0]!.description, 'en-direct-001: What did Yogananda say about divine mother?');
+  const trec = rg('convert', DES, '--to', 'trec');
+  assert.equal(trec.code, 2);
+  assert.match(trec.err, /--to trec writes several files, expected -o OUT/);
+  const tdir = join(d, 'beir');
+  assert.equal(rg('convert', join(FIX, 'jsonl', 'gold-set.jsonl'), '--to', 'beir', '-o', tdir).code, 0);
+  assert.ok(existsSync(join(tdir, 'queries.jsonl')) && existsSync(join(tdir, 'qrels', 'test.tsv')));
+  const bad = rg('convert', DES, '--to', 'excel');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /unknown golden-set format 'excel'/);
+  noStack(bad.err + trec.err);
+});
+
+test('convert refuses an invalid input and writes nothing', (t) => {
+  const d = tempDir(t);
+  const bad = join(d, 'bad.json');
+  writeFileSync(bad, '[{"id": "a"}]');
+  const out = join(d, 'out.yaml');
+  const r = rg('convert', bad, '--to', 'yaml', '-o', out);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /bad\.json:1 \(a\) query: missing, expected a non-empty string/);
+  assert.equal(existsSync(out), false);
+  noStack(r.err);
+});
+
+test('stats: counts per category, language, tag, routing; themes above 20% flagged', () => {
+  const r = rg('stats', YAML, DES);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /queries\.yaml: 3 queries/);
+  assert.match(r.out, /english\s+2\s+66\.7%\s+! above 20%/);
+  assert.match(r.out, /theme balance: english 66\.7%, cjk 33\.3%/);
+  assert.match(r.out, /all 2 files: 8 queries/);
+  const j = rg('stats', DES, '--json');
+  const s = JSON.parse(j.out) as { total: { category: Record<string, number>; routing: Record<string, number>; language: Record<string, number> } };
+  assert.deepEqual(s.total.routing, { search: 3, no_results: 1, practice_bridge: 1 });
+  assert.deepEqual(s.total.language, { en: 5 });
+  assert.equal(s.total.category.dark_night, 1);
+});
+
+test('diff: added/changed pass, a removed or reused id fails', (t) => {
+  const d = tempDir(t);
+  const base = JSON.parse(readFileSync(DES, 'utf8')) as Record<string, unknown>[];
+  const grown = join(d, 'grown.json');
+  writeFileSync(grown, JSON.stringify([...base.map((q, i) => (i === 0 ? { ...q, notes: 'edited' } : q)), { id: 'en-direct-002', query: 'new one', language: 'en', category: 'direct' }]));
+  let r = rg('diff', DES, grown);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, /added    en-direct-002/);
+  assert.match(r.out, /changed  en-direct-001: notes/);
+  const shrunk = join(d, 'shrunk.json');
+  writeFileSync(shrunk, JSON.stringify(base.slice(1).map((q, i) => (i === 0 ? { ...q, query: 'a different question' } : q))));
+  r = rg('diff', DES, shrunk);
+  assert.equal(r.code, 1);
+  assert.match(r.out, /REMOVED  en-direct-001: old queries are regression tests and are never removed/);
+  assert.match(r.out, /REUSED   en-dark_night-001: was "I can't stop crying", now "a different question"/);
+});
+
+test('bootstrap: known-item queries, idempotent, reviewed entries untouched', (t) => {
+  const d = tempDir(t);
+  const corpus = join(d, 'corpus');
+  mkdirSync(corpus);
+  writeFileSync(join(corpus, 'wave.md'), '---\ntitle: The Wave and the Ocean\nslug: the-wave-and-the-ocean\nlanguage: en\n---\n\n# The Wave and the Ocean\n\n## Chapter 1: Waves\n\nThe wave is the ocean.\n');
+  writeFileSync(join(corpus, 'lamp.md'), '---\ntitle: The Lamp Within\nslug: the-lamp-within\nlanguage: en\n---\n\n# The Lamp Within\n\nText.\n');
+  const out = join(d, 'known.jsonl');
+  writeFileSync(out, '{"id":"known-the-lamp-within","query":"lamp book by hand","relevant_case_law_ids":["the-lamp-within"],"source":"chair","note":"reviewed"}\n');
+  const r1 = rg('bootstrap', '--corpus', corpus, '--out', out);
+  assert.equal(r1.code, 0, r1.out + r1.err);
+  assert.match(r1.out, /2 documents -> .*: 1 added, 0 updated, 0 unchanged, 1 left alone/);
+  const first = readFileSync(out, 'utf8');
+  const qs = loadGoldenFile(out);
+  assert.deepEqual(qs.map((q) => [q.id, q.query, q.source]), [
+    ['known-the-lamp-within', 'lamp book by hand', 'reviewed'],
+    ['known-the-wave-and-the-ocean', 'The Wave and the Ocean', 'bootstrap'],
+  ]);
+  assert.equal(first.split('\n')[0], '{"id":"known-the-lamp-within","query":"lamp book by hand","relevant_case_law_ids":["the-lamp-within"],"source":"chair","note":"reviewed"}');
+  assert.deepEqual(qs[1]!.expected, [{ doc_id: 'the-wave-and-the-ocean', grade: 3, relevant: true }]);
+  const r2 = rg('bootstrap', '--corpus', corpus, '--out', out);
+  assert.equal(r2.code, 0);
+  assert.match(r2.out, /0 added, 0 updated, 1 unchanged/);
+  assert.equal(readFileSync(out, 'utf8'), first);
+});
+
+test('check routes to src/cli/golden-check.ts when present, else says it is not available', async (t) => {
+  if (existsSync(join(ROOT, 'src', 'cli', 'golden-check.ts'))) {
+    const r = rg('check', '--help');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /usage: rankgate golden check/);
+  }
+  const { runCheck } = await import('../../src/cli/golden.ts');
+  const missing = new URL(`file://${join(tempDir(t), 'golden-check.ts')}`);
+  await assert.rejects(runCheck([], missing), (e: unknown) => isUserError(e) && /golden check: not available in this build .*golden-check\.ts is missing/.test(e.message));
+});
+
+test('usage errors: unknown subcommand and unknown flag exit 2 without a stack', () => {
+  const a = rg('frobnicate');
+  assert.equal(a.code, 2);
+  assert.match(a.err, /unknown golden command 'frobnicate'/);
+  const b = rg('validate', '--bogus', DES);
+  assert.equal(b.code, 2);
+  assert.match(b.err, /Unknown option '--bogus'/);
+  noStack(a.err + b.err);
+});
