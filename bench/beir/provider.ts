@@ -1,0 +1,26 @@
+/**
+ * The benchmark's promptfoo provider: rankgate's own providers/search.ts, with the output slimmed for
+ * deep rankings. A BEIR run asks for ~150 hits per query and column (Recall@100 needs 100 documents);
+ * passage text and first-stage candidate lists would make promptfoo hold (and write) hundreds of MB, and
+ * no BEIR measure reads them. Everything the rank assertions read (rank, chunkId, documentId, score,
+ * latencyMs, routing) is passed through unchanged.
+ */
+import SearchProvider from '../../providers/search.ts';
+
+export default class BeirSearchProvider extends SearchProvider {
+  override async callApi(prompt: string, context?: Parameters<SearchProvider['callApi']>[1]) {
+    const r = await super.callApi(prompt, context);
+    if (r.output) {
+      r.output = {
+        ...r.output,
+        ids: [],
+        hits: r.output.hits.map((h) => ({ rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '' })),
+      };
+    }
+    if (r.metadata?.diagnostics) {
+      const d = r.metadata.diagnostics;
+      r.metadata = { ...r.metadata, diagnostics: { ...d, keywordCandidates: [], vectorCandidates: [] } };
+    }
+    return r;
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The promptfoo side of the BEIR benchmark: one generated config (a column per search configuration),
+ * run by the installed promptfoo CLI in a child process, and the per-column summary read back from its
+ * `--output` JSON.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SearchParams } from '../../src/search/types.ts';
+import type { GoldenTestCase } from '../../src/golden/promptfoo.ts';
+import { UserError } from '../../src/errors.ts';
+
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PROMPTFOO_BIN = join(REPO, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js');
+
+export interface ColumnSpec {
+  label: string;
+  /** keyword | semantic | hybrid | sweep */
+  kind: 'keyword' | 'semantic' | 'hybrid' | 'sweep';
+  params: Partial<SearchParams>;
+}
+
+export const SWEEP_K = [20, 60, 100] as const;
+/** keyword / vector RRF weights: equal, 60-40 each way */
+export const SWEEP_WEIGHTS = [
+  { keyword: 1, vector: 1 },
+  { keyword: 0.6, vector: 0.4 },
+  { keyword: 0.4, vector: 0.6 },
+] as const;
+
+const wLabel = (w: { keyword: number; vector: number }) => (w.keyword === w.vector ? 'w1:1' : `w${w.keyword}/${w.vector}`);
+
+/** keyword (BM25), semantic, hybrid (RRF defaults k=60, equal weights), and the small sweep grid minus the default cell. */
+export function columnsFor(sweep: 'none' | 'small'): ColumnSpec[] {
+  const cols: ColumnSpec[] = [
+    { label: 'keyword (BM25)', kind: 'keyword', params: { mode: 'keyword' } },
+    { label: 'semantic (use-lite)', kind: 'semantic', params: { mode: 'semantic' } },
+    { label: 'hybrid (RRF k60 w1:1)', kind: 'hybrid', params: { mode: 'hybrid', rrfK: 60, weights: { keyword: 1, vector: 1 } } },
+  ];
+  if (sweep === 'small') {
+    for (const k of SWEEP_K) {
+      for (const w of SWEEP_WEIGHTS) {
+        if (k === 60 && w.keyword === w.vector) continue; // = the hybrid column
+        cols.push({ label: `sweep RRF k${k} ${wLabel(w)}`, kind: 'sweep', params: { mode: 'hybrid', rrfK: k, weights: { ...w } } });
+      }
+    }
+  }
+  return cols;
+}
+
+export interface ConfigOptions {
+  name: string;
+  tests: GoldenTestCase[];
+  columns: ColumnSpec[];
+  dataDir: string;
+  chunkSize: number;
+  embedder: string;
+  /** chunks returned (topK) and per-channel candidates; >= 100 so Recall@100 is measurable */
+  depth: number;
+}
+
+/** The promptfoo config (JSON is YAML) with absolute file:// paths, so it runs from any directory. */
+export function buildConfig(o: ConfigOptions): Record<string, unknown> {
+  const f = (p: string) => `file://${join(REPO, p)}`;
+  const common: Partial<SearchParams> & Record<string, unknown> = {
+    chunkSize: o.chunkSize,
+    embedder: o.embedder,
+    keywordScorer: 'bm25',
+    vectorSearch: 'hnsw',
+    efSearch: Math.max(100, o.depth),
+    topK: o.depth,
+    candidates: o.depth,
+    routing: false,
+    language: 'en',
+    dataDir: o.dataDir,
+    routingConfig: false,
+    autoIngest: false,
+  };
+  return {
+    description: `rankgate BEIR benchmark: ${o.name}`,
+    prompts: ['{{query}}'],
+    providers: o.columns.map((c) => ({ id: f('bench/beir/provider.ts'), label: c.label, config: { ...common, ...c.params } })),
+    defaultTest: {
+      assert: [
+        { type: 'javascript', value: `${f('assertions/rank.ts')}:rank`, config: { passAt: 10 } },
+        { type: 'javascript', value: `${f('bench/beir/assert.ts')}:recall100` },
+      ],
+    },
+    tests: o.tests,
+    derivedMetrics: [
+      { name: 'ndcg_at_10_mean', value: 'ndcg_at_10 / n_beir' },
+      { name: 'mrr_at_10_mean', value: 'mrr / n_beir' },
+      { name: 'recall_at_100_mean', value: 'recall_at_100 / n_beir' },
+    ],
+  };
+}
+
+export interface RunOptions {
+  config: Record<string, unknown>;
+  concurrency: number;
+  /** where the promptfoo results JSON ends up (renamed into place after a complete run) */
+  resultsFile: string;
+  log?: (s: string) => void;
+}
+
+/** `promptfoo eval` on the generated config; resolves to the parsed results JSON. */
+export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
+  const tmp = mkdtempSync(join(tmpdir(), 'rankgate-beir-'));
+  try {
+    const cfg = join(tmp, 'promptfooconfig.yaml');
+    writeFileSync(cfg, JSON.stringify(o.config));
+    const out = join(tmp, 'results.json');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? join(REPO, '.promptfoo'),
+      PROMPTFOO_DISABLE_TELEMETRY: '1',
+      PROMPTFOO_DISABLE_UPDATE: '1',
+      PROMPTFOO_DISABLE_SHARING: '1',
+      PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+      PROMPTFOO_PASS_RATE_THRESHOLD: '0',
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    };
+    delete env.DATABASE_URL; // the benchmark's own PGlite data dir, never a server named by the environment
+    const args = [PROMPTFOO_BIN, 'eval', '-c', cfg, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', '--no-write', '-j', String(o.concurrency)];
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res, rej) => {
+      const child = spawn(process.execPath, args, { cwd: tmp, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        // the provider's ingest/progress lines and promptfoo's errors
+        if (process.env.RANKGATE_BENCH_VERBOSE) process.stderr.write(d);
+      });
+      child.on('error', rej);
+      child.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
+    });
+    let parsed: PfOutput;
+    try {
+      parsed = JSON.parse(readFileSync(out, 'utf8')) as PfOutput;
+    } catch {
+      const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
+      throw new UserError(`promptfoo eval exited with code ${r.code} and wrote no results JSON:\n${tail}`);
+    }
+    const { writeFileAtomic } = await import('../../src/util/atomic.ts');
+    writeFileAtomic(o.resultsFile, readFileSync(out));
+    return parsed;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+export interface PfRow {
+  testIdx?: number;
+  provider?: { id?: string; label?: string };
+  namedScores?: Record<string, number>;
+  gradingResult?: { namedScores?: Record<string, number> } | null;
+  response?: { output?: unknown; error?: string } | null;
+  error?: string | null;
+  latencyMs?: number;
+}
+export interface PfOutput {
+  evalId?: string;
+  results: { results: PfRow[]; prompts?: { provider?: string; label?: string }[] };
+}
+
+export interface ColumnSummary {
+  label: string;
+  kind: ColumnSpec['kind'];
+  params: Partial<SearchParams>;
+  queries: number;
+  errors: number;
+  ndcg10: number;
+  recall100: number;
+  mrr10: number;
+  /** queries whose ranking held fewer than min(100, corpus size) distinct documents */
+  short: number;
+  latencyP50: number;
+  latencyP95: number;
+  /** per query (test order): nDCG@10 */
+  perQuery: { ndcg10: number[]; recall100: number[]; mrr10: number[]; latencyMs: number[] };
+}
+
+/** Percentile with linear interpolation between closest ranks (numpy's default), p in [0, 100]. */
+export function percentile(values: readonly number[], p: number): number {
+  if (!values.length) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const pos = ((s.length - 1) * p) / 100;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
+}
+
+function outputLatency(row: PfRow): number | undefined {
+  let o = row.response?.output;
+  if (typeof o === 'string') {
+    try {
+      o = JSON.parse(o);
+    } catch {
+      return undefined;
+    }
+  }
+  const l = (o as { latencyMs?: unknown } | undefined)?.latencyMs;
+  return typeof l === 'number' ? l : undefined;
+}
+
+/** Means per column over all tests (an errored row counts 0 for every measure, like a missing run in trec_eval -c). */
+export function summarize(pf: PfOutput, columns: ColumnSpec[], nTests: number, corpusDocuments = Infinity): ColumnSummary[] {
+  const full = Math.min(100, corpusDocuments);
+  const rows = pf.results?.results;
+  if (!Array.isArray(rows)) throw new UserError('promptfoo results JSON has no results.results[]');
+  return columns.map((c) => {
+    const mine = rows.filter((r) => r.provider?.label === c.label);
+    const byTest = new Map<number, PfRow>();
+    for (const r of mine) if (typeof r.testIdx === 'number') byTest.set(r.testIdx, r);
+    const ndcg: number[] = [];
+    const rec: number[] = [];
+    const mrr: number[] = [];
+    const lat: number[] = [];
+    let errors = 0;
+    let short = 0;
+    for (let t = 0; t < nTests; t++) {
+      const r = byTest.get(t);
+      const ns = r?.namedScores ?? r?.gradingResult?.namedScores ?? {};
+      const ok = r && !r.error && !r.response?.error && typeof ns.recall_at_100 === 'number';
+      if (!ok) errors++;
+      ndcg.push(ok ? (ns.ndcg_at_10 ?? 0) : 0);
+      rec.push(ok ? ns.recall_at_100! : 0);
+      mrr.push(ok ? (ns.mrr ?? 0) : 0);
+      if (ok && (ns.docs_returned ?? 0) < full) short++;
+      const l = r ? outputLatency(r) : undefined;
+      if (l !== undefined) lat.push(l);
+    }
+    const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    return {
+      label: c.label,
+      kind: c.kind,
+      params: c.params,
+      queries: nTests,
+      errors,
+      ndcg10: mean(ndcg),
+      recall100: mean(rec),
+      mrr10: mean(mrr),
+      short,
+      latencyP50: percentile(lat, 50),
+      latencyP95: percentile(lat, 95),
+      perQuery: { ndcg10: ndcg, recall100: rec, mrr10: mrr, latencyMs: lat },
+    };
+  });
+}
+
+/** The best hybrid configuration by mean nDCG@10 (ties: the earlier column, i.e. the default first). */
+export function bestHybrid(cols: ColumnSummary[]): ColumnSummary | undefined {
+  let best: ColumnSummary | undefined;
+  for (const c of cols) if ((c.kind === 'hybrid' || c.kind === 'sweep') && (!best || c.ndcg10 > best.ndcg10 + 1e-12)) best = c;
+  return best;
+}
