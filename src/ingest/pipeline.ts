@@ -142,7 +142,8 @@ const BUILD_POSTINGS = `
 INSERT INTO bm25_postings (variant, term, chunk, tf, doc_len)
 SELECT c.variant, u.lexeme, c.key, coalesce(cardinality(u.positions), 1), c.doc_len
 FROM book_chunks c, unnest(c.tsv) u
-WHERE c.variant = $1`;
+WHERE c.variant = $1
+ORDER BY u.lexeme, c.key`; // physically grouped by term: a query term's postings sit on few pages
 const BUILD_TERMS = `
 INSERT INTO bm25_terms (variant, term, df)
 SELECT variant, term, count(*) FROM bm25_postings WHERE variant = $1 GROUP BY variant, term`;

@@ -15,5 +15,5 @@ WHERE q.tsq IS NOT NULL
   AND ($8::text IS NULL OR c.book_slug = $8)
   AND ($9::text IS NULL OR c.path LIKE $9 ESCAPE '\')
   AND ($10::text[] IS NULL OR EXISTS (SELECT 1 FROM documents d WHERE d.id = c.document AND d.tags @> $10::text[]))
-ORDER BY round(ts_rank_cd(c.tsv, q.tsq)::numeric, 9) DESC, c.id
+ORDER BY round(ts_rank_cd(c.tsv, q.tsq)::numeric, 9) DESC, c.id COLLATE "C"
 LIMIT $6

@@ -3,4 +3,4 @@
 SELECT c.id
 FROM book_chunks c
 WHERE c.variant = $1 AND c.content LIKE $2 ESCAPE '\'
-ORDER BY c.id
+ORDER BY c.id COLLATE "C"

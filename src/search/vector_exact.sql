@@ -10,5 +10,5 @@ WHERE c.variant = $1
   AND ($5::text IS NULL OR c.book_slug = $5)
   AND ($6::text IS NULL OR c.path LIKE $6 ESCAPE '\')
   AND ($7::text[] IS NULL OR EXISTS (SELECT 1 FROM documents d WHERE d.id = c.document AND d.tags @> $7::text[]))
-ORDER BY round((c.embedding <=> $2::vector)::numeric, 6), c.id
+ORDER BY round((c.embedding <=> $2::vector)::numeric, 6), c.id COLLATE "C"
 LIMIT $3
