@@ -4,6 +4,7 @@
  * Reads the corpus (src/ingest/readers.ts), then ingestCorpus (src/ingest/pipeline.ts) builds one index
  * variant per chunk size for the embedder. Flags are checked before anything is opened or read.
  */
+import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
 import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
@@ -25,7 +26,41 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
 /** `postgres://...` -> server URL; anything else -> PGlite data directory. */
 export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: string } {
   if (db === undefined || db === '') return {};
-  return /^postgres(ql)?:\/\//i.test(db) ? { url: db } : { dataDir: db };
+  if (/^postgres(ql)?:\/\//i.test(db)) return { url: db };
+  if (!db.startsWith('memory://') && existsSync(db) && !statSync(db).isDirectory()) {
+    throw new UserError(`--db ${db}: embedded database (PGlite) data directory expected, but it is a file (give a directory, or a postgres:// URL)`);
+  }
+  return { dataDir: db };
+}
+
+/** The --db flag as createSearchService options (its URL field is `databaseUrl`, not `url`). */
+export function serviceDbOptions(db: string | undefined): { databaseUrl?: string; dataDir?: string } {
+  const { url, dataDir } = parseDbFlag(db);
+  return { ...(url ? { databaseUrl: url } : {}), ...(dataDir ? { dataDir } : {}) };
+}
+
+const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/** A database error that means the connection is gone (backend terminated, server shut down, socket reset). */
+export function isConnectionLost(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  if (!err) return false;
+  if (typeof err.code === 'string' && CONNECTION_CODES.has(err.code)) return true;
+  return /Connection terminated|terminating connection|connection error|server closed the connection/i.test(String(err.message ?? ''));
+}
+
+/**
+ * pg emits 'error' on a checked-out client whose backend dies after its query failed; without a listener
+ * Node crashes with a stack trace. Give every acquired client one: the failure surfaces on the query instead.
+ */
+const guarded = new WeakSet<object>();
+export function surviveLostConnections(db: { pool: import('pg').Pool }): void {
+  db.pool.on('acquire', (client) => {
+    // (the pool's own idle listener is still attached at 'acquire' and removed right after)
+    if (guarded.has(client)) return;
+    guarded.add(client);
+    client.on('error', () => {});
+  });
 }
 
 export function parseChunkSizes(value: string): number[] {
@@ -95,6 +130,7 @@ export async function run(argv: string[]): Promise<number> {
   const { openDatabase } = await import('../db/index.ts');
   const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
   const db = await openDatabase(parseDbFlag(values.db as string | undefined));
+  surviveLostConnections(db);
   let embedder: Awaited<ReturnType<typeof embeddings.createEmbedder>> | undefined;
   try {
     embedder = await embeddings.createEmbedder(embedderId);
@@ -105,6 +141,13 @@ export async function run(argv: string[]): Promise<number> {
       embedder,
       overlap,
       onProgress: values.json ? undefined : createProgressReporter(),
+    }).catch((e: unknown) => {
+      if (!isConnectionLost(e)) throw e;
+      throw new UserError(
+        `database ${db.describe}: connection lost during the ingest (${(e as Error).message}); ` +
+          `the interrupted index variant was rolled back (each variant is written in one transaction): run the ingest again`,
+        1,
+      );
     });
     if (values.json) {
       console.log(JSON.stringify({ corpus, database: db.describe, documents: documents.length, ...stats }, null, 2));

@@ -7,7 +7,7 @@
  */
 import { UserError } from '../errors.ts';
 import type { SearchParams, SearchResponse } from '../search/types.ts';
-import { parseDbFlag, parseIntFlag, strictParse } from './ingest.ts';
+import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -136,7 +136,7 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof routing === 'string') (await import('../search/routing.ts')).loadRoutingConfig(routing); // fail early, clearly
 
   const { createSearchService } = await import('../search/service.ts');
-  const service = await createSearchService({ ...parseDbFlag(values.db as string | undefined), ...(routing !== undefined ? { routing } : {}) });
+  const service = await createSearchService({ ...serviceDbOptions(values.db as string | undefined), ...(routing !== undefined ? { routing } : {}) });
   try {
     const r = await service.search(query, params);
     console.log(values.json ? JSON.stringify({ query, params, ...r }, null, 2) : formatResponse(query, r));

@@ -6,7 +6,7 @@
  */
 import { UserError } from '../errors.ts';
 import { startSearchServer } from '../search/http.ts';
-import { parseDbFlag, parseIntFlag, strictParse } from './ingest.ts';
+import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
 import { searchParamsFromFlags } from './search.ts';
 
 export const USAGE = `usage: rankgate serve [--port 8080] [--host 127.0.0.1] [options]
@@ -58,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
   if (routing !== undefined) (await import('../search/routing.ts')).loadRoutingConfig(routing);
 
   const { createSearchService } = await import('../search/service.ts');
-  const service = await createSearchService({ ...parseDbFlag(values.db as string | undefined), defaults, ...(routing ? { routing } : {}) });
+  const service = await createSearchService({ ...serviceDbOptions(values.db as string | undefined), defaults, ...(routing ? { routing } : {}) });
   let srv;
   try {
     srv = await startSearchServer({ service, port, host, maxBodyBytes, defaults });

@@ -1,0 +1,122 @@
+/**
+ * Database faults, through the real CLI: unreachable at start (server port closed, PGlite path that is a
+ * file, a corrupt PGlite directory) and a server backend terminated in the middle of an ingest's write
+ * transaction. Each must end in one clear message naming the database, a non-zero exit and no stack trace;
+ * the interrupted ingest writes nothing (one transaction per variant) and a re-run completes.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CORPUS, SERVER_SKIP, SERVER_URL, assertNoStack, killChildren, rankgate, serverDatabase, spawnNode, BIN, tempDir } from './helpers.ts';
+
+after(killChildren);
+
+describe('database unreachable at start', () => {
+  const dir = tempDir('db-start');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('server on a closed port: ingest and search exit 2 naming the database, no stack', async () => {
+    const url = 'postgres://rg_user:s3cret@127.0.0.1:1/rankgate_nowhere';
+    for (const args of [
+      ['ingest', '--db', url, '--corpus', CORPUS],
+      ['search', '--db', url, 'calm water'],
+    ]) {
+      const r = await rankgate(args);
+      assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /database postgres:\/\/127\.0\.0\.1:1\/rankgate_nowhere is unreachable/);
+      assert.doesNotMatch(r.stderr, /s3cret/, 'the password is never printed');
+      assertNoStack(r.stderr);
+    }
+  });
+
+  it('DATABASE_URL pointing nowhere is named the same way', async () => {
+    const r = await rankgate(['search', 'calm water'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/rg_env' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /database postgres:\/\/127\.0\.0\.1:1\/rg_env is unreachable/);
+    assertNoStack(r.stderr);
+  });
+
+  it('PGlite data directory that is a file: exit 2 naming the path, no stack, the file untouched', async () => {
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'precious\n');
+    for (const args of [
+      ['search', '--db', file, 'calm water'],
+      ['ingest', '--db', file, '--corpus', CORPUS],
+    ]) {
+      const r = await rankgate(args, { DATABASE_URL: undefined });
+      assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /PGlite/);
+      assert.ok(r.stderr.includes(file), r.stderr);
+      assertNoStack(r.stderr);
+    }
+    assert.equal(readFileSync(file, 'utf8'), 'precious\n');
+  });
+
+  it('corrupt PGlite data directory: exit 2 naming it, no stack', async () => {
+    const bad = join(dir, 'corrupt');
+    mkdirSync(bad);
+    writeFileSync(join(bad, 'PG_VERSION'), 'garbage\n');
+    const r = await rankgate(['search', '--db', bad, 'calm water'], { DATABASE_URL: undefined });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /PGlite/);
+    assert.ok(r.stderr.includes(bad), r.stderr);
+    assertNoStack(r.stderr);
+  });
+});
+
+describe('server backend terminated in the middle of an ingest', () => {
+  it('clear error naming the database, non-zero exit, nothing written; a re-run completes', async (t) => {
+    if (!SERVER_URL) return t.skip(SERVER_SKIP);
+    const sdb = await serverDatabase('rg_rel_ingest');
+    const pg = (await import('pg')).default;
+    const locker = new pg.Client({ connectionString: sdb.url });
+    try {
+      await locker.connect();
+      // The pipeline takes this advisory lock inside its write transaction (documents already upserted):
+      // holding it parks the ingest exactly there, so the termination lands mid-transaction every time.
+      const key = "hashtext('public' || 'rankgate_ingest:c300:use-lite')";
+      await locker.query(`SELECT pg_advisory_lock(${key})`);
+      const ingest = spawnNode([BIN, 'ingest', '--db', sdb.url, '--corpus', CORPUS, '--chunk-size', '300'], { timeoutMs: 120_000 });
+      let pid: number | undefined;
+      const deadline = Date.now() + 90_000;
+      while (!pid && Date.now() < deadline) {
+        const w = await locker.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+             AND query LIKE '%pg_advisory_xact_lock%'`,
+        );
+        pid = w.rows[0]?.pid;
+        if (!pid) {
+          if (ingest.child.exitCode !== null) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      assert.ok(pid, `the ingest never reached its write transaction:\n${ingest.output()}`);
+      await locker.query('SELECT pg_terminate_backend($1)', [pid]);
+      const r = await ingest.result;
+      assert.notEqual(r.code, 0, 'an ingest whose connection was killed must not exit 0');
+      assert.ok(r.code !== null, `ended by signal ${r.signal}`);
+      const host = new URL(sdb.url);
+      assert.ok(r.stderr.includes(`${host.hostname}:${host.port}${host.pathname}`), `names the database:\n${r.stderr}`);
+      assert.match(r.stderr, /connection|terminat/i);
+      assertNoStack(r.stderr);
+      const counts = await locker.query(
+        `SELECT (SELECT count(*) FROM index_variants)::int AS v, (SELECT count(*) FROM documents)::int AS d,
+                (SELECT count(*) FROM book_chunks)::int AS c`,
+      );
+      assert.deepEqual(counts.rows[0], { v: 0, d: 0, c: 0 }, 'the interrupted transaction left nothing behind');
+      await locker.query(`SELECT pg_advisory_unlock(${key})`);
+
+      const again = await rankgate(['ingest', '--db', sdb.url, '--corpus', CORPUS, '--chunk-size', '300', '--json'], {}, 120_000);
+      assert.equal(again.code, 0, again.stderr);
+      const stats = JSON.parse(again.stdout);
+      assert.equal(stats.variants[0].chunks, 7);
+      assert.equal(stats.variants[0].embedded, 0, 'vectors paid for before the failure came from the cache');
+      const v = await locker.query('SELECT chunk_count FROM index_variants');
+      assert.deepEqual(v.rows, [{ chunk_count: 7 }]);
+    } finally {
+      await locker.end().catch(() => {});
+      await sdb.drop();
+    }
+  });
+});
