@@ -14,9 +14,11 @@
  *     corpus: datasets/corpus    # ours: ingest this corpus when the index variant is missing (autoIngest)
  *     corpusFormat: markdown     # markdown | jsonl | beir | nq
  *     autoIngest: true           # default true when corpus is set
- *     databaseUrl / dataDir      # ours: Postgres server, or PGlite data dir (default .rankgate/db)
+ *     databaseUrl / dataDir      # ours: Postgres server (default env DATABASE_URL), or PGlite data dir
+ *                                # (default env RANKGATE_DATA_DIR, else .rankgate/db)
  *     routingConfig: config/routing.yaml | false
  *     queryFilters: true         # pass the golden query's filters (folder/tags/language/book) to the search
+ *     warmup: true               # one untimed search per column first (index build, model load stay out of latencyMs)
  *
  * Without module: or url: it is rankgate's own SearchService (src/search). Services are built lazily, once,
  * and shared by every column with the same service settings (columns differ only in search params).
@@ -63,6 +65,7 @@ export interface SearchProviderConfig extends Partial<SearchParams> {
   dataDir?: string;
   routingConfig?: string | false;
   queryFilters?: boolean;
+  warmup?: boolean;
   basePath?: string;
   [k: string]: unknown;
 }
@@ -171,9 +174,11 @@ export default class SearchProvider {
   private readonly serviceKey: string;
   private acquired = false;
   private readonly resolutionCache = new Map<string, Promise<string[] | undefined>>();
+  private warm?: Promise<void>;
 
   constructor(options: { id?: string; config?: SearchProviderConfig; env?: Record<string, string> } = {}) {
     this.config = { ...(options.config ?? {}) };
+    if (this.config.dataDir === undefined && process.env.RANKGATE_DATA_DIR) this.config.dataDir = resolve(process.env.RANKGATE_DATA_DIR);
     this.basePath = this.config.basePath ?? process.cwd();
     this.providerId = options.id ?? 'rankgate-search';
     const params: Partial<SearchParams> = {};
@@ -287,6 +292,14 @@ export default class SearchProvider {
       svc = await this.service();
     } catch (e) {
       return { error: `search service unavailable: ${(e as Error).message}` };
+    }
+    if (this.config.warmup !== false) {
+      // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
+      this.warm ??= svc.search('warm up', { ...params, filters: undefined }).then(
+        () => undefined,
+        () => undefined,
+      );
+      await this.warm;
     }
     const t0 = performance.now();
     let res: SearchResponse;

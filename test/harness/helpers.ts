@@ -48,6 +48,7 @@ export function promptfooEval(config: string, out: string, env: Record<string, s
       PROMPTFOO_DISABLE_UPDATE: '1',
       PROMPTFOO_DISABLE_SHARING: '1',
       PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+      PROMPTFOO_DISABLE_DEBUG_LOG: '1',
       ...env,
     },
   });
