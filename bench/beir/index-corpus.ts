@@ -60,6 +60,8 @@ export async function ensureIndex(opts: {
   embedder: string;
   force?: boolean;
   log?: (s: string) => void;
+  /** no ingest progress lines on stderr */
+  quiet?: boolean;
 }): Promise<EnsureIndexResult> {
   const { db, corpus, chunkSize } = opts;
   const log = opts.log ?? ((s: string) => process.stderr.write(s + '\n'));
@@ -81,7 +83,7 @@ export async function ensureIndex(opts: {
   log(`ingesting ${documents.length} documents from ${corpus} (chunk size ${chunkSize}, ${opts.embedder}) into ${db.describe}`);
   const embedder = await createEmbedder(opts.embedder);
   try {
-    const stats = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder, onProgress: createProgressReporter() });
+    const stats = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder, onProgress: opts.quiet ? undefined : createProgressReporter() });
     const s = stats.variants[0]!;
     const st = statSync(corpus);
     const record: IngestRecord = {

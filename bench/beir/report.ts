@@ -51,7 +51,7 @@ export function renderMarkdown(r: ReportInput): string {
   const errs = r.columns.filter((c) => c.errors > 0);
   if (errs.length) L.push(`Errored rows (counted as 0): ${errs.map((c) => `${c.label} ${c.errors}`).join(', ')}.`, '');
   const short = r.columns.filter((c) => c.short > 0);
-  if (short.length) L.push(`Queries whose ranking held fewer than 100 documents: ${short.map((c) => `${c.label} ${c.short}`).join(', ')}.`, '');
+  if (short.length) L.push(`Queries whose ranking held fewer than 100 documents (or the whole corpus), which caps their Recall@100: ${short.map((c) => `${c.label} ${c.short}`).join(', ')}.`, '');
   const sweep = r.columns.filter((c) => c.kind === 'sweep' || c.kind === 'hybrid');
   if (sweep.length > 1) {
     L.push('RRF sweep (nDCG@10; weights keyword/vector), picked on the same queries it reports (optimistic: no held-out split):');

@@ -1,0 +1,194 @@
+/**
+ * Ingest throughput and hybrid query latency on synthetic chunks, on PGlite and on Postgres.
+ *
+ *   node --import tsx bench/search.ts [--sizes 1000,10000,100000] [--engines pglite,postgres]
+ *        [--queries 200] [--dim 384] [--use-lite 256]
+ *
+ * Corpus: deterministic synthetic documents (seeded PRNG), ~110 words each from a Zipf-distributed
+ * vocabulary of 30,000 pseudo-words, one ~300-token chunk per document. Vectors: a hashing bag-of-words
+ * embedder (`--dim` dims, free to compute), so the figures are the storage/index/query cost alone.
+ * Reported per size and engine:
+ *   ingest        chunks/s for a first ingest (chunk + embed (hash) + write + postings + HNSW + ANALYZE)
+ *   re-ingest     chunks/s when every vector comes from the embedding cache (no embedding work)
+ *   hybrid query  p50/p95 ms of SearchService.search (BM25 + HNSW, candidates 50, topK 10, RRF) over
+ *                 `--queries` 3-5 word queries after 20 warm-up queries
+ * `--use-lite N` also times USE-lite embedding of N chunks (the "with embedding" cost per chunk).
+ * Postgres: $RANKGATE_BENCH_DATABASE_URL or $RANKGATE_TEST_DATABASE_URL (a private schema, dropped after).
+ * Targets (Postgres): hybrid p95 <= 25 ms at 10k chunks, <= 60 ms at 100k.
+ */
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { openDatabase, type Db } from '../src/db/index.ts';
+import { ingestCorpus } from '../src/ingest/pipeline.ts';
+import { createSearchService } from '../src/search/service.ts';
+import type { Embedder } from '../src/embeddings/types.ts';
+import type { CorpusDocument } from '../src/ingest/types.ts';
+
+function mulberry32(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'te', 'vi', 'zo', 'ba', 'de', 'fu', 'gi', 'ho', 'ju', 'pe', 'qui', 'ra', 'so', 'tu'];
+function vocabulary(n: number, rnd: () => number): string[] {
+  const words = new Set<string>();
+  while (words.size < n) {
+    const len = 2 + Math.floor(rnd() * 3);
+    let w = '';
+    for (let i = 0; i < len; i++) w += SYL[Math.floor(rnd() * SYL.length)];
+    words.add(w);
+  }
+  return [...words];
+}
+
+/** Zipf(s=1) sampler over ranks 0..n-1 by inverse CDF on precomputed cumulative weights. */
+function zipf(n: number, rnd: () => number): () => number {
+  const cum = new Float64Array(n);
+  let s = 0;
+  for (let i = 0; i < n; i++) cum[i] = s += 1 / (i + 1);
+  return () => {
+    const x = rnd() * s;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+function corpus(size: number) {
+  const rnd = mulberry32(42);
+  const vocab = vocabulary(30_000, rnd);
+  const draw = zipf(vocab.length, rnd);
+  const docs: CorpusDocument[] = [];
+  for (let d = 0; d < size; d++) {
+    const sentences: string[] = [];
+    for (let s = 0; s < 10; s++) {
+      const n = 8 + Math.floor(rnd() * 6);
+      const ws = Array.from({ length: n }, () => vocab[draw()]);
+      sentences.push(ws.join(' ') + '.');
+    }
+    docs.push({ id: `syn-${String(d).padStart(6, '0')}`, title: `doc ${d}`, language: 'en', tags: [], metadata: {}, sections: [{ text: sentences.join(' ') }] });
+  }
+  const queries: string[] = [];
+  const qr = mulberry32(7);
+  for (let i = 0; i < 220; i++) {
+    const n = 3 + Math.floor(qr() * 3);
+    // mid-frequency terms (ranks 20..5000), like content words of real queries
+    queries.push(Array.from({ length: n }, () => vocab[20 + Math.floor(qr() * qr() * 4980)]).join(' '));
+  }
+  return { docs, queries };
+}
+
+class HashEmbedder implements Embedder {
+  readonly id: string;
+  readonly maxBatch = 256;
+  constructor(readonly dimension: number) {
+    this.id = `bench-hash-${dimension}`;
+  }
+  private vec(t: string): number[] {
+    const v = new Array<number>(this.dimension).fill(0);
+    for (const w of t.toLowerCase().split(/[^a-z]+/)) {
+      if (!w) continue;
+      const h = createHash('md5').update(w).digest();
+      v[h.readUInt32LE(0) % this.dimension] += h[4] & 1 ? 1 : -1;
+    }
+    return v;
+  }
+  async embedDocuments(t: string[]) {
+    return t.map((x) => this.vec(x));
+  }
+  async embedQuery(t: string) {
+    return this.vec(t);
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))];
+};
+
+async function openEngine(engine: string): Promise<Db> {
+  if (engine === 'pglite') return openDatabase({ dataDir: 'memory://' });
+  const url = process.env.RANKGATE_BENCH_DATABASE_URL ?? process.env.RANKGATE_TEST_DATABASE_URL;
+  if (!url) throw new Error('postgres: set RANKGATE_BENCH_DATABASE_URL or RANKGATE_TEST_DATABASE_URL');
+  return openDatabase({ url, schema: `rgbench_${process.pid}`, dropSchemaOnClose: true });
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: 'string', default: '1000,10000,100000' },
+      engines: { type: 'string', default: 'pglite,postgres' },
+      queries: { type: 'string', default: '200' },
+      dim: { type: 'string', default: '384' },
+      'use-lite': { type: 'string' },
+    },
+  });
+  const sizes = values.sizes!.split(',').map(Number);
+  const nq = Number(values.queries);
+  const dim = Number(values.dim);
+  console.log(`bench/search: synthetic chunks (~300 tokens), ${dim}-d hash vectors, hybrid = BM25 + HNSW (ef_search 100), candidates 50, topK 10`);
+  console.log('engine    chunks   ingest ch/s  (embed/write/index s)  re-ingest ch/s  hybrid p50 ms  p95 ms  keyword p50  vector p50');
+  for (const engine of values.engines!.split(',')) {
+    for (const size of sizes) {
+      const { docs, queries } = corpus(size);
+      const db = await openEngine(engine);
+      try {
+        const emb = new HashEmbedder(dim);
+        const t0 = performance.now();
+        const s1 = await ingestCorpus({ db, documents: docs, chunkSizes: [300], embedder: emb });
+        const first = performance.now() - t0;
+        const v = s1.variants[0];
+        const t1 = performance.now();
+        const s2 = await ingestCorpus({ db, documents: docs, chunkSizes: [300], embedder: emb });
+        const second = performance.now() - t1;
+        const svc = await createSearchService({ db, embedder: emb, routing: false, defaults: { chunkSize: 300, embedder: emb.id } });
+        const lat: number[] = [];
+        const kw: number[] = [];
+        const vec: number[] = [];
+        for (let i = 0; i < 20 + nq; i++) {
+          const q = queries[i % queries.length];
+          const t = performance.now();
+          const r = await svc.search(q, { mode: 'hybrid', vectorSearch: 'hnsw', candidates: 50, topK: 10 });
+          if (i >= 20) {
+            lat.push(performance.now() - t);
+            kw.push(r.diagnostics.timings.keyword ?? 0);
+            vec.push(r.diagnostics.timings.vector ?? 0);
+          }
+        }
+        await svc.close();
+        console.log(
+          `${engine.padEnd(9)} ${String(v.chunks).padStart(6)}   ${(v.chunks / (first / 1000)).toFixed(0).padStart(9)}   ` +
+            `(${(v.embedMs / 1000).toFixed(1)}/${(v.writeMs / 1000).toFixed(1)}/${(v.buildMs / 1000).toFixed(1)})`.padEnd(22) +
+            ` ${(s2.variants[0].chunks / (second / 1000)).toFixed(0).padStart(12)}   ${pct(lat, 0.5).toFixed(1).padStart(12)}  ${pct(lat, 0.95)
+              .toFixed(1)
+              .padStart(6)}  ${pct(kw, 0.5).toFixed(1).padStart(11)}  ${pct(vec, 0.5).toFixed(1).padStart(10)}`,
+        );
+      } finally {
+        await db.close();
+      }
+    }
+  }
+  if (values['use-lite']) {
+    const n = Number(values['use-lite']);
+    const { createEmbedder } = await import('../src/embeddings/index.ts');
+    const e = await createEmbedder('use-lite');
+    const texts = corpus(n).docs.map((d) => d.sections[0].text);
+    const t = performance.now();
+    for (let i = 0; i < texts.length; i += e.maxBatch) await e.embedDocuments(texts.slice(i, i + e.maxBatch));
+    const ms = performance.now() - t;
+    console.log(`use-lite embedding: ${n} chunks in ${(ms / 1000).toFixed(1)} s = ${(n / (ms / 1000)).toFixed(1)} chunks/s (the "with embedding" cost)`);
+    await e.close?.();
+  }
+}
+
+await main();
