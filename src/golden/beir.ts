@@ -13,7 +13,7 @@ import { basename, join } from 'node:path';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show } from './problems.ts';
 import { readTextFile } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { parseJsonLines, rowLocator } from './goldjsonl.ts';
 import type { ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
@@ -76,6 +76,7 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
   rows.forEach(({ value: raw }, index) => {
     if (raw === undefined) return;
     if (!isPlainObject(raw)) return qc.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected an object {"_id","text","metadata"}`);
+    if (!shallowEnough(qc, raw, index, `#${index}`)) return;
     const label = typeof raw._id === 'string' && raw._id ? raw._id : `#${index}`;
     const f = new Fields(qc, raw, index, label);
     const id = f.idLike('_id', { required: true });

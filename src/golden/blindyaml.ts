@@ -29,13 +29,13 @@ import yaml from 'js-yaml';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { isDerived, readExtensions, readPassageList, toPassage, type ReadResult } from './des058.ts';
 
 export function readBlindYaml(text: string, c: Collector): ReadResult {
   let data: unknown;
   try {
-    data = yaml.load(text, { json: false });
+    data = yaml.load(text, { json: false, schema: yaml.CORE_SCHEMA });
   } catch (e) {
     const err = e as { reason?: string; mark?: { line: number; column: number }; message?: string };
     c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`);
@@ -58,6 +58,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
       c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected a mapping with query and expected_paths`);
       return;
     }
+    if (!shallowEnough(c, raw, index, `#${index}`)) return;
     const hasId = raw.id !== undefined && raw.id !== null;
     const label = hasId ? String(raw.id) : `#${index}`;
     const f = new Fields(c, raw, index, label);
@@ -231,5 +232,5 @@ export function writeBlindYaml(queries: readonly GoldenQuery[], meta?: Record<st
   });
   const wrapper = meta?.wrapper;
   const doc = isPlainObject(wrapper) ? { ...wrapper, queries: list } : list;
-  return yaml.dump(doc, { lineWidth: -1, noRefs: true });
+  return yaml.dump(doc, { lineWidth: -1, noRefs: true, schema: yaml.CORE_SCHEMA });
 }

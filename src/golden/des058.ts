@@ -16,7 +16,7 @@ import { FiltersSchema, KNOWN_CATEGORIES, type GoldenQuery, type Reference } fro
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
-import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
 
@@ -115,6 +115,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
       c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected an object with id, query, language, category`);
       return;
     }
+    if (!shallowEnough(c, raw, index, `#${index}`)) return;
     const label = (typeof raw.id === 'string' && raw.id) || typeof raw.id === 'number' ? String(raw.id) : `#${index}`;
     const f = new Fields(c, raw, index, label);
     const derived: string[] = [];

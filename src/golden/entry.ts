@@ -4,7 +4,7 @@
  * category balance).
  */
 import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, type GoldenQuery } from './schema.ts';
-import { show, type Collector, type Ref } from './problems.ts';
+import { MAX_NESTING, nestingDepth, show, type Collector, type Ref } from './problems.ts';
 
 export function fieldName(path: readonly (string | number)[]): string {
   let s = '';
@@ -14,6 +14,16 @@ export function fieldName(path: readonly (string | number)[]): string {
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Entries nested deeper than MAX_NESTING levels are refused (a real golden entry is 4 deep), so no
+ * later step (schema, comparison, writing) can overflow the stack. Returns false (and reports) then.
+ */
+export function shallowEnough(c: Collector, raw: unknown, index: number, label: string): boolean {
+  if (nestingDepth(raw, MAX_NESTING) <= MAX_NESTING) return true;
+  c.error({ index, path: [] }, label, 'entry', `nested more than ${MAX_NESTING} levels deep, expected a flat query object (at most ${MAX_NESTING} levels)`);
+  return false;
 }
 
 /** Reads fields of one entry, remembering which were used so the rest can go to `extra`. */

@@ -15,7 +15,7 @@
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { emit, isDerived, readExtensions, readPassageList, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
 
 export interface JsonlRow {
@@ -64,6 +64,7 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
       c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected a JSON object with id, query, relevant_case_law_ids`);
       return;
     }
+    if (!shallowEnough(c, raw, index, `#${index}`)) return;
     const label = typeof raw.id === 'string' && raw.id ? raw.id : `#${index}`;
     const f = new Fields(c, raw, index, label);
     const derived: string[] = [];

@@ -14,7 +14,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { GoldenQuery } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { jsonLocator, parseJsonText, type ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
 
@@ -103,6 +103,7 @@ export function readNqJson(text: string, c: Collector): ReadResult {
       c.error({ index, path: [] }, `#${index}`, 'entry', `got ${show(raw)}, expected an object with chunk_id, content, metadata.question`);
       return;
     }
+    if (!shallowEnough(c, raw, index, `#${index}`)) return;
     const label = typeof raw.chunk_id === 'string' && raw.chunk_id ? raw.chunk_id : `#${index}`;
     const f = new Fields(c, raw, index, label);
     const id = f.idLike('chunk_id', { required: true });

@@ -42,6 +42,14 @@ export function oneLine(s: string): string {
 
 /** Short, one-line rendering of a value found in the file, for messages. */
 export function show(v: unknown): string {
+  try {
+    return showUnsafe(v);
+  } catch {
+    return Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v;
+  }
+}
+
+function showUnsafe(v: unknown): string {
   let s: string;
   if (v === undefined) return 'nothing';
   if (typeof v === 'string') s = JSON.stringify(v);
@@ -53,12 +61,25 @@ export function show(v: unknown): string {
 }
 
 function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
+  if (nestingDepth(v, 8) > 8) return Array.isArray(v) ? '[...]' : '{...}';
+  return JSON.stringify(v) ?? String(v);
 }
+
+/** Nesting depth of a parsed value (iterative, stops counting past `limit`). */
+export function nestingDepth(v: unknown, limit = Infinity): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > limit) return max;
+    for (const y of Array.isArray(x) ? x : Object.values(x as object)) if (y !== null && typeof y === 'object') stack.push([y, d + 1]);
+  }
+  return max;
+}
+
+export const MAX_NESTING = 32;
 
 export interface Loc {
   line?: number;

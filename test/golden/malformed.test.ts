@@ -91,6 +91,12 @@ const CASES: Case[] = [
   },
   { name: 'TREC: qrels row with 3 columns', files: { 't/topics.txt': '1\tbm25\n', 't/qrels.txt': '1 0 d1 1\n1 d2 1\n' }, open: 't', expect: /^F\/qrels\.txt:2 \(#1\) qrels: got 3 columns, expected 4: qid iteration docno relevance$/ },
   { name: 'TREC: topics without a qrels file', files: { 'x.topics': '<top>\n<num> Number: 1\n<title> bm25\n</top>\n' }, format: 'trec', expect: /^F \(file\) qrels: no qrels file found next to x\.topics, expected a \*qrels\* file/ },
+  {
+    name: 'entry nested 5,000 levels deep (no stack overflow)',
+    files: { 'g.json': `[{"id": "a", "query": "q", "language": "en", "category": "direct",\n "x": ${'['.repeat(5000)}${']'.repeat(5000)}}]` },
+    expect: /^F:1 \(#0\) entry: nested more than 32 levels deep, expected a flat query object/,
+  },
+  { name: 'array nested 200,000 levels deep', files: { 'g.json': `${'['.repeat(200000)}${']'.repeat(200000)}` }, expect: /^F:1 \(#0\) entry: got an array .*expected an object with id, query/ },
   { name: '--format names an unknown format', files: { 'g.json': '[]' }, format: 'excel', expect: /^F \(file\) format: unknown golden-set format 'excel', expected one of des058/ },
   { name: 'format cannot be detected', files: { 'notes.txt': 'hello there\n' }, expect: /^F \(file\) format: cannot tell the golden-set format .* \(pass --format\)$/ },
   { name: 'file does not exist', files: {}, open: 'missing.json', expect: /^F \(file\) format: no such file or folder, expected a golden-set file$/ },

@@ -200,3 +200,16 @@ test('cross-format: DES-058 -> YAML -> DES-058 and -> JSONL keep every expectati
     assert.deepEqual(withoutOrigin(loadGoldenFile(back)), withoutOrigin(g.queries), fmt);
   }
 });
+
+test('YAML values that look like dates or numbers stay as written (CORE schema, no timestamps)', async (t) => {
+  const dir = tempDir(t);
+  const src = join(dir, 'q.yaml');
+  const text = '- id: 2026-01-01\n  query: week 15\n  reviewed: 2026-06-02\n  expected_paths: [logs/2026-W15.md]\n  tags: [english]\n';
+  (await import('node:fs')).writeFileSync(src, text);
+  const g = loadGolden(src);
+  assert.equal(g.queries[0]!.id, '2026-01-01');
+  assert.deepEqual(g.queries[0]!.extra, { reviewed: '2026-06-02' });
+  const out = join(dir, 'out.yaml');
+  await writeAs('yaml', g.queries, g.meta, out);
+  assert.deepEqual(yaml.load(read(out), { schema: yaml.CORE_SCHEMA }), yaml.load(text, { schema: yaml.CORE_SCHEMA }));
+});
