@@ -19,6 +19,7 @@ import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
+export const RETRIEVAL_INTENTS = ['meet_first', 'console'];
 
 export interface ReadResult {
   queries: GoldenQuery[];
@@ -136,8 +137,15 @@ export function readDes058(text: string, c: Collector): ReadResult {
     const routing = f.routing('expected_routing');
     if (routing) q.expected_routing = routing;
     else if (!f.has('expected_routing')) derived.push('expected_routing');
+    if ((routing ?? 'search') === 'search' && (passages || !f.has('expected_passages'))) {
+      const refs = (q.expected ?? []) as Reference[];
+      if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
+      else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
+      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (DES-058)`);
+    }
     const intent = f.str('retrieval_intent', { nonEmpty: true, expect: 'a retrieval intent such as meet_first or console' });
     if (intent !== undefined) q.retrieval_intent = intent;
+    if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
     const safety = f.bool('safety_interstitial');
     if (safety !== undefined) q.expect_safety = safety;
     const notes = f.str('notes');
