@@ -151,6 +151,10 @@ const BUILD_STATS = `
 INSERT INTO bm25_stats (variant, n, avgdl)
 SELECT $1, count(*), coalesce(avg(doc_len), 0) FROM book_chunks WHERE variant = $1`;
 
+export function ginIndexName(variantId: number): string {
+  return `book_chunks_tsv_v${variantId}`;
+}
+
 export function hnswIndexName(variantId: number): string {
   return `book_chunks_hnsw_v${variantId}`;
 }
@@ -229,6 +233,7 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       );
       for (const row of old.rows) {
         await client.query(`DROP INDEX IF EXISTS ${hnswIndexName(row.id)}`);
+        await client.query(`DROP INDEX IF EXISTS ${ginIndexName(row.id)}`);
         await client.query('DELETE FROM index_variants WHERE id = $1', [row.id]);
       }
       const params = {
@@ -273,8 +278,11 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       progress('index', 1, 4);
       await client.query(BUILD_TERMS, [variantId]);
       await client.query(BUILD_STATS, [variantId]);
+      await client.query(`CREATE INDEX ${ginIndexName(variantId)} ON book_chunks USING gin (tsv) WHERE variant = ${variantId}`);
       progress('index', 2, 4);
       if (chunks.length) {
+        // an HNSW graph that fits in maintenance_work_mem builds several times faster
+        await client.query(`SELECT set_config('maintenance_work_mem', $1, true)`, [db.kind === 'pglite' ? '256MB' : '512MB']);
         const m = Math.trunc(opts.hnsw?.m ?? 16);
         const efc = Math.trunc(opts.hnsw?.efConstruction ?? 64);
         await client.query(

@@ -414,21 +414,21 @@ export class SearchService implements SearchServiceLike {
     fargs: (string | string[] | null)[],
   ): Promise<{ id: string; score: number }[]> {
     const sql = SQL.vectorHnsw.replaceAll('{{dim}}', String(Math.trunc(v.dimension)));
-    const filtered = fargs.some((a) => a !== null);
     const client: pg.PoolClient = await this.db.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(1000, efSearch))]);
-      if (filtered) await client.query(`SELECT set_config('hnsw.iterative_scan', 'strict_order', true)`);
+      // Session settings, set once per pooled connection (one round trip per query instead of four):
+      // ef_search >= LIMIT (else HNSW returns at most ef_search rows); strict_order iterative scans keep
+      // going until enough rows pass the filters (without filters they stop at LIMIT as before).
+      const ef = Math.min(1000, efSearch);
+      if (sessionEf.get(client) !== ef) {
+        await client.query(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, [String(ef)]);
+        sessionEf.set(client, ef);
+      }
       const r = await client.query<{ id: string; score: number }>(sql, [v.id, vec, limit, ...fargs]);
-      await client.query('COMMIT');
       // deterministic order among equal scores (the index returns them in graph order)
       return r.rows
         .map((x) => ({ id: x.id, score: Number(x.score) }))
         .sort((a, b) => round6(b.score) - round6(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
     } finally {
       client.release();
     }
@@ -464,6 +464,7 @@ export class SearchService implements SearchServiceLike {
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const sessionEf = new WeakMap<object, number>();
 
 export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
   const db = opts.db ?? (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir }));
