@@ -23,6 +23,9 @@ import {
 import { readText, relevanceLevel } from './trec-eval.ts';
 
 const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed N] [--json] RUN_A RUN_B [RUN_C ...]
+       rankgate compare --results RESULTS.json [-m METRIC] [--seed N] [--json | --markdown]
+         (promptfoo results columns, each against the first; METRIC: ndcg_at_10 (default), recall_at_3, mrr,
+          trec_recall_at_10, ... or routing_ok; plus seed 002's shipping criteria per column)
 
 Compares every run with the first (the baseline) on one measure over the queries of QRELS
 (a query missing from a run scores 0, as with trec_eval -c):
@@ -79,6 +82,8 @@ export async function run(argv: string[]): Promise<number> {
         l: { type: 'string', short: 'l' },
         seed: { type: 'string' },
         json: { type: 'boolean' },
+        results: { type: 'string' },
+        markdown: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -89,6 +94,13 @@ export async function run(argv: string[]): Promise<number> {
   if (values.help) {
     console.log(USAGE);
     return 0;
+  }
+  if (values.results !== undefined) {
+    // promptfoo results columns (a sweep): per-query vectors re-scored by src/report, first column = baseline.
+    if (positionals.length) throw new UserError(`--results takes no run files, got ${positionals.join(' ')}\n${USAGE}`);
+    if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
+    const { resultsCompare } = await import('../report/compare.ts');
+    return resultsCompare(values.results, { metric: values.m, seed: values.seed === undefined ? 42 : Number(values.seed), json: values.json, markdown: values.markdown, format: formatComparisonTable });
   }
   if (!values.qrels) throw new UserError(`--qrels QRELS is required\n${USAGE}`);
   if (positionals.length < 2) throw new UserError(`expected at least two run files, got ${positionals.length}\n${USAGE}`);

@@ -1,0 +1,179 @@
+/** Pure parts of the harness: per-query scoring edge cases, routing, integrity, floors, percentiles, shipping latency. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
+import { categoryKey, checkIntegrity, parseOutput, scoreRanking, scoreRouting } from '../../src/report/score.ts';
+import { applyGate, loadFloors } from '../../src/report/gate.ts';
+import { buildReport, percentile } from '../../src/report/report.ts';
+import { shippingCriteria } from '../../src/report/shipping.ts';
+import { parseResultsJson, type Column, type QueryRecord } from '../../src/report/results.ts';
+import { derivedMetricsFor } from '../../src/report/derived.ts';
+import type { HarnessHit, HarnessOutput } from '../../src/report/types.ts';
+
+const g = (o: Record<string, unknown>): GoldenQuery => GoldenQuerySchema.parse({ id: 'q', query: 'q', language: 'en', category: 'direct', ...o });
+const hit = (chunkId: string, documentId: string, content = 'Text.', extra: Partial<HarnessHit> = {}): HarnessHit => ({ rank: 0, chunkId, documentId, score: 0, content, ...extra });
+const out = (hits: HarnessHit[], extra: Partial<HarnessOutput> = {}): HarnessOutput => ({
+  ids: hits.map((h) => h.chunkId),
+  hits: hits.map((h, i) => ({ ...h, rank: i + 1 })),
+  routing: { route: hits.length ? 'search' : 'no_results', safety: false, reasons: [] },
+  practice_bridge: false,
+  safety: false,
+  latencyMs: 1,
+  ...extra,
+});
+
+describe('scoreRanking', () => {
+  it('credits a passage split over two overlapping chunks once, at its best rank', () => {
+    const q = g({ expected: [{ passage_substring: 'the passage', grade: 3, relevant: true }] });
+    const s = scoreRanking(q, out([hit('a', 'd'), hit('b', 'd'), hit('c', 'd')]), { resolution: { 'the passage': ['b', 'c'] } })!;
+    assert.equal(s.best_rank, 2);
+    assert.equal(s.trec_recall_at_10, 1);
+    assert.equal(s.precision_at_5, 1 / 5, 'the second chunk of the same passage is not a second relevant item');
+    assert.equal(s.mrr, 0.5);
+  });
+
+  it('without a resolution (url:/module: services) matches the substring in the hit content, whitespace-normalised', () => {
+    const q = g({ expected: [{ passage_substring: 'quiet   mind', grade: 3, relevant: true }] });
+    const s = scoreRanking(q, out([hit('a', 'd', 'Noise.'), hit('b', 'd', 'A quiet\nmind rests.')]))!;
+    assert.equal(s.best_rank, 2);
+    assert.equal(s.bucket, 'topk_ordering_gap');
+  });
+
+  it('DES-058: partial references count for nDCG but not for Recall@3', () => {
+    const q = g({ expected: [{ chunk_id: 'p', grade: 1, relevant: false }, { chunk_id: 'h', grade: 3, relevant: true }] });
+    const s = scoreRanking(q, out([hit('p', 'd'), hit('x', 'd'), hit('y', 'd'), hit('h', 'd')]))!;
+    assert.equal(s.recall_at_3, 0);
+    assert.equal(s.recall_at_5, 1);
+    assert.ok(s.ndcg_at_10 > 0 && s.ndcg_at_10 < 1);
+    // DCG = 1/log2(2) + 3/log2(5); IDCG = 3 + 1/log2(3)
+    assert.ok(Math.abs(s.ndcg_at_10 - (1 + 3 / Math.log2(5)) / (3 + 1 / Math.log2(3))) < 1e-12);
+  });
+
+  it('document judgements collapse the ranking to documents (best chunk) before scoring', () => {
+    const q = g({ expected: [{ path: 'notes/b.md', grade: 3, relevant: true }] });
+    const s = scoreRanking(q, out([hit('a1', 'A'), hit('a2', 'A'), hit('a3', 'A'), hit('b1', 'B', 'x', { path: 'notes/b.md' })]))!;
+    assert.equal(s.level, 'document');
+    assert.equal(s.best_rank, 2, 'three chunks of A are one document');
+    assert.equal(s.recall_at_3, 1);
+  });
+
+  it('returns null for routing-only queries and buckets a miss without diagnostics as not_diagnosed', () => {
+    assert.equal(scoreRanking(g({ expected_routing: 'no_results' }), out([])), null);
+    const s = scoreRanking(g({ expected: [{ chunk_id: 'z', grade: 3, relevant: true }] }), out([hit('a', 'd')]))!;
+    assert.equal(s.bucket, 'not_diagnosed');
+    assert.equal(s.found, 0);
+    assert.equal(s.last_expected_rank, null);
+  });
+
+  it('parses JSON-string output (programmatic evaluate) and rejects other shapes with a clear message', () => {
+    assert.equal(parseOutput(JSON.stringify(out([hit('a', 'd')]))).hits.length, 1);
+    assert.throws(() => parseOutput('plain text'), /not the rankgate search output/);
+    assert.throws(() => parseOutput({ ids: [] }), /no hits\[\]/);
+  });
+});
+
+describe('scoreRouting and integrity', () => {
+  it('practice_bridge, no_results (route, empty, or below threshold), search, safety flag', () => {
+    const bridge = out([], { routing: { route: 'practice_bridge', safety: false, reasons: [] }, practice_bridge: true });
+    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), bridge).ok, true);
+    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), out([hit('a', 'd')])).ok, false);
+    const low = out([hit('a', 'd')], { routing: { route: 'search', safety: false, reasons: [], topRelevance: 0.2 } });
+    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low).ok, false);
+    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low, { noResultsThreshold: 0.3 }).ok, true);
+    assert.equal(scoreRouting(g({}), out([])).ok, false, 'search expects results');
+    const r = scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')]));
+    assert.equal(r.ok, false);
+    assert.match(r.reason, /safety flag missing/);
+    assert.equal(scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')], { safety: true })).ok, true);
+  });
+
+  it('flags mid-sentence cuts and open code fences in the top results only', () => {
+    const o = out([hit('a', 'd', 'Ends well.'), hit('b', 'd', 'and then the'), hit('c', 'd', '```js\nx()\n'), hit('e', 'd', 'Fenced:\n```\ncode\n```'), hit('f', 'd', '“Quoted.”')]);
+    assert.deepEqual(checkIntegrity(o).map((i) => [i.chunkId, i.issue]), [['b', 'cut_mid_sentence'], ['c', 'open_code_fence']]);
+    assert.deepEqual(checkIntegrity(o, 1), []);
+  });
+
+  it('category keys are mathjs-safe', () => {
+    assert.equal(categoryKey('technique-boundary'), 'technique_boundary');
+    assert.equal(categoryKey('2nd Slice'), 'c_2nd_slice');
+  });
+});
+
+function column(label: string, latencies: number[], r10: number[]): Column {
+  const queries: QueryRecord[] = r10.map((v, i) => ({
+    id: `q${i}`, query: 'q', category: 'c', language: 'en', tags: [], golden: g({ id: `q${i}` }), error: null,
+    retrieval: { recall_at_1: v, recall_at_3: v, recall_at_5: v, recall_at_10: v, trec_recall_at_10: v, mrr: v, ndcg_at_10: v, precision_at_5: v, ap_at_10: v, found: v, best_rank: v ? 1 : null, last_expected_rank: null, answerable_at_10: null, relevant_refs: 1, level: 'chunk', bucket: 'rank1_hit' },
+    routing: null, integrity: [], latencyMs: latencies[i]!, top: [], promptfooPass: true, judged: false,
+  }));
+  return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries };
+}
+
+describe('report helpers', () => {
+  it('nearest-rank percentiles', () => {
+    const xs = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
+    assert.equal(percentile(xs, 50), 5);
+    assert.equal(percentile(xs, 95), 10);
+    assert.equal(percentile([], 95), null);
+  });
+
+  it('shipping criterion 5: p95 latency <= min(3 x baseline p95, 2500 ms)', () => {
+    const base = column('A', [100, 100, 100, 100], [0, 0, 0, 0]);
+    const good = column('B', [250, 250, 250, 300], [1, 1, 1, 0]);
+    const slow = column('C', [250, 250, 250, 301], [1, 1, 1, 0]);
+    assert.equal(shippingCriteria(base, good).criteria[4]!.passed, true);
+    assert.equal(shippingCriteria(base, slow).criteria[4]!.passed, false);
+    assert.equal(shippingCriteria(base, good).ship, true);
+    const capped = shippingCriteria(column('A', [1000, 1000], [0, 0]), column('B', [2600, 2600], [1, 1]));
+    assert.equal(capped.criteria[4]!.passed, false, 'the 2,500 ms cap applies even when 3x baseline is higher');
+  });
+
+  it('floors: a category missing from the results is not applicable; a present one below its floor fails', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rankgate-floors-'));
+    const f = join(dir, 'gate.yaml');
+    writeFileSync(f, 'overall: { recall_at_3: 0.5 }\ncategories: { technique_boundary: { routing_accuracy: 1.0 }, c: { recall_at_3: 0.9 } }\n');
+    const report = buildReport(column('A', [1, 1, 1, 1], [1, 1, 0, 1]));
+    const checks = applyGate(report, loadFloors(f));
+    assert.deepEqual(checks.map((c) => [c.name, c.passed]), [
+      ['overall recall_at_3 >= 0.5', true],
+      ['technique_boundary routing_accuracy >= 1', true],
+      ['c recall_at_3 >= 0.9', false],
+    ]);
+    assert.match(checks[1]!.note!, /not applicable/);
+    assert.equal(report.gate_passed, false);
+    writeFileSync(f, 'overall: { recall_at_3: high }\n');
+    assert.throws(() => loadFloors(f), /gate\.yaml: overall\.recall_at_3: /);
+    writeFileSync(f, 'overall: [\n');
+    assert.throws(() => loadFloors(f), /gate\.yaml: not valid YAML/);
+    assert.deepEqual(readdirSync(dir), ['gate.yaml']);
+  });
+
+  it('results JSON: a bad golden names the row and field; provider errors count as misses and routing failures', () => {
+    const row = (extra: Record<string, unknown>) => ({ promptIdx: 0, testIdx: 0, testCase: { metadata: { golden: { id: 'x', query: 'q', language: 'en', category: 'direct', expected: [{ chunk_id: 'a', grade: 3, relevant: true }] } } }, ...extra });
+    const doc = (rows: unknown[]) => JSON.stringify({ results: { prompts: [{ provider: 'col' }], results: rows } });
+    const p = parseResultsJson(doc([row({ error: 'search failed: timed out after 5 ms', success: false })]), 'r.json');
+    const q = p.columns[0]!.queries[0]!;
+    assert.equal(q.error, 'search failed: timed out after 5 ms');
+    assert.equal(q.retrieval!.recall_at_3, 0);
+    assert.equal(q.routing!.ok, false);
+    const report = buildReport(p.columns[0]!);
+    assert.equal(report.errors, 1);
+    assert.equal(report.failures[0]!.bucket, 'error');
+    const bad = row({});
+    (bad.testCase.metadata.golden as Record<string, unknown>).language = 'english';
+    assert.throws(() => parseResultsJson(doc([bad]), 'r.json'), /r\.json: results\[0\] \(test 0\): testCase\.metadata\.golden\.language: an ISO 639-1 code/);
+    assert.throws(() => parseResultsJson('{', 'r.json'), /r\.json: not JSON/);
+  });
+
+  it('derived metrics exist only for counters the tests can produce', () => {
+    const names = derivedMetricsFor([g({ category: 'emotional', expected: [{ chunk_id: 'a', grade: 3, relevant: true }] }), g({ category: 'adversarial', expected_routing: 'no_results' })]).map((m) => m.name);
+    assert.ok(names.includes('avg_mrr_emotional'));
+    assert.ok(names.includes('routing_accuracy_adversarial'));
+    assert.ok(!names.includes('avg_mrr_adversarial'));
+    assert.ok(!names.includes('avg_answerable_at_10'));
+    assert.ok(!names.includes('safety_accuracy'));
+    assert.equal(new Set(names).size, names.length);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Sweeps: the grid of promptfooconfig.sweep.ts (pure), and a real promptfoo sweep over the fixture service
+ * (three labelled columns) feeding `rankgate compare --results` and seed 002's shipping criteria.
+ *
+ * Hand-computed from rankings.json (keyword / semantic columns rank the channel candidate lists):
+ *   keyword-only:  Recall@3 5/8, MRR@10 (1+1+1/2+1+1)/8 = 0.5625, trec Recall@10 (1+1+1+1+1/2)/8 = 0.5625
+ *   semantic-only: Recall@3 3/8, MRR@10 3/8, trec Recall@10 (1+1+1/2)/8 = 0.3125
+ *   per query vs hybrid on Recall@10: keyword wins fx-conceptual-001, loses fx-beir-001 (1 -> 1/2);
+ *   semantic loses fx-direct-002 and fx-beir-001.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { sweepColumns, embeddersFor } from '../../promptfooconfig.sweep.ts';
+import { readResultsFile } from '../../src/report/results.ts';
+import { shippingCriteria } from '../../src/report/shipping.ts';
+import { compareResultColumns } from '../../src/report/compare.ts';
+import { FIXTURE, close, promptfooEval, rankgate, tempDir } from './helpers.ts';
+
+describe('promptfooconfig.sweep.ts grid', () => {
+  it('quick: at least 6 columns on one index variant, each labelled with its parameters', () => {
+    const cols = sweepColumns({ RANKGATE_SWEEP: 'quick' });
+    assert.ok(cols.length >= 6);
+    assert.equal(new Set(cols.map((c) => c.label)).size, cols.length, 'labels are unique');
+    assert.deepEqual(new Set(cols.map((c) => c.config.chunkSize)), new Set([300]));
+    assert.deepEqual(new Set(cols.map((c) => c.config.mode)), new Set(['hybrid', 'keyword', 'semantic']));
+    const h40 = cols.find((c) => c.label === 'hybrid rrf40 w1:1 c300 use-lite')!;
+    assert.equal(h40.config.rrfK, 40);
+    const v60 = cols.find((c) => c.label.includes('vec60/bm25-40'))!;
+    assert.deepEqual(v60.config.weights, { keyword: 0.4, vector: 0.6 });
+    assert.equal(sweepColumns({}).length, cols.length, 'quick is the default');
+  });
+
+  it('full: RRF k x weights x chunk size x embedder plus keyword/semantic columns; Bedrock embedders only when configured', () => {
+    const local = sweepColumns({ RANKGATE_SWEEP: 'full' });
+    // 3 chunk sizes x (9 hybrid + keyword + semantic) for use-lite; the default column duplicates one hybrid.
+    assert.equal(local.length, 33);
+    assert.deepEqual(new Set(local.map((c) => c.config.chunkSize)), new Set([200, 300, 500]));
+    assert.deepEqual(new Set(local.map((c) => c.config.rrfK).filter(Boolean)), new Set([40, 60, 80]));
+    assert.deepEqual(embeddersFor({}), ['use-lite']);
+    const env = { RANKGATE_SWEEP: 'full', AWS_REGION: 'us-east-1', AWS_PROFILE: 'x' };
+    assert.deepEqual(embeddersFor(env), ['use-lite', 'titan-v2-512', 'cohere-v3-english']);
+    const withBedrock = sweepColumns(env);
+    assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
+    assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere-v3-english'));
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP must be quick or full/);
+  });
+});
+
+describe('fixture sweep through promptfoo, compare --results and shipping criteria', () => {
+  const dir = tempDir('harness-sweep');
+  const out = join(dir, 'sweep.json');
+  before(async () => {
+    const r = await promptfooEval(join(FIXTURE, 'promptfooconfig.sweep.yaml'), out);
+    assert.equal(r.code, 0, 'RANKGATE_GATE=off in the config env: report only\n' + r.stderr.slice(-1500));
+    assert.match(r.stderr, /floors not met \(report only\)/);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('one labelled column per provider entry with hand-computed means', () => {
+    const d = JSON.parse(readFileSync(out, 'utf8'));
+    const by = Object.fromEntries(d.results.prompts.map((p: { provider: string; metrics: { namedScores: Record<string, number> } }) => [p.provider, p.metrics.namedScores]));
+    assert.deepEqual(Object.keys(by), ['fixture hybrid rrf60', 'fixture keyword-only', 'fixture semantic-only']);
+    assert.ok(close(by['fixture keyword-only'].avg_recall_at_3, 0.625));
+    assert.ok(close(by['fixture keyword-only'].avg_mrr, 0.5625));
+    assert.ok(close(by['fixture keyword-only'].avg_trec_recall_at_10, 0.5625));
+    assert.ok(close(by['fixture semantic-only'].avg_recall_at_3, 0.375));
+    assert.ok(close(by['fixture semantic-only'].avg_trec_recall_at_10, 0.3125));
+  });
+
+  it('shipping criteria of seed 002 for each candidate against the first column', () => {
+    const parsed = readResultsFile(out);
+    const [base, kw, sem] = parsed.columns;
+    const k = shippingCriteria(base!, kw!);
+    assert.equal(k.queries, 8);
+    // (criterion 5, latency, depends on timing here; it is checked on fixed latencies in report.test.ts)
+    assert.deepEqual(k.criteria.slice(0, 4).map((c) => c.passed), [false, true, false, null]);
+    assert.match(k.criteria[0]!.detail, /0\.5000 -> 0\.5625 \(\+6\.3 pts\)/);
+    assert.match(k.criteria[2]!.detail, /category:beir -50\.0 pts/);
+    const s = shippingCriteria(base!, sem!);
+    assert.deepEqual(s.criteria.slice(0, 3).map((c) => c.passed), [false, false, false]);
+    assert.match(s.criteria[1]!.detail, /2 of 8 queries regress/);
+    assert.equal(k.ship, false);
+    // A candidate identical to the baseline gains nothing: criterion 1 fails, 2 and 3 pass.
+    const same = shippingCriteria(base!, base!);
+    assert.deepEqual(same.criteria.map((c) => c.passed), [false, true, true, null, true], 'same latencies: p95 within budget');
+  });
+
+  it('significance per column from src/metrics (paired by golden id)', () => {
+    const r = compareResultColumns(readResultsFile(out), 'trec_recall_at_10');
+    assert.equal(r.significance.baseline, 'fixture hybrid rrf60');
+    assert.equal(r.significance.queries.length, 8);
+    const [kw, sem] = r.significance.comparisons;
+    assert.equal(kw!.run, 'fixture keyword-only');
+    assert.deepEqual([kw!.wins, kw!.ties, kw!.losses], [1, 6, 1]);
+    assert.ok(close(kw!.diff, 0.0625));
+    assert.deepEqual([sem!.wins, sem!.ties, sem!.losses], [0, 6, 2]);
+    assert.ok(close(sem!.diff, -0.1875));
+  });
+
+  it('rankgate compare --results prints the table and the shipping verdicts; bad metric exits 2', async () => {
+    const r = await rankgate(['compare', '--results', out, '-m', 'recall_at_3']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /recall_at_3 over 8 queries/);
+    assert.match(r.stdout, /fixture keyword-only\s+0\.6250\s+\+0\.1250/);
+    assert.match(r.stdout, /shipping criteria \(seed 002\): fixture semantic-only vs fixture hybrid rrf60: ship no/);
+    const md = await rankgate(['compare', '--results', out, '--markdown']);
+    assert.match(md.stdout, /^## ndcg_at_10: each column against `fixture hybrid rrf60` \(8 queries\)/);
+    const bad = await rankgate(['compare', '--results', out, '-m', 'recall@3']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown results metric 'recall@3'/);
+  });
+});
