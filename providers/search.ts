@@ -204,8 +204,11 @@ export default class SearchProvider {
     return isAbsolute(p) ? p : resolve(this.basePath, p);
   }
 
+  /** What a module's createSearchService(config) gets: the config without module/basePath and without the search
+   * params, which go with every search call, so columns that differ only in params share one service. */
   private moduleConfig(): Record<string, unknown> {
     const { module: _m, basePath: _b, ...rest } = this.config;
+    for (const k of PARAM_KEYS) delete (rest as Record<string, unknown>)[k];
     return rest;
   }
 

@@ -1,0 +1,115 @@
+/**
+ * providers/search.ts on its own: module: and url: services (both seed shapes, through rankgate's real HTTP
+ * front src/search/http.ts), passage resolution in metadata, one shared service per service identity, and
+ * errors / timeouts / malformed JSON becoming `{ error }` rows instead of exceptions.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import SearchProvider from '../../providers/search.ts';
+import { startSearchServer, type RunningServer } from '../../src/search/http.ts';
+import { GoldenQuerySchema } from '../../src/golden/schema.ts';
+import { createSearchService } from '../fixtures/harness/fixture-service.ts';
+import { FIXTURE } from './helpers.ts';
+
+const golden = GoldenQuerySchema.parse({
+  id: 'fx-direct-002',
+  query: 'what is love',
+  language: 'en',
+  category: 'direct',
+  expected: [{ passage_substring: 'Love is the thread', grade: 3, relevant: true }, { passage_substring: 'no such text', grade: 1, relevant: false }],
+});
+const ctx = (query: string) => ({ vars: { query }, test: { metadata: { golden } } });
+const moduleProvider = (config: Record<string, unknown> = {}) =>
+  new SearchProvider({ id: 'file://providers/search.ts', config: { module: './fixture-service.ts', basePath: FIXTURE, ...config } });
+
+describe('provider: module: services', () => {
+  it('returns the ranking object, resolution per index variant in metadata, and diagnostics', async () => {
+    const p = moduleProvider({ chunkSize: 300 });
+    const r = await p.callApi('ignored', ctx('what is love'));
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.output!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1', 'd4#c300-0']);
+    assert.deepEqual(r.output!.hits.map((h) => h.rank), [1, 2, 3, 4]);
+    assert.equal(r.output!.hits[2]!.documentId, 'd2');
+    assert.deepEqual(r.output!.hits[0]!.channels, { keyword: { rank: 2, score: 1 }, vector: { rank: 1, score: 1 } });
+    assert.equal(r.output!.practice_bridge, false);
+    assert.ok(r.output!.latencyMs >= 0);
+    assert.deepEqual(r.metadata!.resolution, { 'Love is the thread': ['d2#c300-1'], 'no such text': [] });
+    assert.deepEqual(r.metadata!.diagnostics!.keywordCandidates, ['d2#c300-1', 'd2#c300-0']);
+    assert.equal(r.metadata!.params!.language, 'en', 'the query language goes to the search');
+    await p.cleanup();
+  });
+
+  it('shares one service between columns with the same service settings', async () => {
+    const a = moduleProvider({ mode: 'keyword' });
+    const b = moduleProvider({ mode: 'semantic' });
+    const [sa, sb] = await Promise.all([a.service(), b.service()]);
+    assert.equal(sa, sb);
+    const c = moduleProvider({ mode: 'keyword', failOn: 'x' });
+    assert.notEqual(await c.service(), sa, 'different module config, different service');
+    await Promise.all([a.cleanup(), b.cleanup(), c.cleanup()]);
+  });
+
+  it('turns service errors, timeouts and a missing query into error rows', async () => {
+    const p = moduleProvider({ failOn: 'what is love' });
+    assert.match((await p.callApi('', ctx('what is love'))).error!, /search failed: fixture failure for "what is love"/);
+    const slow = moduleProvider({ delayMs: 200, timeoutMs: 20, warmup: false });
+    assert.match((await slow.callApi('', ctx('what is love'))).error!, /search failed: search timed out after 20 ms/);
+    assert.match((await p.callApi('', { vars: {} })).error!, /no vars\.query/);
+    const missing = new SearchProvider({ config: { module: './nope.ts', basePath: FIXTURE } });
+    assert.match((await missing.callApi('', ctx('what is love'))).error!, /search service unavailable: /);
+    await Promise.all([p.cleanup(), slow.cleanup(), missing.cleanup()]);
+  });
+});
+
+describe('provider: url: services', () => {
+  let srv: RunningServer;
+  let raw: Server;
+  let rawUrl = '';
+  before(async () => {
+    srv = await startSearchServer({ service: createSearchService() });
+    raw = createServer((req, res) => {
+      if (req.url === '/bad-json/api/v1/search') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"results": [');
+      if (req.url === '/error/api/v1/search') return void res.writeHead(500).end('{"error":"boom"}');
+      if (req.url === '/slow/api/v1/search') return void setTimeout(() => res.writeHead(200).end('{"results": []}'), 1000);
+      if (req.url === '/shape/api/v1/search') return void res.writeHead(200).end('{"hits": []}');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+    rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await srv.close();
+    raw.closeAllConnections();
+    await new Promise((r) => raw.close(r));
+  });
+
+  it('portal shape /api/v1/search: hits, routing and safety from the response', async () => {
+    const p = new SearchProvider({ config: { url: `${srv.url}/api/v1/search`, topK: 3 } });
+    const r = await p.callApi('', ctx('what is love'));
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual(r.output!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1']);
+    assert.equal(r.output!.hits[0]!.content.startsWith('Grief softens'), true);
+    assert.equal(r.metadata!.service, 'url');
+    assert.equal(r.metadata!.resolution, undefined, 'no DB access over HTTP: assertions match substrings in content');
+    const crisis = await p.callApi('', ctx('i cannot go on'));
+    assert.equal(crisis.output!.safety, true);
+  });
+
+  it('NQ shape /search/v1/{mode}: the column mode picks the endpoint', async () => {
+    const kw = await new SearchProvider({ config: { url: `${srv.url}/search/v1`, mode: 'keyword' } }).callApi('', ctx('what is love'));
+    assert.deepEqual(kw.output!.ids, ['d2#c300-1', 'd2#c300-0']);
+    const sem = await new SearchProvider({ config: { url: `${srv.url}/search/v1`, mode: 'semantic' } }).callApi('', ctx('what is love'));
+    assert.deepEqual(sem.output!.ids, ['d2#c300-0', 'd3#c300-0']);
+  });
+
+  it('malformed JSON, HTTP errors, timeouts, wrong shapes and refused connections become error rows', async () => {
+    const call = (url: string, extra: Record<string, unknown> = {}) => new SearchProvider({ config: { url, warmup: false, ...extra } }).callApi('', ctx('what is love'));
+    assert.match((await call(`${rawUrl}/bad-json/api/v1/search`)).error!, /returned malformed JSON/);
+    assert.match((await call(`${rawUrl}/error/api/v1/search`)).error!, /HTTP 500/);
+    assert.match((await call(`${rawUrl}/slow/api/v1/search`, { timeoutMs: 100 })).error!, /timed out after 100 ms/);
+    assert.match((await call(`${rawUrl}/shape/api/v1/search`)).error!, /response has no results\[\] array/);
+    assert.match((await call('http://127.0.0.1:1/api/v1/search')).error!, /search failed: POST http:\/\/127\.0\.0\.1:1\/api\/v1\/search failed/);
+  });
+});
