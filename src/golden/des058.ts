@@ -137,7 +137,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     const routing = f.routing('expected_routing');
     if (routing) q.expected_routing = routing;
     else if (!f.has('expected_routing')) derived.push('expected_routing');
-    if ((routing ?? 'search') === 'search' && (passages || !f.has('expected_passages'))) {
+    if (!f.failed && (routing === 'search' || !f.has('expected_routing')) && (passages || !f.has('expected_passages'))) {
       const refs = (q.expected ?? []) as Reference[];
       if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
       else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
