@@ -195,3 +195,15 @@ test('DES-058 warnings: search query without passages, no high passage, >3 passa
     'F:43 (many) retrieval_intent: warning: unknown retrieval intent "cheer", expected meet_first or console (allowed, but the judge knows only those)',
   ]);
 });
+
+test('thousands of bad rows: first 200 errors listed, then one tail line; still no crash', (t) => {
+  const p = join(tempDir(t), 'nq.csv');
+  writeFileSync(p, `question,long_answer,short_answer\n${'"","answer",""\n'.repeat(5000)}`);
+  const f = readGoldenFile(p);
+  assert.equal(f.errorCount, 5000);
+  assert.equal(f.lines.length, 201);
+  assert.equal(f.lines[0], `${p}:2 (nq_000000) question: is empty, expected the question text`);
+  assert.equal(f.lines[199], `${p}:201 (nq_000199) question: is empty, expected the question text`);
+  assert.equal(f.lines[200], `${p}: ... and 4800 more errors not shown`);
+  assert.throws(() => loadGoldenFile(p), (e: unknown) => isUserError(e) && e.message.split('\n').length === 201 && e.message.endsWith('... and 4800 more errors not shown'));
+});
