@@ -167,6 +167,11 @@ export function validateGolden(path: string, opts: LoadOptions = {}): Problem[] 
   return readGoldenFile(path, opts).problems;
 }
 
+/** The same as printable one-line strings (`FILE:LINE (id or #index) field: what is wrong, expected ...`). */
+export function validateGoldenLines(path: string, opts: LoadOptions = {}): string[] {
+  return readGoldenFile(path, opts).lines;
+}
+
 /** Validate canonical objects built in code (e.g. by a corpus writer) with the same rules as files. */
 export function validateQueries(items: readonly unknown[], label = '<memory>'): Problem[] {
   const c = new Collector(label);

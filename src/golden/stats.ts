@@ -6,6 +6,8 @@
 import type { GoldenQuery } from './schema.ts';
 
 export const THEME_SHARE_LIMIT = 0.2;
+/** DES-058's major themes ("ensure all major themes are represented; no single theme dominates"). */
+export const DES058_THEMES = ['meditation', 'fear', 'love', 'god-realization', 'guru', 'death', 'healing', 'self-discipline'] as const;
 
 export interface GoldenStats {
   queries: number;
@@ -19,6 +21,8 @@ export interface GoldenStats {
   safety: number;
   /** tags whose share of queries exceeds THEME_SHARE_LIMIT, with that share */
   dominant_themes: { tag: string; share: number }[];
+  /** DES-058 themes with no query, when the set tags any of them */
+  missing_themes: string[];
 }
 
 function bump(m: Record<string, number>, k: string): void {
@@ -41,6 +45,7 @@ export function goldenStats(qs: readonly GoldenQuery[]): GoldenStats {
     expectations: { with_relevant: 0, without_expectations: 0, references: 0, relevant_references: 0, graded_only_references: 0 },
     safety: 0,
     dominant_themes: [],
+    missing_themes: [],
   };
   for (const q of qs) {
     bump(s.category, q.category);
@@ -66,6 +71,8 @@ export function goldenStats(qs: readonly GoldenQuery[]): GoldenStats {
   if (qs.length) {
     for (const [tag, n] of Object.entries(s.tag)) if (n / qs.length > THEME_SHARE_LIMIT) s.dominant_themes.push({ tag, share: n / qs.length });
   }
+  const tags = Object.keys(s.tag);
+  if (DES058_THEMES.some((th) => tags.includes(th))) s.missing_themes = DES058_THEMES.filter((th) => !tags.includes(th));
   return s;
 }
 
@@ -95,5 +102,6 @@ export function formatStats(s: GoldenStats, title: string): string {
       ? `  theme balance: ${s.dominant_themes.map((d) => `${d.tag} ${pct(d.share * s.queries, s.queries)}`).join(', ')} above the 20% share (DES-058: no single theme dominates)`
       : '  theme balance: ok (no tag above 20% of the queries)',
   );
+  if (s.missing_themes.length) out.push(`  DES-058 themes without a query: ${s.missing_themes.join(', ')}`);
   return out.join('\n');
 }

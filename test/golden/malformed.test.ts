@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { isUserError } from '../../src/errors.ts';
-import { loadGoldenFile, readGoldenFile, validateGolden, validateQueries } from '../../src/golden/index.ts';
+import { loadGoldenFile, readGoldenFile, validateGolden, validateGoldenLines, validateQueries } from '../../src/golden/index.ts';
 import { tempDir } from './helpers.ts';
 
 const q = (o: Record<string, unknown>) => ({ id: 'a', query: 'what is love', language: 'en', category: 'direct', ...o });
@@ -144,6 +144,7 @@ test('warnings do not invalidate: DES-058 substring 10-40 words and category imb
   assert.ok(w.some((l) => /^F \(file\) category: warning: category imbalance: direct has 10 queries but emotional only 2/.test(l)), w.join('\n'));
   assert.ok(w.some((l) => /no queries in categories conceptual, metaphorical, technique_boundary, dark_night, adversarial/.test(l)), w.join('\n'));
   assert.deepEqual(validateGolden(p).map((x) => x.severity), ['warning', 'warning', 'warning']);
+  assert.deepEqual(validateGoldenLines(p), f.lines);
 });
 
 test('validateQueries checks canonical objects built in code with the same rules', () => {
