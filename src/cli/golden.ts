@@ -4,14 +4,15 @@
  * Exit codes: 0 ok; 1 a check failed (diff removed/reused ids); 2 bad input or usage (validate
  * problems, unreadable files, unknown flags).
  */
-import { existsSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import {
   OUTPUT_FORMATS,
+  detectFormat,
   loadGolden,
   parseOutputFormat,
   readGoldenFile,
@@ -25,7 +26,7 @@ import { knownItemQueries, mergeBootstrap, readKnownItemDocs } from '../golden/b
 
 const USAGE = `usage: rankgate golden <command> [options]
 
-  validate FILE...                     check golden sets; one line per problem: FILE:LINE (id or #index) field: what, expected
+  validate FILE|DIR...                 check golden sets (a plain folder: every set under it); one line per problem: FILE:LINE (id or #index) field: what, expected
   convert IN --to FORMAT [-o OUT]      FORMAT: ${OUTPUT_FORMATS.join('|')} (stdout without -o; BEIR/TREC need -o)
   stats FILE... [--json]               counts per category, language, tag, routing, slice; theme balance
   diff OLD NEW                         added/changed queries; fails (exit 1) if an id was removed or reused
@@ -54,13 +55,47 @@ function loadOpts(values: Record<string, unknown>): LoadOptions {
   return { format: values.format as string | undefined, split: values.split as string | undefined, qrels: values.qrels as string | undefined };
 }
 
+const GOLDEN_EXT = /\.(json|jsonl|ya?ml|csv)$/i;
+
+/**
+ * A plain folder (not a BEIR or TREC folder) stands for every golden-set file under it, so
+ * `rankgate golden validate datasets/golden` checks them all.
+ */
+export function expandPaths(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) {
+        if (isGoldenFolder(p)) out.push(p);
+        else walk(p);
+      } else if (GOLDEN_EXT.test(name)) out.push(p);
+    }
+  };
+  for (const p of paths) {
+    if (existsSync(p) && statSync(p).isDirectory() && !isGoldenFolder(p)) walk(p);
+    else out.push(p);
+  }
+  return out;
+}
+
+function isGoldenFolder(dir: string): boolean {
+  try {
+    detectFormat(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function validate(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { quiet: { type: 'boolean', short: 'q' } } as const);
   if (values.help) return help();
   if (!positionals.length) throw new UserError(`validate: no file given, expected one or more golden-set files\n${USAGE}`);
+  const files = expandPaths(positionals);
   let errors = 0;
   let warnings = 0;
-  for (const file of positionals) {
+  for (const file of files) {
     const f = readGoldenFile(file, loadOpts(values));
     errors += f.errorCount;
     const w = f.problems.filter((p) => p.severity === 'warning').length;
@@ -69,7 +104,7 @@ async function validate(argv: string[]): Promise<number> {
     if (f.errorCount === 0) console.log(`${file}: ok (${f.format}, ${f.queries.length} queries${w ? `, ${w} warning${w > 1 ? 's' : ''}` : ''})`);
   }
   if (errors > 0) {
-    console.error(`golden validate: ${errors} error${errors > 1 ? 's' : ''}${warnings ? `, ${warnings} warnings` : ''} in ${positionals.length} file${positionals.length > 1 ? 's' : ''}`);
+    console.error(`golden validate: ${errors} error${errors > 1 ? 's' : ''}${warnings ? `, ${warnings} warnings` : ''} in ${files.length} file${files.length > 1 ? 's' : ''}`);
     return 2;
   }
   return 0;

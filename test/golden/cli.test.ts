@@ -26,6 +26,13 @@ test('validate: valid files exit 0 and say ok per file', () => {
   assert.match(r.out, /queries\.yaml: ok \(yaml, 3 queries\)/);
   assert.match(r.out, /mini: ok \(beir, 3 queries\)/);
   assert.match(r.out, /sgml: ok \(trec, 3 queries\)/);
+  // a plain folder stands for every golden set under it (BEIR/TREC folders as one set each)
+  const all = rg('validate', FIX);
+  assert.equal(all.code, 0, all.out + all.err);
+  assert.deepEqual(
+    all.out.trim().split('\n').map((l) => l.replace(`${FIX}/`, '').replace(/: ok .*/, '')),
+    ['beir/mini', 'des058/golden-set-en.json', 'jsonl/gold-set.jsonl', 'nq/nq.csv', 'nq/prepared.json', 'trec/sgml', 'trec/tsv', 'yaml/queries.yaml', 'yaml/wrapped.yaml'],
+  );
 });
 
 test('validate: problems are one line each, exit 2, no stack trace', (t) => {
