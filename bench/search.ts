@@ -5,7 +5,8 @@
  *        [--queries 200] [--dim 384] [--use-lite 256]
  *
  * Corpus: deterministic synthetic documents (seeded PRNG), ~110 words each from a Zipf-distributed
- * vocabulary of 30,000 pseudo-words, one ~300-token chunk per document. Vectors: a hashing bag-of-words
+ * vocabulary of 30,000 pseudo-words, one ~300-token chunk per document. Queries: 3-5 words of rank
+ * 100..10,000 (skewed to frequent ones). Vectors: a hashing bag-of-words
  * embedder (`--dim` dims, free to compute), so the figures are the storage/index/query cost alone.
  * Reported per size and engine:
  *   ingest        chunks/s for a first ingest (chunk + embed (hash) + write + postings + HNSW + ANALYZE)
@@ -82,8 +83,9 @@ function corpus(size: number) {
   const qr = mulberry32(7);
   for (let i = 0; i < 220; i++) {
     const n = 3 + Math.floor(qr() * 3);
-    // mid-frequency terms (ranks 20..5000), like content words of real queries
-    queries.push(Array.from({ length: n }, () => vocab[20 + Math.floor(qr() * qr() * 4980)]).join(' '));
+    // content words: ranks 100..10,000 skewed to the frequent end (the top 100 ranks play the stop words
+    // that a real text-search config drops)
+    queries.push(Array.from({ length: n }, () => vocab[100 + Math.floor(qr() * qr() * 9900)]).join(' '));
   }
   return { docs, queries };
 }

@@ -23,11 +23,19 @@ scored AS (
   JOIN bm25_postings p ON p.variant = $1 AND p.term = q.term
   CROSS JOIN st
   GROUP BY p.chunk
+),
+-- Without filters only the rows that can reach the top $6 are joined to book_chunks: those scoring at
+-- least the $6-th best score minus 1e-9 (a superset of every row whose score rounded to 1e-9 ties it).
+thr AS (
+  SELECT CASE WHEN $7::text IS NULL AND $8::text IS NULL AND $9::text IS NULL AND $10::text[] IS NULL
+              THEN (SELECT score FROM scored ORDER BY score DESC OFFSET $6 - 1 LIMIT 1) END AS t
 )
 SELECT c.id, s.score
 FROM scored s
+CROSS JOIN thr
 JOIN book_chunks c ON c.key = s.chunk
-WHERE ($7::text IS NULL OR c.language = $7 OR c.language LIKE $7 || '-%')
+WHERE (thr.t IS NULL OR s.score >= thr.t - 1e-9)
+  AND ($7::text IS NULL OR c.language = $7 OR c.language LIKE $7 || '-%')
   AND ($8::text IS NULL OR c.book_slug = $8)
   AND ($9::text IS NULL OR c.path LIKE $9 ESCAPE '\')
   AND ($10::text[] IS NULL OR EXISTS (SELECT 1 FROM documents d WHERE d.id = c.document AND d.tags @> $10::text[]))

@@ -141,6 +141,8 @@ for (const engine of ENGINES) {
           assert.deepEqual(ids.slice(0, 2), ['twin-a#c48-0', 'twin-b#c48-0'], mode);
           const b = await svc.search('mountain lakes quiet water', { mode, vectorSearch: 'exact', topK: 3 });
           assert.deepEqual(b.hits.map((h) => h.chunkId), ids);
+          const one = await svc.search('mountain lakes quiet water', { mode, vectorSearch: 'exact', topK: 1, candidates: 1 });
+          assert.deepEqual(one.hits.map((h) => h.chunkId), ['twin-a#c48-0'], `${mode}: a tie at the cut keeps the smaller id`);
         }
       });
 
