@@ -67,7 +67,7 @@ rankgate_pg_setup() {
   if [ "$("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'rankgate'")" != "1" ]; then
     "${psql[@]}" -d postgres -c "CREATE DATABASE rankgate"
   fi
-  "${psql[@]}" -d rankgate -c "CREATE EXTENSION IF NOT EXISTS vector"
+  "${psql[@]}" -d rankgate -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector"
   echo "setup-postgres: $("${psql[@]}" -d rankgate -tAc "SELECT 'PostgreSQL ' || current_setting('server_version') || ', pgvector ' || extversion || ', jit=' || current_setting('jit') FROM pg_extension WHERE extname = 'vector'")"
   export RANKGATE_TEST_DATABASE_URL="$url"
 }

@@ -190,7 +190,10 @@ export class SearchService implements SearchServiceLike {
     if (!p) {
       p = (async () => {
         const embeddingsModule = '../embeddings/index.ts'; // provided by the embeddings engineer
-        const mod = (await import(embeddingsModule).catch(() => undefined)) as
+        const mod = (await import(embeddingsModule).catch((e: NodeJS.ErrnoException) => {
+          if (e?.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('embeddings')) return undefined;
+          throw e;
+        })) as
           | { createEmbedder?: (id: string) => Promise<Embedder> }
           | undefined;
         if (!mod?.createEmbedder) throw new UserError(`embedder "${id}": src/embeddings/index.ts (createEmbedder) is not available`);
