@@ -41,6 +41,13 @@ export function findTrecFiles(path: string, qrels?: string): { topics: string; q
   if (qrels) return { topics: path, qrels };
   const dir = dirname(path);
   const name = basename(path);
+  if (/qrel/i.test(name) && !/topic/i.test(name)) {
+    // a qrels file was named: its topics are the sibling with "qrels" -> "topics"
+    for (const cnd of [name.replace(/qrels?/i, 'topics'), name.replace(/qrels?/i, 'topic')]) {
+      if (cnd !== name && existsSync(join(dir, cnd))) return { topics: join(dir, cnd), qrels: path };
+    }
+    return { topics: '', qrels: path };
+  }
   const stem = name.replace(/\.(txt|tsv|xml|sgml)$/i, '').replace(/\.topics$/i, '');
   const candidates = [name.replace(/topics/i, 'qrels'), `${stem}.qrels`, `${stem}.qrels.txt`, 'qrels.txt', 'qrels'];
   for (const cnd of candidates) {
@@ -80,6 +87,12 @@ function parseSgmlTopics(text: string): RawTopic[] {
 
 export function readTrec(path: string, opts: { qrels?: string }, cs: Collector[]): ReadResult {
   const files = findTrecFiles(path, opts.qrels);
+  if (!files.topics) {
+    const qc = new Collector(path);
+    cs.push(qc);
+    qc.error(undefined, 'file', 'topics', `this is a qrels file and no topics file was found beside it, expected the topics (query texts) too: a ${basename(path).replace(/qrels?/i, 'topics')} file, or a folder with both`);
+    return { queries: [] };
+  }
   const tc = new Collector(files.topics);
   cs.push(tc);
   const ttext = readTextFile(files.topics, tc);

@@ -97,6 +97,7 @@ const CASES: Case[] = [
     expect: /^F:1 \(#0\) entry: nested more than 32 levels deep, expected a flat query object/,
   },
   { name: 'array nested 200,000 levels deep', files: { 'g.json': `${'['.repeat(200000)}${']'.repeat(200000)}` }, expect: /^F:1 \(#0\) entry: got an array .*expected an object with id, query/ },
+  { name: 'TREC: a qrels file without topics', files: { 'qrels.test': '301 0 FBIS3-10082 1\n' }, expect: /^F \(file\) topics: this is a qrels file and no topics file was found beside it, expected the topics/ },
   { name: '--format names an unknown format', files: { 'g.json': '[]' }, format: 'excel', expect: /^F \(file\) format: unknown golden-set format 'excel', expected one of des058/ },
   { name: 'format cannot be detected', files: { 'notes.txt': 'hello there\n' }, expect: /^F \(file\) format: cannot tell the golden-set format .* \(pass --format\)$/ },
   { name: 'file does not exist', files: {}, open: 'missing.json', expect: /^F \(file\) format: no such file or folder, expected a golden-set file$/ },
