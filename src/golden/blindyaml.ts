@@ -159,7 +159,10 @@ function yamlLocator(text: string) {
     const lines = text.split('\n');
     const starts: number[] = [];
     let indent: number | undefined;
+    // in a `queries:` mapping, the list starts after that key
+    const from = Math.max(0, lines.findIndex((l) => /^queries\s*:/.test(l)));
     lines.forEach((l, i) => {
+      if (i < from) return;
       const m = /^(\s*)-(\s|$)/.exec(l);
       if (!m) return;
       if (indent === undefined) indent = m[1]!.length;

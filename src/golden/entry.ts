@@ -202,6 +202,7 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
     if (fields.failed) continue;
     out.push(q);
   }
+  if (candidates.length === 0 && c.errorCount === 0) c.warn(undefined, 'file', 'entries', 'the set has no queries, expected at least one');
   categoryBalance(c, out);
   return out;
 }

@@ -100,7 +100,12 @@ export function selectQueries(sel: Selection): GoldenQuery[] {
   const langs = list(sel.language);
   const cats = list(sel.category);
   const tags = list(sel.tag);
-  return out.filter((q) => (!langs || langs.includes(q.language)) && (!cats || cats.includes(q.category)) && (!tags || q.tags.some((t) => tags.includes(t))));
+  const sel2 = out.filter((q) => (!langs || langs.includes(q.language)) && (!cats || cats.includes(q.category)) && (!tags || q.tags.some((t) => tags.includes(t))));
+  if (sel2.length === 0) {
+    const by = [langs && `language ${langs.join(',')}`, cats && `category ${cats.join(',')}`, tags && `tag ${tags.join(',')}`].filter(Boolean).join(', ');
+    throw new UserError(`no golden query matches ${by || 'the selection'} in ${files.join(', ')} (${out.length} queries there), expected at least one test (check RANKGATE_LANG / RANKGATE_CATEGORY / RANKGATE_TAG)`);
+  }
+  return sel2;
 }
 
 /** Merge loader config and environment; the environment wins (so `RANKGATE_LANG=hi npm run eval:search` works). */

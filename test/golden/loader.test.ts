@@ -64,6 +64,12 @@ test('a missing or broken golden file is a UserError naming the file', async () 
   });
 });
 
+test('a selection that matches nothing is a UserError, not an empty eval', async () => {
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'emotional' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /no golden query matches category emotional in .*golden-set-en\.json \(5 queries there\)/.test(e.message));
+  });
+});
+
 test('promptfoo evaluate() loads file://datasets/tests.ts with config (echo provider, offline)', async () => {
   const { default: promptfoo } = await import('promptfoo');
   const suite = {

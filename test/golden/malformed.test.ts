@@ -67,6 +67,7 @@ const CASES: Case[] = [
   { name: 'YAML: duplicate key', files: { 'q.yaml': '- query: a\n  query: b\n' }, expect: /^F:2:\d+ \(file\) yaml: invalid YAML: duplicated mapping key/ },
   { name: 'YAML: scalar instead of a list', files: { 'q.yaml': 'just a string\n' }, expect: /^F:1 \(file\) root: got "just a string", expected a list of queries/ },
   { name: 'YAML: duplicate explicit ids', files: { 'q.yaml': '- id: q1\n  query: a\n- id: q1\n  query: b\n' }, expect: /^F:3 \(q1\) id: duplicate id "q1"/ },
+  { name: 'YAML: queries: mapping after another list (line still right)', files: { 'q.yaml': 'legend:\n  - cjk\nqueries:\n  - query: a\n    expected_paths: [x.md]\n  - query: ""\n' }, expect: /^F:6 \(#1\) query: is empty, expected a non-empty string$/ },
   { name: 'YAML: empty query', files: { 'q.yaml': '- query: ""\n  expected_paths: [a.md]\n' }, expect: /^F:1 \(#0\) query: is empty, expected a non-empty string$/ },
   { name: 'JSONL: broken line (line and column)', files: { 'g.jsonl': '{"id":"a","query":"q","relevant_case_law_ids":[]}\n{"id":"c", "query": }\n' }, expect: /^F:2:21 \(#1\) json: invalid JSON on this line: unexpected character "}", expected a value/ },
   { name: 'JSONL: unknown source', files: { 'g.jsonl': '{"id":"a","query":"q","relevant_case_law_ids":[],"source":"judge"}\n' }, expect: /^F:1 \(a\) source: unknown source "judge", expected bootstrap or chair$/ },
