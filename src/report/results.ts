@@ -54,6 +54,7 @@ interface PfRow {
   latencyMs?: number;
   provider?: { id?: string; label?: string };
   gradingResult?: { componentResults?: { assertion?: { value?: unknown } }[] } | null;
+  namedScores?: Record<string, number>;
 }
 
 interface PfPrompt {
@@ -132,7 +133,8 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     const meta = row.response?.metadata;
     const retrieval = output ? scoreRanking(golden, output, meta) : zeroRetrieval(golden);
     const routing = output ? scoreRouting(golden, output, routingOpts) : errRouting(golden, err ?? 'error');
-    const judged = (row.gradingResult?.componentResults ?? []).some((c) => String(c?.assertion?.value ?? '').includes('judge'));
+    // Judged when the judge assertion (assertions/judge.ts) produced judged scores; with the judge off it produces none.
+    const judged = Object.keys(row.namedScores ?? {}).some((k) => /^(heuristic_)?judged_/.test(k));
     col.queries.push({
       id: golden.id,
       query: golden.query,

@@ -1,0 +1,59 @@
+/**
+ * The default eval as a user runs it: a bare `promptfoo eval` in the repository root with no PROMPTFOO_*
+ * variables set (the committed .env supplies them), on the embedded defaults (a fresh PGlite database,
+ * the demo corpus ingested on first use), exiting 0 with the gate passing or 1 with a clear gate message,
+ * never promptfoo's 100 for failed rows. HOME is a temp dir: nothing may be written to ~/.promptfoo.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { overallDerivedMetrics } from '../../src/report/derived.ts';
+import { PROMPTFOO_BIN, ROOT, runNode, tempDir } from './helpers.ts';
+
+describe('promptfooconfig.yaml and .env', () => {
+  it('labels the column, lists the assertions, the derived means, the gate hooks and the exit-code policy', () => {
+    const cfg = yaml.load(readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8')) as Record<string, any>;
+    assert.equal(cfg.providers.length, 1);
+    assert.equal(cfg.providers[0].id, 'file://providers/search.ts');
+    assert.match(cfg.providers[0].label, /hybrid rrf60/);
+    assert.equal(cfg.tests, 'file://datasets/tests.ts');
+    assert.deepEqual(
+      cfg.defaultTest.assert.map((a: { value: string }) => a.value),
+      ['file://assertions/rank.ts:rank', 'file://assertions/routing.ts:routing', 'file://assertions/integrity.ts:integrity'],
+    );
+    assert.deepEqual(cfg.derivedMetrics, overallDerivedMetrics(), 'YAML derived metrics in sync with src/report/derived.ts');
+    assert.deepEqual(cfg.extensions, ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterAll']);
+    assert.equal(cfg.env.PROMPTFOO_PASS_RATE_THRESHOLD, '0');
+    const env = readFileSync(join(ROOT, '.env'), 'utf8');
+    for (const k of ['PROMPTFOO_CONFIG_DIR=.promptfoo', 'PROMPTFOO_DISABLE_TELEMETRY=1', 'PROMPTFOO_DISABLE_UPDATE=1', 'PROMPTFOO_DISABLE_SHARING=1', 'PROMPTFOO_PASS_RATE_THRESHOLD=0']) {
+      assert.ok(env.includes(k), `.env sets ${k}`);
+    }
+  });
+});
+
+describe('bare `promptfoo eval` on the embedded defaults', () => {
+  const dir = tempDir('default-eval');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('builds the index on first use, evaluates the English set and exits through the gate', async () => {
+    const env: Record<string, string | undefined> = { HOME: dir, RANKGATE_DATA_DIR: join(dir, 'db'), DATABASE_URL: undefined, RANKGATE_JUDGE: 'off' };
+    for (const k of Object.keys(process.env)) if (k.startsWith('PROMPTFOO_') || k.startsWith('AWS_')) env[k] = undefined;
+    const out = join(dir, 'results.json');
+    const r = await runNode([PROMPTFOO_BIN, 'eval', '--output', out, '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
+    assert.ok(r.code === 0 || r.code === 1, `exit 0 (gate passed) or 1 (gate failed), got ${r.code}\n${r.stderr.slice(-3000)}`);
+    assert.match(r.stderr, /ingesting .*datasets\/corpus/);
+    assert.match(r.stderr, r.code === 0 ? /gate PASSED/ : /the search-quality gate FAILED \(exit code 1\)/);
+    assert.ok(!existsSync(join(dir, '.promptfoo')), 'promptfoo state went to the repo .promptfoo (from .env), not ~/.promptfoo');
+    const d = JSON.parse(readFileSync(out, 'utf8'));
+    const s = d.results.prompts[0].metrics.namedScores;
+    const golden = JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8'));
+    assert.equal(d.results.results.length, golden.length);
+    // failureReason 2 = ERROR (provider or assertion crash); 1 = a row failing its own assertions, which is allowed.
+    assert.equal(d.results.results.filter((x: { failureReason?: number }) => x.failureReason === 2).length, 0, 'no errored rows');
+    assert.ok(s.avg_recall_at_3 >= 0 && s.avg_recall_at_3 <= 1);
+    assert.ok('routing_accuracy_technique_boundary' in s);
+    assert.ok(s.latency_p95_ms > 0);
+  });
+});
