@@ -1,0 +1,48 @@
+/**
+ * `rankgate eval` (npm run eval:search): runs promptfoo on a config and writes the DES-058 report JSON and the
+ * Markdown summary under --out-dir, exit code from the gate. Uses the harness fixture config (module: service).
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURE, rankgate, tempDir } from './helpers.ts';
+
+describe('rankgate eval', () => {
+  const dir = tempDir('eval-cli');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes eval-{lang}-{timestamp}.json (+ .md, + promptfoo results) and exits 1 on a failed gate', async () => {
+    const out = join(dir, 'results');
+    const env = { PROMPTFOO_CONFIG_DIR: join(dir, 'pf'), PROMPTFOO_DISABLE_DEBUG_LOG: '1' };
+    const r = await rankgate(['eval', '--config', join(FIXTURE, 'promptfooconfig.yaml'), '--out-dir', out, '--verbose'], env);
+    assert.equal(r.code, 1, r.stderr.slice(-2000));
+    const files = readdirSync(out).sort();
+    assert.equal(files.length, 3);
+    assert.match(files[0]!, /^eval-en-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/);
+    assert.match(files[1]!, /^eval-en-.*\.md$/);
+    assert.match(files[2]!, /^eval-en-.*\.promptfoo\.json$/);
+    const rep = JSON.parse(readFileSync(join(out, files[0]!), 'utf8'));
+    assert.equal(rep.language, 'en');
+    assert.equal(rep.total_queries, 10);
+    assert.equal(rep.overall_recall_at_3, 0.5);
+    assert.equal(rep.gate_passed, false);
+    assert.equal(rep.queries.length, 10, '--verbose adds per-query detail');
+    assert.match(r.stdout, /fx-conceptual-001\s+conceptual\s+R@3 0\s+MRR 0\s+rank -\s+candidate_budget_miss/);
+    assert.match(readFileSync(join(out, files[1]!), 'utf8'), /^# Search quality: fixture-hybrid/);
+
+    const floors = join(dir, 'floors.yaml');
+    writeFileSync(floors, 'overall: { recall_at_3: 0.5 }\n');
+    const ok = await rankgate(['eval', '--config', join(FIXTURE, 'promptfooconfig.yaml'), '--out-dir', out, '--floors', floors], env);
+    assert.equal(ok.code, 0, ok.stderr.slice(-2000));
+  });
+
+  it('rejects bad flags with exit 2 before running anything', async () => {
+    const r = await rankgate(['eval', '--lang', 'english']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--lang: expected en, es, hi \(a comma list\) or all, got 'english'/);
+    const c = await rankgate(['eval', '--config', join(dir, 'missing.yaml')]);
+    assert.equal(c.code, 2);
+    assert.match(c.stderr, /missing\.yaml: no such promptfoo config/);
+  });
+});
