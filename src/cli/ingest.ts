@@ -142,6 +142,12 @@ export async function run(argv: string[]): Promise<number> {
       overlap,
       onProgress: values.json ? undefined : createProgressReporter(),
     }).catch((e: unknown) => {
+      if ((e as Error)?.name === 'BedrockCallError') {
+        throw new UserError(
+          `embedder ${embedderId}: ${(e as Error).message}; the index variant was not written (vectors already received are cached): run the ingest again later`,
+          1,
+        );
+      }
       if (!isConnectionLost(e)) throw e;
       throw new UserError(
         `database ${db.describe}: connection lost during the ingest (${(e as Error).message}); ` +

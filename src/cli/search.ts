@@ -7,7 +7,7 @@
  */
 import { UserError } from '../errors.ts';
 import type { SearchParams, SearchResponse } from '../search/types.ts';
-import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
+import { isConnectionLost, parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -138,7 +138,11 @@ export async function run(argv: string[]): Promise<number> {
   const { createSearchService } = await import('../search/service.ts');
   const service = await createSearchService({ ...serviceDbOptions(values.db as string | undefined), ...(routing !== undefined ? { routing } : {}) });
   try {
-    const r = await service.search(query, params);
+    const r = await service.search(query, params).catch((e: unknown) => {
+      if ((e as Error)?.name === 'BedrockCallError') throw new UserError(`query embedding: ${(e as Error).message}`, 1);
+      if (isConnectionLost(e)) throw new UserError(`database ${service.db.describe}: connection lost during the search (${(e as Error).message})`, 1);
+      throw e;
+    });
     console.log(values.json ? JSON.stringify({ query, params, ...r }, null, 2) : formatResponse(query, r));
     return 0;
   } finally {
