@@ -156,4 +156,3 @@ export async function compactness(output: unknown, context: AssertionContext): P
   };
 }
 
-export default judged;
