@@ -14,6 +14,7 @@
  *   --reingest          rebuild the index even when ingest.json matches the corpus
  *   --work-dir DIR      where .rankgate/bench lives (default: the repository root)
  *   --anchors FILE      README with the published figures (default: README.md beside the folder)
+ *   --report-only       no eval: re-score the last promptfoo results (.rankgate/bench/<name>/results.json)
  *
  * Steps: import queries + qrels with src/golden's BEIR reader -> promptfoo test cases (document-level
  * judgements); ingest corpus.jsonl into a PGlite data dir .rankgate/bench/<name>/db once (reused after);
@@ -22,14 +23,15 @@
  * document-collapsed rankings. Prints a Markdown table and writes .rankgate/bench/beir-<name>.md and .json
  * (atomically), and the promptfoo results as .rankgate/bench/<name>/results.json.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { openDatabase } from '../src/db/index.ts';
 import { UserError } from '../src/errors.ts';
 import { writeFileAtomic } from '../src/util/atomic.ts';
 import { defaultAnchorsFile, importBeir, readAnchors } from './beir/import.ts';
 import { benchPaths, ensureIndex } from './beir/index-corpus.ts';
-import { REPO, bestHybrid, buildConfig, columnsFor, runPromptfoo, summarize } from './beir/run.ts';
+import { REPO, bestHybrid, buildConfig, columnsFor, runPromptfoo, summarize, type PfOutput } from './beir/run.ts';
 import { renderMarkdown } from './beir/report.ts';
 
 function int(name: string, v: string | undefined, def: number, min: number): number {
@@ -54,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
       reingest: { type: 'boolean' },
       'work-dir': { type: 'string' },
       anchors: { type: 'string' },
+      'report-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -89,21 +92,33 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const columns = columnsFor(sweep);
-  log(`promptfoo eval: ${columns.length} columns x ${imp.tests.length} queries`);
-  const t0 = performance.now();
-  const pf = await runPromptfoo({
-    config: buildConfig({ name: imp.name, tests: imp.tests, columns, dataDir: paths.dataDir, chunkSize, embedder, depth }),
-    concurrency,
-    resultsFile: join(paths.dir, 'results.json'),
-    log,
-  });
-  const evalSeconds = (performance.now() - t0) / 1000;
+  const resultsFile = join(paths.dir, 'results.json');
+  const outBase = join(workDir, '.rankgate', 'bench', `beir-${imp.name}`);
+  let pf: PfOutput;
+  let evalSeconds: number;
+  if (values['report-only']) {
+    if (!existsSync(resultsFile)) throw new UserError(`${resultsFile}: file not found, expected the results of an earlier run (drop --report-only)`);
+    pf = JSON.parse(readFileSync(resultsFile, 'utf8')) as PfOutput;
+    const prev = existsSync(`${outBase}.json`) ? (JSON.parse(readFileSync(`${outBase}.json`, 'utf8')) as { evalSeconds?: number }) : {};
+    evalSeconds = prev.evalSeconds ?? NaN;
+    log(`re-scoring ${resultsFile} (no eval)`);
+  } else {
+    log(`promptfoo eval: ${columns.length} columns x ${imp.tests.length} queries`);
+    const t0 = performance.now();
+    pf = await runPromptfoo({
+      config: buildConfig({ name: imp.name, tests: imp.tests, columns, dataDir: paths.dataDir, chunkSize, embedder, depth }),
+      concurrency,
+      resultsFile,
+      log,
+    });
+    evalSeconds = (performance.now() - t0) / 1000;
+  }
   const summary = summarize(pf, columns, imp.tests.length, ensured.record.documents);
   const best = bestHybrid(summary);
   const anchorsFile = values.anchors ? resolve(values.anchors) : defaultAnchorsFile(folder);
   const anchors = readAnchors(anchorsFile, imp.name);
-  const shown = (p: string) => (isAbsolute(p) && p.startsWith(REPO + '/') ? p.slice(REPO.length + 1) : p);
-  const cmd = ['npm run bench:beir --', ...argv].join(' ').replace(/ --$/, '');
+  const shown = (p: string) => (isAbsolute(p) ? relative(REPO, p) || '.' : p);
+  const cmd = ['npm run bench:beir --', ...argv.filter((a) => a !== '--report-only')].join(' ').replace(/ --$/, '');
   const md = renderMarkdown({
     name: imp.name,
     split: imp.split,
@@ -123,7 +138,6 @@ export async function main(argv: string[]): Promise<number> {
     command: cmd,
   });
   process.stdout.write(md);
-  const outBase = join(workDir, '.rankgate', 'bench', `beir-${imp.name}`);
   writeFileAtomic(`${outBase}.md`, md);
   writeFileAtomic(
     `${outBase}.json`,

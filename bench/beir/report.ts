@@ -70,7 +70,7 @@ export function renderMarkdown(r: ReportInput): string {
   L.push(
     `Ingest: ${(r.ingest.ingestMs / 1000).toFixed(1)} s (read ${(r.ingest.readMs / 1000).toFixed(1)} s, embed ${(r.ingest.embedMs / 1000).toFixed(1)} s for ${r.ingest.embedded} texts, ${r.ingest.cached} from cache; PGlite)` +
       `${r.reusedIndex ? `, measured ${r.ingest.at}; this run reused the index` : ''}. ` +
-      `Eval: ${r.evalSeconds.toFixed(0)} s for ${r.columns.length} columns. Latency = the provider's in-process search call ` +
+      `Eval: ${Number.isFinite(r.evalSeconds) ? r.evalSeconds.toFixed(0) : '?'} s for ${r.columns.length} columns x ${r.queries} queries. Latency = the provider's in-process search call ` +
       `(query embedding + SQL + fusion), queries run one at a time.`,
   );
   if (r.anchorsFile && r.anchors.length) L.push('', `Published figures from ${r.anchorsFile}.`);

@@ -225,7 +225,10 @@ export function summarize(pf: PfOutput, columns: ColumnSpec[], nTests: number, c
     for (let t = 0; t < nTests; t++) {
       const r = byTest.get(t);
       const ns = r?.namedScores ?? r?.gradingResult?.namedScores ?? {};
-      const ok = r && !r.error && !r.response?.error && typeof ns.recall_at_100 === 'number';
+      // A row whose assertions ran has the measures; promptfoo also sets `error` on a row that merely FAILED an
+      // assertion (no relevant document in the top 10), which is a score of 0, not an error. Only a provider
+      // error (or a missing row) counts as one.
+      const ok = r !== undefined && !r.response?.error && typeof ns.recall_at_100 === 'number';
       if (!ok) errors++;
       ndcg.push(ok ? (ns.ndcg_at_10 ?? 0) : 0);
       rec.push(ok ? ns.recall_at_100! : 0);

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importBeir, readAnchors } from '../../bench/beir/import.ts';
-import { buildConfig, columnsFor, percentile, bestHybrid, type ColumnSummary } from '../../bench/beir/run.ts';
+import { buildConfig, columnsFor, percentile, bestHybrid, summarize, type ColumnSummary, type PfOutput } from '../../bench/beir/run.ts';
 import { documentRanking, recall100 } from '../../bench/beir/assert.ts';
 import { benchPaths, ensureIndex } from '../../bench/beir/index-corpus.ts';
 import { main } from '../../bench/beir.ts';
@@ -104,6 +104,28 @@ describe('columns, config and measures', () => {
     assert.equal(r.namedScores!.recall_at_100, 0.5, 'late is document 101: outside the top 100');
     assert.equal(r.namedScores!.docs_returned, 101);
     assert.equal(r.namedScores!.latency_ms, 3);
+  });
+
+  it('a row that only FAILED an assertion keeps its scores; a provider error or a missing row counts 0 and as an error', () => {
+    const cols = columnsFor('none').slice(0, 1);
+    const label = cols[0]!.label;
+    const pf: PfOutput = {
+      results: {
+        results: [
+          // promptfoo sets `error` to the failure reason when an assertion fails (relevant document below rank 10)
+          { testIdx: 0, provider: { label }, error: 'topk_ordering_gap: best relevant rank 12', namedScores: { ndcg_at_10: 0, mrr: 0, recall_at_100: 1, docs_returned: 150 }, response: { output: { latencyMs: 7 } } },
+          { testIdx: 1, provider: { label }, error: 'search failed: boom', response: { error: 'search failed: boom' } },
+          { testIdx: 2, provider: { label }, namedScores: { ndcg_at_10: 0.5, mrr: 1, recall_at_100: 0.5, docs_returned: 40 }, response: { output: { latencyMs: 9 } } },
+        ],
+      },
+    };
+    const [c] = summarize(pf, cols, 4, 5183);
+    assert.equal(c!.errors, 2, 'test 1 errored, test 3 has no row');
+    assert.deepEqual(c!.perQuery.recall100, [1, 0, 0.5, 0]);
+    assert.equal(c!.recall100, 0.375);
+    assert.equal(c!.ndcg10, 0.125);
+    assert.equal(c!.short, 1, 'test 2 returned 40 documents of a 5183-document corpus');
+    assert.equal(c!.latencyP50, 8);
   });
 
   it('percentiles interpolate linearly (numpy default) and the best hybrid cell wins by nDCG@10, ties to the earlier', () => {
