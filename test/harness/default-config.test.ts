@@ -21,7 +21,7 @@ describe('promptfooconfig.yaml and .env', () => {
     assert.equal(cfg.tests, 'file://datasets/tests.ts');
     assert.deepEqual(
       cfg.defaultTest.assert.map((a: { value: string }) => a.value),
-      ['file://assertions/rank.ts:rank', 'file://assertions/routing.ts:routing', 'file://assertions/integrity.ts:integrity'],
+      ['file://assertions/rank.ts:rank', 'file://assertions/routing.ts:routing', 'file://assertions/integrity.ts:integrity', 'file://assertions/judge.ts:judged'],
     );
     assert.deepEqual(cfg.derivedMetrics, overallDerivedMetrics(), 'YAML derived metrics in sync with src/report/derived.ts');
     assert.deepEqual(cfg.extensions, ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterAll']);
@@ -55,5 +55,6 @@ describe('bare `promptfoo eval` on the embedded defaults', () => {
     assert.ok(s.avg_recall_at_3 >= 0 && s.avg_recall_at_3 <= 1);
     assert.ok('routing_accuracy_technique_boundary' in s);
     assert.ok(s.latency_p95_ms > 0);
+    assert.match(r.stderr, /judge: off/, 'no AWS configuration: the judge is off and the summary says so');
   });
 });
