@@ -117,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
   const best = bestHybrid(summary);
   const anchorsFile = values.anchors ? resolve(values.anchors) : defaultAnchorsFile(folder);
   const anchors = readAnchors(anchorsFile, imp.name);
-  const shown = (p: string) => (isAbsolute(p) ? relative(REPO, p) || '.' : p);
+  const shown = (p: string) => (isAbsolute(p) && !relative(REPO, p).startsWith('..') ? relative(REPO, p) || '.' : p);
   const cmd = ['npm run bench:beir --', ...argv.filter((a) => a !== '--report-only')].join(' ').replace(/ --$/, '');
   const md = renderMarkdown({
     name: imp.name,

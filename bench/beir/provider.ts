@@ -7,9 +7,15 @@
  */
 import SearchProvider from '../../providers/search.ts';
 
+/** Rows answered by every column of this eval (one promptfoo process), for the progress line. */
+let answered = 0;
+
 export default class BeirSearchProvider extends SearchProvider {
   override async callApi(prompt: string, context?: Parameters<SearchProvider['callApi']>[1]) {
     const r = await super.callApi(prompt, context);
+    const total = Number(this.config.benchRows);
+    answered++;
+    if (total > 0 && (answered % 100 === 0 || answered === total)) process.stderr.write(`bench:beir eval ${answered}/${total} rows\n`);
     if (r.output) {
       r.output = {
         ...r.output,

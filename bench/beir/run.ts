@@ -81,7 +81,11 @@ export function buildConfig(o: ConfigOptions): Record<string, unknown> {
   return {
     description: `rankgate BEIR benchmark: ${o.name}`,
     prompts: ['{{query}}'],
-    providers: o.columns.map((c) => ({ id: f('bench/beir/provider.ts'), label: c.label, config: { ...common, ...c.params } })),
+    providers: o.columns.map((c) => ({
+      id: f('bench/beir/provider.ts'),
+      label: c.label,
+      config: { ...common, ...c.params, benchRows: o.columns.length * o.tests.length },
+    })),
     defaultTest: {
       assert: [
         { type: 'javascript', value: `${f('assertions/rank.ts')}:rank`, config: { passAt: 10 } },
@@ -132,8 +136,9 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => {
         stderr += d;
-        // the provider's ingest/progress lines and promptfoo's errors
+        // promptfoo's own log only with RANKGATE_BENCH_VERBOSE; the provider's progress lines always
         if (process.env.RANKGATE_BENCH_VERBOSE) process.stderr.write(d);
+        else for (const line of String(d).split('\n')) if (line.startsWith('bench:beir ')) process.stderr.write(line + '\n');
       });
       child.on('error', rej);
       child.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
