@@ -24,6 +24,7 @@ const env = {
   PROMPTFOO_DISABLE_UPDATE: '1',
   PROMPTFOO_DISABLE_SHARING: '1',
   PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+  PROMPTFOO_DISABLE_DEBUG_LOG: '1',
 };
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
   stdio: 'inherit',
