@@ -32,10 +32,15 @@ export const SWEEP_WEIGHTS = [
 
 const wLabel = (w: { keyword: number; vector: number }) => (w.keyword === w.vector ? 'w1:1' : `w${w.keyword}/${w.vector}`);
 
-/** keyword (BM25), semantic, hybrid (RRF defaults k=60, equal weights), and the small sweep grid minus the default cell. */
+/**
+ * keyword (BM25 with the service defaults k1=1.2 b=0.75, and with Anserini's k1=0.9 b=0.4), semantic, hybrid
+ * (RRF defaults k=60, equal weights), and the small sweep grid minus the default cell.
+ */
 export function columnsFor(sweep: 'none' | 'small'): ColumnSpec[] {
   const cols: ColumnSpec[] = [
     { label: 'keyword (BM25)', kind: 'keyword', params: { mode: 'keyword' } },
+    // the published BM25 anchor's parameters (Anserini/Pyserini flat), so the comparison is like for like
+    { label: 'keyword (BM25 k1=0.9 b=0.4)', kind: 'keyword', params: { mode: 'keyword', bm25K1: 0.9, bm25B: 0.4 } },
     { label: 'semantic (use-lite)', kind: 'semantic', params: { mode: 'semantic' } },
     { label: 'hybrid (RRF k60 w1:1)', kind: 'hybrid', params: { mode: 'hybrid', rrfK: 60, weights: { keyword: 1, vector: 1 } } },
   ];

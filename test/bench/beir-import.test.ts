@@ -68,13 +68,14 @@ describe('BEIR folder -> promptfoo test cases', () => {
 });
 
 describe('columns, config and measures', () => {
-  it('small sweep: keyword, semantic, hybrid default and 8 more RRF cells (k 20/60/100 x 3 weightings)', () => {
+  it('small sweep: keyword (two BM25 settings), semantic, hybrid default and 8 more RRF cells (k 20/60/100 x 3 weightings)', () => {
     const cols = columnsFor('small');
-    assert.equal(cols.length, 11);
-    assert.equal(new Set(cols.map((c) => c.label)).size, 11, 'labels distinguish the promptfoo columns');
+    assert.equal(cols.length, 12);
+    assert.equal(new Set(cols.map((c) => c.label)).size, 12, 'labels distinguish the promptfoo columns');
+    assert.deepEqual(cols.filter((c) => c.kind === 'keyword').map((c) => [c.params.bm25K1, c.params.bm25B]), [[undefined, undefined], [0.9, 0.4]]);
     const hybrid = cols.filter((c) => c.params.mode === 'hybrid').map((c) => `${c.params.rrfK}:${c.params.weights!.keyword}/${c.params.weights!.vector}`);
     assert.deepEqual(hybrid.sort(), ['100:0.4/0.6', '100:0.6/0.4', '100:1/1', '20:0.4/0.6', '20:0.6/0.4', '20:1/1', '60:0.4/0.6', '60:0.6/0.4', '60:1/1']);
-    assert.equal(columnsFor('none').length, 3);
+    assert.equal(columnsFor('none').length, 4);
   });
 
   it('every column retrieves at least 100 chunks per channel, without routing, from the bench data dir', () => {
@@ -172,8 +173,10 @@ describe('end to end: ingest + promptfoo eval of test/fixtures/beir', () => {
 
   it('keyword column equals the hand-computed nDCG@10, MRR@10 and Recall@100; deep columns return every document', () => {
     const s = JSON.parse(readFileSync(join(work, '.rankgate', 'bench', 'beir-beir.json'), 'utf8'));
-    const by = Object.fromEntries(s.columns.map((c: ColumnSummary) => [c.kind, c]));
-    const kw = by.keyword as ColumnSummary;
+    const by = Object.fromEntries(s.columns.map((c: ColumnSummary) => [c.kind === 'keyword' ? c.label : c.kind, c]));
+    const kw = by['keyword (BM25)'] as ColumnSummary;
+    // the same two rankings under Anserini's k1/b (d1 holds both q1 terms, only d2 holds q2's)
+    assert.deepEqual((by['keyword (BM25 k1=0.9 b=0.4)'] as ColumnSummary).perQuery.mrr10, [0.5, 1]);
     assert.equal(kw.errors, 0);
     // q1: relevant d3 at rank 2 of [d1, d3]; q2: d2 at rank 1, d1 (relevant) not returned
     assert.ok(close(kw.perQuery.ndcg10[0]!, L3), `q1 nDCG@10 ${kw.perQuery.ndcg10[0]}`);
@@ -191,7 +194,7 @@ describe('end to end: ingest + promptfoo eval of test/fixtures/beir', () => {
     assert.equal(s.ingest.documents, 3);
     assert.equal(s.reusedIndex, false);
     const pf = JSON.parse(readFileSync(join(work, '.rankgate', 'bench', 'beir', 'results.json'), 'utf8'));
-    assert.equal(pf.results.results.length, 6, '2 queries x 3 promptfoo columns');
+    assert.equal(pf.results.results.length, 8, '2 queries x 4 promptfoo columns');
   });
 
   it('a rerun on the same corpus reuses the index (and keeps the first ingest time)', async () => {
