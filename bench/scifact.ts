@@ -3,7 +3,7 @@
  * keyword BM25 (SQL over postings), semantic (USE-lite, exact cosine) and hybrid (RRF) retrieval.
  *
  *   node --import tsx bench/scifact.ts [--modes keyword,semantic,hybrid] [--embedder use-lite]
- *        [--chunk-size 500] [--k1 0.9] [--b 0.4] [--db URL|DIR] [--queries N]
+ *        [--chunk-size 500] [--k1 0.9] [--b 0.4] [--weights 1,1] [--rrf-k 60] [--db URL|DIR] [--queries N]
  *
  * Documents are indexed as title + text (the BEIR reader's convention) and ranked by their best chunk:
  * the first 100 chunks of a query are reduced to documents in order of first appearance.
@@ -43,6 +43,8 @@ async function main() {
       b: { type: 'string', default: '0.4' },
       db: { type: 'string' },
       queries: { type: 'string' },
+      weights: { type: 'string', default: '1,1' },
+      'rrf-k': { type: 'string', default: '60' },
     },
   });
   if (!existsSync(join(DATA, 'corpus.jsonl'))) {
@@ -53,6 +55,8 @@ async function main() {
   const chunkSize = Number(values['chunk-size']);
   const k1 = Number(values.k1);
   const b = Number(values.b);
+  const [wk, wv] = values.weights!.split(',').map(Number);
+  const rrfK = Number(values['rrf-k']);
   const needVectors = modes.some((m) => m !== 'keyword');
 
   // qrels + queries
@@ -105,6 +109,8 @@ async function main() {
       candidates: 100,
       topK: 100,
       language: 'en',
+      weights: { keyword: wk, vector: wv },
+      rrfK,
     };
     let nd = 0;
     let rec = 0;
@@ -123,7 +129,7 @@ async function main() {
     const line =
       `${mode.padEnd(8)} nDCG@10 ${(nd / queries.length).toFixed(4)}  Recall@100 ${(rec / queries.length).toFixed(4)}  ` +
       `latency p50 ${lat[Math.floor(lat.length * 0.5)].toFixed(1)} ms p95 ${lat[Math.floor(lat.length * 0.95)].toFixed(1)} ms` +
-      (mode === 'keyword' ? '' : `  (${embedder.id}, exact)`);
+      (mode === 'keyword' ? '' : `  (${embedder.id}, exact${mode === 'hybrid' ? `, weights ${wk}/${wv}, k ${rrfK}` : ''})`);
     console.log(line);
     results.push(line);
   }
