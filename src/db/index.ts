@@ -9,7 +9,7 @@
  * Sessions are configured the same way on both: `jit=off` on the server (one query spent 300 ms in JIT),
  * an optional private `schema` first on the search_path (tests isolate themselves on a shared server).
  */
-import { readFileSync, readdirSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -93,6 +93,10 @@ async function openServer(url: string, opts: OpenDatabaseOptions): Promise<Db> {
     connectionTimeoutMillis: 10_000,
   });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing
+  // A backend that dies while its client is checked out (pg_terminate_backend, server restart) makes pg emit
+  // 'error' on that client after the query failed; without a listener Node crashes the whole eval. The failed
+  // query already carries the error, and pg-pool drops the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   try {
     const c = await pool.connect();
     try {
@@ -129,17 +133,115 @@ export async function createPglite(dataDir: string): Promise<import('@electric-s
     import('@electric-sql/pglite-pgvector'),
     import('@electric-sql/pglite-pg_textsearch'),
   ]);
-  if (!dataDir.startsWith('memory://')) mkdirSync(resolve(dataDir), { recursive: true });
+  const memory = dataDir.startsWith('memory://');
+  let release: () => void = () => {};
   try {
-    const pglite = new PGlite(dataDir.startsWith('memory://') ? dataDir : resolve(dataDir), {
+    if (!memory) {
+      if (existsSync(dataDir) && !statSync(dataDir).isDirectory()) throw new Error('it is a file, not a directory');
+      mkdirSync(resolve(dataDir), { recursive: true });
+      release = lockDataDir(dataDir);
+    }
+    const pglite = new PGlite(memory ? dataDir : resolve(dataDir), {
       extensions: { vector, pg_textsearch },
     });
     await pglite.waitReady;
+    const close = pglite.close.bind(pglite);
+    pglite.close = async () => {
+      try {
+        await close();
+      } finally {
+        release();
+      }
+    };
     return pglite;
   } catch (e) {
+    release();
+    if (e instanceof UserError) throw e;
     const msg = e instanceof Error ? e.message : String(e);
     throw new UserError(`embedded database (PGlite) at ${dataDir} could not be opened: ${msg}`);
   }
+}
+
+// ---------------------------------------------------------------- one process per PGlite data directory
+
+/**
+ * PGlite holds the whole database in one process's memory: a second process opening the same directory
+ * would write over it unseen. `<dataDir>/.rankgate.lock` (created with O_EXCL, holding the PID) admits one
+ * process; a lock whose PID is gone (or that cannot be read) is stale and taken over. Opening the same
+ * directory again in the same process shares the lock (reference-counted). Released on close and at exit.
+ */
+export const LOCK_FILE = '.rankgate.lock';
+const heldLocks = new Map<string, { refs: number; path: string }>();
+let exitHookInstalled = false;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function ownLock(path: string): boolean {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')).pid === process.pid;
+  } catch {
+    return false;
+  }
+}
+
+export function lockDataDir(dataDir: string): () => void {
+  const abs = resolve(dataDir);
+  const path = join(abs, LOCK_FILE);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const h = heldLocks.get(abs);
+    if (h && --h.refs > 0) return;
+    heldLocks.delete(abs);
+    if (ownLock(path)) rmSync(path, { force: true });
+  };
+  const held = heldLocks.get(abs);
+  if (held) {
+    held.refs++;
+    return release;
+  }
+  const info = JSON.stringify({ pid: process.pid, command: ['rankgate', ...process.argv.slice(2)].join(' ').slice(0, 200), started: new Date().toISOString() });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(path, info, { flag: 'wx' });
+      break;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST' || attempt >= 3) {
+        throw new UserError(`embedded database (PGlite) at ${dataDir}: cannot create its lock file ${path} (${code ?? (e as Error).message})`);
+      }
+      let owner: { pid?: unknown; command?: unknown; started?: unknown } | undefined;
+      try {
+        owner = JSON.parse(readFileSync(path, 'utf8'));
+      } catch {
+        owner = undefined; // garbled or vanished: stale
+      }
+      const pid = Number(owner?.pid);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+        throw new UserError(
+          `embedded database (PGlite) at ${dataDir} is in use by process ${pid} (${String(owner?.command ?? 'unknown command')}, since ${String(owner?.started ?? '?')}); ` +
+            `PGlite admits one process at a time: wait for it or stop it, or use a Postgres server (DATABASE_URL) to ingest while an eval runs`,
+        );
+      }
+      rmSync(path, { force: true }); // stale: its process is gone
+    }
+  }
+  heldLocks.set(abs, { refs: 1, path });
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const h of heldLocks.values()) if (ownLock(h.path)) rmSync(h.path, { force: true });
+    });
+  }
+  return release;
 }
 
 async function openPglite(opts: OpenDatabaseOptions): Promise<Db> {
@@ -148,6 +250,19 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Db> {
   const own = !opts.pglite || opts.closeInstance !== false;
   const pglite = opts.pglite ?? (await createPglite(dataDir));
   const pool = new pg.Pool({ ...(createPgConfig(pglite) as unknown as pg.PoolConfig), max: 1 });
+  // pg-pool destroys a client whose query failed and connects a new one; over PGlite's single in-process
+  // protocol channel the old connection's teardown interleaves with the new one, so every later query gets
+  // the previous one's reply ("Received unexpected parseComplete message") and the process then crashes.
+  // The client itself stays consistent after an error: keep it.
+  pool.query = (async (text: string | pg.QueryConfig, values?: unknown[]) => {
+    const client = await pool.connect();
+    try {
+      return await client.query(text as string, values);
+    } finally {
+      client.release();
+    }
+  }) as unknown as typeof pool.query;
+  pool.on('error', () => {});
   let closed = false;
   return {
     pool,

@@ -306,6 +306,7 @@ export class SearchService implements SearchServiceLike {
     };
     validateParams(p);
     if (typeof query !== 'string') throw new UserError('search: query must be a string');
+    if (query.includes('\u0000')) throw new UserError('search: the query contains a NUL character (U+0000), which Postgres text cannot hold');
     const v = await this.variant(p.chunkSize, p.embedder);
     const available = await availableTextConfigs(this.db);
     const textConfig = textConfigFor(p.textConfig ?? p.language ?? p.filters?.language ?? 'en', available);
@@ -445,6 +446,10 @@ export class SearchService implements SearchServiceLike {
     const out = new Map<string, string[]>();
     for (const s of substrings) {
       if (out.has(s)) continue;
+      if (s.includes('\u0000')) {
+        out.set(s, []); // Postgres text cannot hold NUL, so no chunk contains it
+        continue;
+      }
       const pattern = '%' + escapeLike(s.replace(/\s+/g, ' ').trim()) + '%';
       const r = await this.db.pool.query<{ id: string }>(SQL.resolvePassage, [v.id, pattern]);
       out.set(s, r.rows.map((x) => x.id));

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPUS, SERVER_SKIP, SERVER_URL, assertNoStack, killChildren, rankgate, serverDatabase, spawnNode, BIN, tempDir } from './helpers.ts';
+import { CORPUS, FIXTURES, ROOT, SERVER_SKIP, SERVER_URL, assertNoStack, killChildren, promptfooEval, rankgate, serverDatabase, spawnNode, BIN, tempDir } from './helpers.ts';
 
 after(killChildren);
 
@@ -116,6 +116,63 @@ describe('server backend terminated in the middle of an ingest', () => {
       assert.deepEqual(v.rows, [{ chunk_count: 7 }]);
     } finally {
       await locker.end().catch(() => {});
+      await sdb.drop();
+    }
+  });
+});
+
+describe('server backends terminated again and again during a promptfoo eval', () => {
+  it('no crash: every row is an answer or an error naming the lost connection; the eval finishes; the gate counts errors', async (t) => {
+    if (!SERVER_URL) return t.skip(SERVER_SKIP);
+    const sdb = await serverDatabase('rg_rel_eval');
+    const dir = tempDir('db-eval');
+    try {
+      const ing = await rankgate(['ingest', '--db', sdb.url, '--corpus', CORPUS, '--chunk-size', '300'], {}, 120_000);
+      assert.equal(ing.code, 0, ing.stderr);
+      const config = join(dir, 'promptfooconfig.yaml');
+      const out = join(dir, 'results.json');
+      writeFileSync(
+        config,
+        `prompts: ['{{query}}']
+providers:
+  - id: file://${ROOT}/providers/search.ts
+    label: ours-on-server
+    config: { databaseUrl: '${sdb.url}', routingConfig: false, chunkSize: 300, embedder: use-lite, timeoutMs: 20000 }
+defaultTest:
+  assert:
+    - type: javascript
+      value: file://${ROOT}/assertions/rank.ts:rank
+tests: file://${join(FIXTURES, 'tests.ts')}
+evaluateOptions: { maxConcurrency: 2 }
+env: { PROMPTFOO_PASS_RATE_THRESHOLD: '0' }
+`,
+      );
+      const ev = promptfooEval(config, out);
+      let kills = 0;
+      const deadline = Date.now() + 120_000;
+      while (ev.child.exitCode === null && Date.now() < deadline) {
+        const r = await sdb.admin.query(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+          [new URL(sdb.url).pathname.slice(1)],
+        );
+        kills += r.rows[0].n;
+        await new Promise((res) => setTimeout(res, 150));
+      }
+      const r = await ev.result;
+      assert.ok(kills > 0, 'some backend was terminated');
+      assert.doesNotMatch(r.stderr, /Emitted 'error' event|Received unexpected/, r.stderr.slice(-2000));
+      const rows = JSON.parse(readFileSync(out, 'utf8')).results.results as { response?: { error?: string; output?: unknown } }[];
+      assert.equal(rows.length, 6, 'the eval finished every row');
+      for (const row of rows) {
+        if (row.response?.error) assert.match(row.response.error, /terminat|connection|unavailable/i);
+        else assert.ok(row.response?.output, 'a row without an error has an output');
+      }
+      const g = await rankgate(['gate', out, '--report', join(dir, 'report.json')]);
+      assert.ok(g.code === 1 || g.code === 0, g.stderr);
+      const rep = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8'));
+      assert.equal(rep.errors, rows.filter((x) => x.response?.error).length, 'every lost row is counted as an error');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
       await sdb.drop();
     }
   });
