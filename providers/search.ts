@@ -91,8 +91,9 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([
     p,
     new Promise<T>((_, rej) => {
+      // not unref'd: when the search under test never settles, this timer is all that keeps promptfoo's event
+      // loop alive; unref'd, Node exited with code 13 mid-eval and wrote no results at all
       t = setTimeout(() => rej(new Error(`${what} timed out after ${ms} ms`)), ms);
-      t.unref?.();
     }),
   ]).finally(() => clearTimeout(t));
 }

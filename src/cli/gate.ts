@@ -75,6 +75,17 @@ export async function run(argv: string[]): Promise<number> {
   if (v.markdown) writeFileAtomic(v.markdown, renderMarkdown(report, delta));
   if (v.comment) writeFileAtomic(v.comment, renderComment(report, delta));
   if (v['update-baseline']) {
+    // A baseline from a run whose queries errored (database down, service failing) would record zeros as the
+    // reference and make the next real run look like an improvement: refuse, keep the old baseline.
+    const errored = col.queries.filter((q) => q.error !== null);
+    if (errored.length) {
+      const shown = errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ');
+      throw new UserError(
+        `--update-baseline: ${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${shown}${errored.length > 3 ? '; ...' : ''}); ` +
+          `${baselinePath} was left as it was: a baseline must come from a run without errors`,
+        1,
+      );
+    }
     writeBaseline(baselinePath, baselineFrom(col, report));
     console.log(`baseline written: ${baselinePath} (${col.queries.length} queries, configuration of '${col.label}')`);
   }

@@ -74,13 +74,15 @@ defaultTest:
 tests: file://${join(FIXTURES, 'tests.ts')}
 env:
   PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+# one at a time: while the hanging query waits, only the provider's timeout timer keeps the process alive
+evaluateOptions: { maxConcurrency: 1 }
 extensions:
   - file://${ROOT}/assertions/gate.ts:beforeAll
   - file://${ROOT}/assertions/gate.ts:afterAll
 `,
     );
     run = await promptfooEval(config, out).result;
-    assert.ok(existsSync(out), `promptfoo wrote no results (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
+    assert.ok(existsSync(out), `promptfoo wrote no results (exit ${run.code}):\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-3000)}`);
     rows = JSON.parse(readFileSync(out, 'utf8')).results.results;
   });
   after(async () => {
@@ -140,6 +142,18 @@ extensions:
       for (const f of errs) assert.ok(f.reason.length > 10, `reason given: ${JSON.stringify(f)}`);
       assert.equal(rep.failures.find((f: { id: string }) => f.id === 'rel-empty')?.bucket !== 'error', true);
     }
+  });
+
+  it('rankgate gate --update-baseline refuses a run with errors and leaves the baseline as it was', async () => {
+    const baseline = join(dir, 'baseline.json');
+    const previous = '{"rankgate_baseline": 1, "created": "earlier", "column": "x", "config": {}, "summary": {}, "queries": {}}\n';
+    writeFileSync(baseline, previous);
+    const g = await rankgate(['gate', out, '--column', 'faulty-url', '--baseline', baseline, '--update-baseline']);
+    assert.equal(g.code, 1, g.stderr);
+    assert.match(g.stderr, /--update-baseline: 3 of 6 queries of 'faulty-url' errored \(rel-hang: .*timed out/);
+    assert.match(g.stderr, /was left as it was/);
+    assertNoStack(g.stderr);
+    assert.equal(readFileSync(baseline, 'utf8'), previous);
   });
 
   it('queries reach the service verbatim: template syntax, quotes, SQL, backslash, RTL, combining marks, emoji', () => {
