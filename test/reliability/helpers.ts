@@ -109,10 +109,16 @@ export function rankgate(args: string[], env: Record<string, string | undefined>
 
 /** `promptfoo eval -c CONFIG --output OUT` with a private PROMPTFOO_CONFIG_DIR. */
 export function promptfooEval(config: string, out: string, env: Record<string, string | undefined> = {}, extra: string[] = []): Spawned {
-  return spawnNode([PROMPTFOO_BIN, 'eval', '-c', config, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', ...extra], {
-    env: { PROMPTFOO_CONFIG_DIR: tempDir('pfcfg'), ...env },
+  const cfg = tempDir('pfcfg');
+  const s = spawnNode([PROMPTFOO_BIN, 'eval', '-c', config, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', ...extra], {
+    env: { PROMPTFOO_CONFIG_DIR: cfg, ...env },
     timeoutMs: 180_000,
   });
+  void s.result.then(
+    () => rmSync(cfg, { recursive: true, force: true }),
+    () => rmSync(cfg, { recursive: true, force: true }),
+  );
+  return s;
 }
 
 /** A stack trace printed by Node (`    at fn (file:line:col)`): user-facing errors must not have one. */
