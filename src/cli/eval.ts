@@ -1,7 +1,7 @@
 /**
  * rankgate eval (npm run eval:search -- ...): run the promptfoo eval and write the DES-058 report.
  *
- *   npm run eval:search -- [--lang en|es|hi|all] [--category X] [--verbose] [--sweep]
+ *   npm run eval:search -- [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--judge MODE] [--refresh-judge]
  *                          [--config FILE] [--floors config/gate.yaml] [--baseline data/eval/baseline.json]
  *                          [--out-dir data/eval/results]
  *
@@ -26,7 +26,10 @@ import { readResultsFile } from '../report/results.ts';
 import { shippingCriteria } from '../report/shipping.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
-                     [--floors FILE] [--baseline FILE] [--out-dir data/eval/results]`;
+                     [--floors FILE] [--baseline FILE] [--out-dir data/eval/results]
+                     [--judge auto|bedrock|similarity|off] [--refresh-judge]`;
+
+const JUDGE_MODES = ['auto', 'bedrock', 'similarity', 'off'];
 
 export const PROMPTFOO_ENV = {
   PROMPTFOO_DISABLE_TELEMETRY: '1',
@@ -70,6 +73,8 @@ export async function run(argv: string[]): Promise<number> {
         floors: { type: 'string' },
         baseline: { type: 'string' },
         'out-dir': { type: 'string', default: 'data/eval/results' },
+        judge: { type: 'string' },
+        'refresh-judge': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -83,6 +88,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const lang = v.lang!;
   if (!/^([a-z]{2}(,[a-z]{2})*|all)$/.test(lang)) throw new UserError(`--lang: expected en, es, hi (a comma list) or all, got '${lang}'`);
+  if (v.judge !== undefined && !JUDGE_MODES.includes(v.judge)) {
+    throw new UserError(`--judge: expected one of ${JUDGE_MODES.join(', ')}, got '${v.judge}'`);
+  }
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
@@ -101,6 +109,9 @@ export async function run(argv: string[]): Promise<number> {
     RANKGATE_LANG: lang,
     ...(v.category ? { RANKGATE_CATEGORY: v.category } : {}),
     ...(v.floors ? { RANKGATE_GATE_FLOORS: v.floors } : {}),
+    // The judge assertion (assertions/judge.ts) reads these.
+    ...(v.judge ? { RANKGATE_JUDGE: v.judge } : {}),
+    ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
   };
   console.error(`rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''})`);
   const code = await runPromptfoo(['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);

@@ -44,5 +44,9 @@ describe('rankgate eval', () => {
     const c = await rankgate(['eval', '--config', join(dir, 'missing.yaml')]);
     assert.equal(c.code, 2);
     assert.match(c.stderr, /missing\.yaml: no such promptfoo config/);
+    const j = await rankgate(['eval', '--judge', 'gpt']);
+    assert.equal(j.code, 2);
+    assert.match(j.stderr, /--judge: expected one of auto, bedrock, similarity, off, got 'gpt'/);
+    assert.doesNotMatch(j.stderr, /\n\s+at /, 'no stack trace');
   });
 });
