@@ -10,7 +10,7 @@
  *     module: ./my-search.ts     # a team's own in-process module exporting createSearchService(config)
  *     url: http://host/api/v1/search   # or http://host/search/v1 (NQ style: /search/v1/{mode})
  *     urlShape: portal | nq      # default: from the url path
- *     timeoutMs: 10000           # per query (url: and module:/ours alike)
+ *     timeoutMs: 10000           # per query; default 10000 for url:, 60000 in-process (module: and ours)
  *     corpus: datasets/corpus    # ours: ingest this corpus when the index variant is missing (autoIngest)
  *     corpusFormat: markdown     # markdown | jsonl | beir | nq
  *     autoIngest: true           # default true when corpus is set
@@ -84,6 +84,11 @@ interface CallContext {
 
 /** Shared services: one per service identity (kind + location), refcounted by provider instances. */
 const services = new Map<string, { promise: Promise<SearchServiceLike>; refs: number }>();
+
+/** Per-query limit for in-process services (ours, module:) when the config sets no timeoutMs. */
+const IN_PROCESS_TIMEOUT_MS = 60_000;
+/** The untimed warm-up search per column may build an index on first use: a generous bound. */
+const WARMUP_TIMEOUT_MS = 15 * 60_000;
 
 function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   if (!(ms > 0)) return p;
@@ -299,7 +304,8 @@ export default class SearchProvider {
     }
     if (this.config.warmup !== false) {
       // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
-      this.warm ??= svc.search('warm up', { ...params, filters: undefined }).then(
+      // Bounded too, so a service that never answers cannot hang the eval here (the first use may build an index).
+      this.warm ??= timeout(svc.search('warm up', { ...params, filters: undefined }), WARMUP_TIMEOUT_MS, 'warm-up').then(
         () => undefined,
         () => undefined,
       );
@@ -308,7 +314,8 @@ export default class SearchProvider {
     const t0 = performance.now();
     let res: SearchResponse;
     try {
-      res = await timeout(svc.search(query, params), this.config.url ? 0 : (this.config.timeoutMs ?? 0), 'search');
+      // url: has its own fetch timeout; in-process services get one here (a hung module must not hang the eval).
+      res = await timeout(svc.search(query, params), this.config.url ? 0 : (this.config.timeoutMs ?? IN_PROCESS_TIMEOUT_MS), 'search');
     } catch (e) {
       return { error: `search failed: ${(e as Error).message}` };
     }
