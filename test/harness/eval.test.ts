@@ -156,6 +156,28 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.match(ok.stdout, /gate PASSED/);
   });
 
+  it('rankgate gate --comment on a first run (no baseline): marker, headline, per-category table, says there is no baseline', async () => {
+    const comment = join(dir, 'comment-first.md');
+    const r = await rankgate(['gate', out, '--floors', lenient, '--comment', comment]);
+    assert.equal(r.code, 0, r.stderr);
+    const c = readFileSync(comment, 'utf8');
+    const lines = c.split('\n');
+    assert.equal(lines[0], '<!-- rankgate:search-eval -->', 'the marker the workflow finds its comment by');
+    assert.match(c, /## Search quality gate: passed/);
+    assert.match(c, /Overall \*\*Recall@3 50\.0%\*\* · MRR@10 /);
+    assert.match(c, /\| direct \| 2 \| 100\.0% \|/, 'per-category table row for direct (2 queries, both found in the top 3)');
+    assert.match(c, /No baseline: this is the first run/);
+    assert.doesNotMatch(c, /regressed/, 'nothing to compare with, so no regressions are claimed');
+    // Under a failing floor the same comment says FAILED and names the floor.
+    const strict = join(dir, 'floors-strict.yaml');
+    writeFileSync(strict, 'overall:\n  recall_at_3: 0.9\n');
+    const f = await rankgate(['gate', out, '--floors', strict, '--comment', comment]);
+    assert.equal(f.code, 1);
+    const cf = readFileSync(comment, 'utf8');
+    assert.match(cf, /## Search quality gate: FAILED/);
+    assert.match(cf, /recall_at_3 0\.5000 \(floor 0\.9\)/);
+  });
+
   it('rankgate gate: --update-baseline then the delta names regressed and improved queries', async () => {
     const base = join(dir, 'baseline.json');
     const w = await rankgate(['gate', out, '--floors', lenient, '--baseline', base, '--update-baseline']);
