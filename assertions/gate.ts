@@ -2,7 +2,9 @@
  * promptfoo extension hooks (thin; rules in src/report):
  *
  *   extensions:
- *     - file://assertions/gate.ts:beforeAll   # adds derived means per category (and conditional ones) for the tests present
+ *     - file://assertions/gate.ts:beforeAll   # adds derived means per category (and conditional ones) for the tests present,
+ *                                             # and the judged means (avg_judged_*, or avg_heuristic_judged_*) when a
+ *                                             # judge assertion (assertions/judge.ts:judged) runs with the judge on
  *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
  *
  * afterAll prints the per-column summary and, when a floor fails, a clear message and
@@ -16,14 +18,22 @@
  */
 import { existsSync } from 'node:fs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
+import { resolveJudgeMode } from '../src/judge/judge.ts';
 import { derivedMetricsFor } from '../src/report/derived.ts';
 import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../src/report/gate.ts';
 import { buildReport, percentile } from '../src/report/report.ts';
 import { parseResultsObject } from '../src/report/results.ts';
 import { shippingCriteria } from '../src/report/shipping.ts';
 
+interface AssertionLike {
+  type?: string;
+  value?: unknown;
+  config?: Record<string, unknown>;
+}
+
 interface Suite {
-  tests?: { metadata?: Record<string, unknown> }[];
+  tests?: { metadata?: Record<string, unknown>; assert?: AssertionLike[] }[];
+  defaultTest?: { assert?: AssertionLike[] } | string;
   derivedMetrics?: { name: string; value: unknown }[];
   [k: string]: unknown;
 }
@@ -35,8 +45,28 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     if (g.success) goldens.push(g.data);
   }
   const existing = context.suite.derivedMetrics ?? [];
-  const added = derivedMetricsFor(goldens, existing);
+  const added = derivedMetricsFor(goldens, existing, judgeFamilies(context.suite));
   return { suite: { ...context.suite, derivedMetrics: [...existing, ...added] } };
+}
+
+/** The judged families the suite's judge assertions will produce: '' (bedrock), 'heuristic_' (similarity); none when off. */
+function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
+  const asserts: AssertionLike[] = [];
+  if (suite.defaultTest && typeof suite.defaultTest === 'object') asserts.push(...(suite.defaultTest.assert ?? []));
+  for (const t of suite.tests ?? []) asserts.push(...(t?.assert ?? []));
+  const out = new Set<'' | 'heuristic_'>();
+  for (const a of asserts) {
+    if (typeof a?.value !== 'string' || !/assertions\/judge\.ts:judged$/.test(a.value)) continue;
+    let mode: string;
+    try {
+      mode = resolveJudgeMode(typeof a.config?.mode === 'string' ? a.config.mode : undefined);
+    } catch {
+      continue; // the assertion itself reports a bad mode on every row
+    }
+    if (mode === 'bedrock') out.add('');
+    else if (mode === 'similarity') out.add('heuristic_');
+  }
+  return [...out];
 }
 
 interface AfterAllContext {
@@ -56,7 +86,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   );
   const gateMode = String(process.env.RANKGATE_GATE ?? context.config?.env?.RANKGATE_GATE ?? context.suite?.env?.RANKGATE_GATE ?? 'on');
   let failed = false;
-  const lines: string[] = ['', `rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'})`];
+  const lines: string[] = ['', `rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`];
   for (const col of parsed.columns) {
     const report = buildReport(col, { evalId: context.evalId ?? null });
     applyGate(report, floors);
@@ -67,8 +97,13 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
     }
     const r3 = report.overall_recall_at_3;
+    const jr3 = report.overall_judged_recall_at_3;
+    const judgedPart = report.judge_stats
+      ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} R@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
+        ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
+      : '';
     lines.push(
-      `  [${col.label}] ${report.total_queries} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge} · ${gateMode === 'off' ? 'floors ' + (report.gate_passed ? 'met' : 'not met') + ' (report only)' : 'gate ' + (report.gate_passed ? 'PASSED' : 'FAILED')}`,
+      `  [${col.label}] ${report.total_queries} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge} · ${gateMode === 'off' ? 'floors ' + (report.gate_passed ? 'met' : 'not met') + ' (report only)' : 'gate ' + (report.gate_passed ? 'PASSED' : 'FAILED')}`,
     );
     if (!report.gate_passed && gateMode !== 'off') {
       failed = true;

@@ -14,7 +14,7 @@ import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { baselineFrom, compareWithBaseline, readBaseline, writeBaseline, type BaselineDelta } from '../report/baseline.ts';
 import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../report/gate.ts';
-import { categoryTable, deltaSection, renderComment, renderMarkdown } from '../report/markdown.ts';
+import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { buildReport } from '../report/report.ts';
 import { pickColumn, readResultsFile } from '../report/results.ts';
 
@@ -64,8 +64,10 @@ export async function run(argv: string[]): Promise<number> {
   console.log(
     `${col.label}: ${report.total_queries} queries · Recall@3 ${report.overall_recall_at_3?.toFixed(4) ?? 'n/a'} · MRR@10 ${
       report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'
-    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${report.judge}${report.errors ? ` · ${report.errors} errors` : ''}`,
+    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${report.judge}${report.errors ? ` · ${report.errors} errors` : ''} · gate on the ${floors.metric_family ?? 'strict'} metrics`,
   );
+  console.log('');
+  console.log(judgeSection(report));
   console.log('');
   console.log(categoryTable(report, delta));
   console.log('');

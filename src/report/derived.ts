@@ -52,11 +52,35 @@ export function categoryDerivedMetrics(goldens: GoldenQuery[]): DerivedMetric[] 
   return out;
 }
 
-/** Everything for a test set, without names already defined in `existing`. */
-export function derivedMetricsFor(goldens: GoldenQuery[], existing: { name: string }[] = []): DerivedMetric[] {
+/** The judged measures of assertions/judge.ts that get derived means (overall and per category). */
+export const JUDGED_MEAN_KEYS = ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const;
+
+/**
+ * Means of the judged family (issue 7) beside the strict ones: `avg_<p>judged_recall_at_3 = <p>judged_recall_at_3 / <p>n_judged`
+ * and per category `avg_<p>judged_recall_at_3_<c> = <p>judged_recall_at_3_<c> / <p>n_judged_<c>` for the categories with
+ * ranked queries, plus `<p>judge_error_rate = <p>judge_errors / <p>judged_results`. `prefix` is '' (bedrock judge) or
+ * 'heuristic_' (similarity mode). Only added when the judge is on: promptfoo shows a derived metric whose inputs are
+ * missing as 0, which would read as "judged recall 0" with the judge off.
+ */
+export function judgedDerivedMetrics(goldens: GoldenQuery[], prefix: '' | 'heuristic_' = ''): DerivedMetric[] {
+  const p = prefix;
+  const out: DerivedMetric[] = JUDGED_MEAN_KEYS.map((k) => ({ name: `avg_${p}${k}`, value: `${p}${k} / ${p}n_judged` }));
+  out.push({ name: `${p}judge_error_rate`, value: `${p}judge_errors / max(${p}judged_results, 1)` });
+  const ranked = new Set<string>();
+  for (const g of goldens) if (g.expected.some((r) => r.relevant)) ranked.add(categoryKey(g.category));
+  for (const c of [...ranked].sort()) for (const k of JUDGED_MEAN_KEYS) out.push({ name: `avg_${p}${k}_${c}`, value: `${p}${k}_${c} / ${p}n_judged_${c}` });
+  return out;
+}
+
+/**
+ * Everything for a test set, without names already defined in `existing`. `judgePrefixes`: the judged families the
+ * eval produces ('' for the bedrock judge, 'heuristic_' for similarity mode; none with the judge off).
+ */
+export function derivedMetricsFor(goldens: GoldenQuery[], existing: { name: string }[] = [], judgePrefixes: readonly ('' | 'heuristic_')[] = []): DerivedMetric[] {
   const have = new Set(existing.map((m) => m.name));
   const out: DerivedMetric[] = [];
-  for (const m of [...overallDerivedMetrics(), ...conditionalDerivedMetrics(goldens), ...categoryDerivedMetrics(goldens)]) {
+  const judged = [...new Set(judgePrefixes)].flatMap((p) => judgedDerivedMetrics(goldens, p));
+  for (const m of [...overallDerivedMetrics(), ...conditionalDerivedMetrics(goldens), ...categoryDerivedMetrics(goldens), ...judged]) {
     if (!have.has(m.name)) {
       have.add(m.name);
       out.push(m);

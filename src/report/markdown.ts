@@ -12,16 +12,48 @@ const arrow = (a: number | null, b: number | null) =>
   a === null || b === null ? '' : b > a + 1e-9 ? ` (▲ ${((b - a) * 100).toFixed(1)} pts)` : b < a - 1e-9 ? ` (▼ ${((a - b) * 100).toFixed(1)} pts)` : ' (=)';
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
+/** "judged" or "judged, HEURISTIC" (similarity mode), for column headers. */
+export function judgedTag(report: Des058Report): string {
+  return report.judge_stats?.heuristic ? 'judged, HEURISTIC' : 'judged';
+}
+
+/** One line: the judged family beside the strict one, and the judge's bill; or the plain "judge: off". */
+export function judgeSection(report: Des058Report): string {
+  const j = report.judge_stats;
+  if (!j) return `${report.judge}: strict metrics only (results not matching an expected passage were not judged).`;
+  const tag = judgedTag(report);
+  return [
+    `${j.heuristic ? '**HEURISTIC** (similarity thresholds, not a model judge) · ' : ''}${report.judge}`,
+    '',
+    `| metric | strict | ${tag} |`,
+    '|---|---:|---:|',
+    `| Recall@3 | ${pct(report.overall_recall_at_3)} | ${pct(report.overall_judged_recall_at_3)} |`,
+    `| MRR@10 | ${f(report.overall_mrr_at_10)} | ${f(report.overall_judged_mrr_at_10)} |`,
+    `| nDCG@10 | ${f(report.metrics.ndcg_at_10)} | ${f(report.judged_metrics?.judged_ndcg_at_10)} |`,
+    `| Recall@10 | ${pct(report.metrics.recall_at_10)} | ${pct(report.judged_metrics?.judged_recall_at_10)} |`,
+    '',
+    `Judge: ${j.judged_results} results judged (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
+      `calls ${j.calls} · cache hits ${j.cache_hits} · tokens ${j.input_tokens} in / ${j.output_tokens} out · estimated cost $${j.estimated_cost_usd.toFixed(4)} · ` +
+      (j.errors ? `**judge errors ${j.errors}**` : 'judge errors 0'),
+  ].join('\n');
+}
+
 export function categoryTable(report: Des058Report, delta?: BaselineDelta | null): string {
-  const lines = ['| category | queries | Recall@3 | MRR@10 | nDCG@10 | routing accuracy |', '|---|---:|---:|---:|---:|---:|'];
+  const judged = report.judge_stats !== null && report.judge_stats !== undefined;
+  const tag = judged ? judgedTag(report) : '';
+  const lines = [
+    `| category | queries | Recall@3 | MRR@10 | nDCG@10 | routing accuracy |${judged ? ` Recall@3 (${tag}) | MRR@10 (${tag}) |` : ''}`,
+    `|---|---:|---:|---:|---:|---:|${judged ? '---:|---:|' : ''}`,
+  ];
   for (const [cat, c] of Object.entries(report.categories)) {
     const d = delta?.categories[cat];
+    const jc = judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '';
     lines.push(
       `| ${cat} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
         c.mrr_at_10 === undefined ? '–' : f(c.mrr_at_10)
       } | ${c.ndcg_at_10 === undefined ? '–' : f(c.ndcg_at_10)} | ${
         c.routing_accuracy === undefined ? '–' : pct(c.routing_accuracy) + (d?.routing_accuracy ? arrow(d.routing_accuracy[0], d.routing_accuracy[1]) : '')
-      } |`,
+      } |${jc}`,
     );
   }
   return lines.join('\n');
@@ -78,6 +110,10 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     gateSection(report),
     '',
+    '## Judge: strict and judged metrics',
+    '',
+    judgeSection(report),
+    '',
     '## Categories',
     '',
     categoryTable(report, delta),
@@ -109,7 +145,9 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     COMMENT_MARKER,
     `## Search quality gate: ${report.gate_passed ? 'passed ✅' : 'FAILED ❌'}`,
     '',
-    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)} · ${report.total_queries} queries · ${report.judge}`,
+    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
+      (report.judge_stats ? ` · ${judgedTag(report)} Recall@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
+      ` · ${report.total_queries} queries · ${report.judge}`,
     '',
     gateSection(report),
     '',

@@ -11,6 +11,12 @@
  *   expected_routing defaults to search); reported for categories where some query expects a route other
  *   than search or the safety flag, and always in `routing` for the whole set.
  * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs.
+ * - judged family (present only when the judge assertion scored queries; issue 7): overall_judged_recall_at_3,
+ *   overall_judged_mrr_at_10, judged_metrics (judged_recall_at_{1,3,5,10}, judged_mrr, judged_ndcg_at_10) and
+ *   categories[c].judged_* are means over the queries the judge scored (n_judged), like the strict ones
+ *   over the ranked queries. `judge_stats` sums calls, cache hits, tokens, estimated cost and judge errors.
+ *   In similarity mode the same fields hold the HEURISTIC numbers and judge_stats.heuristic is true.
+ *   With the judge off all of these are null and `judge` says "judge: off".
  */
 import type { Column, QueryRecord } from './results.ts';
 import { BUCKETS, type FailureBucket } from './types.ts';
@@ -23,6 +29,27 @@ export interface CategoryReport {
   ndcg_at_10?: number;
   recall_at_10?: number;
   routing_accuracy?: number;
+  /** Judged family (when the judge scored queries of this category). */
+  judged_recall_at_3?: number;
+  judged_mrr_at_10?: number;
+  judged_ndcg_at_10?: number;
+  n_judged?: number;
+}
+
+export interface JudgeStats {
+  /** True when the judged numbers come from the similarity heuristic (HEURISTIC, not a model judge). */
+  heuristic: boolean;
+  judged_queries: number;
+  judged_results: number;
+  high: number;
+  partial: number;
+  not_relevant: number;
+  errors: number;
+  calls: number;
+  cache_hits: number;
+  input_tokens: number;
+  output_tokens: number;
+  estimated_cost_usd: number;
 }
 
 export interface FailureEntry {
@@ -54,6 +81,11 @@ export interface Des058Report {
   total_queries: number;
   overall_recall_at_3: number | null;
   overall_mrr_at_10: number | null;
+  /** Judged family beside the strict one; null when no query was judged (judge off). */
+  overall_judged_recall_at_3: number | null;
+  overall_judged_mrr_at_10: number | null;
+  judged_metrics: Record<string, number | null> | null;
+  judge_stats: JudgeStats | null;
   categories: Record<string, CategoryReport>;
   failures: FailureEntry[];
   gate_passed: boolean;
@@ -82,6 +114,9 @@ export interface QueryDetail {
   latency_ms: number | null;
   error: string | null;
 }
+
+/** The judged means of the report (judged_metrics keys). */
+export const JUDGED_KEYS = ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const;
 
 export function mean(xs: number[]): number | null {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
@@ -156,6 +191,13 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
       entry.ndcg_at_10 = round(mean(r.map((q) => q.retrieval!.ndcg_at_10)))!;
       entry.recall_at_10 = round(mean(r.map((q) => q.retrieval!.recall_at_10)))!;
     }
+    const jq = cqs.filter((q) => q.judgedScores != null);
+    if (jq.length) {
+      entry.judged_recall_at_3 = round(mean(jq.map((q) => q.judgedScores!.judged_recall_at_3 ?? 0)))!;
+      entry.judged_mrr_at_10 = round(mean(jq.map((q) => q.judgedScores!.judged_mrr ?? 0)))!;
+      entry.judged_ndcg_at_10 = round(mean(jq.map((q) => q.judgedScores!.judged_ndcg_at_10 ?? 0)))!;
+      entry.n_judged = jq.length;
+    }
     if (!r.length || routingCategory(cqs)) entry.routing_accuracy = round(mean(cqs.map((q) => (q.routing?.ok ? 1 : 0))))!;
     categories[cat] = entry;
   }
@@ -170,7 +212,33 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   for (const b of BUCKETS) buckets[b] = 0;
   for (const q of ranked) buckets[q.retrieval!.bucket] = (buckets[q.retrieval!.bucket] ?? 0) + 1;
   const lat = qs.map((q) => q.latencyMs).filter((x): x is number => x !== null);
-  const judged = qs.filter((q) => q.judged).length;
+  const jq = qs.filter((q) => q.judgedScores != null);
+  const judged = jq.length;
+  let judgedMetrics: Record<string, number | null> | null = null;
+  let judgeStats: JudgeStats | null = null;
+  if (judged) {
+    judgedMetrics = {};
+    for (const k of JUDGED_KEYS) judgedMetrics[k] = round(mean(jq.map((q) => q.judgedScores![k] ?? 0)));
+    const sum = (k: string) => jq.reduce((a, q) => a + (q.judgedScores![k] ?? 0), 0);
+    judgeStats = {
+      heuristic: jq.some((q) => q.judgeHeuristic),
+      judged_queries: judged,
+      judged_results: sum('judged_results'),
+      high: sum('judged_high'),
+      partial: sum('judged_partial'),
+      not_relevant: sum('judged_not_relevant'),
+      errors: sum('judge_errors'),
+      calls: sum('judge_calls'),
+      cache_hits: sum('judge_cache_hits'),
+      input_tokens: sum('judge_input_tokens'),
+      output_tokens: sum('judge_output_tokens'),
+      estimated_cost_usd: round(sum('judge_cost_usd'), 6)!,
+    };
+  }
+  const label = qs.map((q) => q.judgeLabel).find((l): l is string => typeof l === 'string' && l !== 'judge: off') ?? null;
+  const judgeText = judged
+    ? `${label ?? 'judge: on'}${judgeStats!.heuristic && !/HEURISTIC/.test(label ?? '') ? ' (HEURISTIC)' : ''} · ${judged} of ${qs.length} queries judged`
+    : 'judge: off';
   const langs = [...new Set(qs.map((q) => q.language))].sort();
   const report: Des058Report = {
     timestamp: opts.timestamp ?? new Date().toISOString(),
@@ -179,11 +247,15 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     total_queries: qs.length,
     overall_recall_at_3: metrics.recall_at_3 ?? null,
     overall_mrr_at_10: metrics.mrr ?? null,
+    overall_judged_recall_at_3: judgedMetrics?.judged_recall_at_3 ?? null,
+    overall_judged_mrr_at_10: judgedMetrics?.judged_mrr ?? null,
+    judged_metrics: judgedMetrics,
+    judge_stats: judgeStats,
     categories,
     failures: qs.filter(isFailure).map(failureOf),
     gate_passed: true,
     gate: [],
-    judge: judged ? `judge: on (${judged} of ${qs.length} queries judged)` : 'judge: off',
+    judge: judgeText,
     metrics,
     routing: { accuracy: round(mean(qs.map((q) => (q.routing?.ok ? 1 : 0)))), count: qs.length },
     failure_buckets: buckets,

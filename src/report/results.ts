@@ -26,6 +26,16 @@ export interface QueryRecord {
   /** promptfoo's own verdict of the row (all assertions passed). */
   promptfooPass: boolean;
   judged: boolean;
+  /**
+   * The row's judge namedScores (assertions/judge.ts) without per-category keys and without the
+   * `heuristic_` prefix, e.g. { judged_recall_at_3, judged_mrr, n_judged, judge_errors, judge_calls, ... };
+   * null when the row has none (judge off, routing-only query, no judge assertion).
+   */
+  judgedScores?: Record<string, number> | null;
+  /** True when those scores came from the similarity heuristic (keys prefixed `heuristic_`). */
+  judgeHeuristic?: boolean;
+  /** The judge label the judge assertion reported (metadata.judge), e.g. "judge: off"; null without one. */
+  judgeLabel?: string | null;
 }
 
 export interface Column {
@@ -53,7 +63,7 @@ interface PfRow {
   success?: boolean;
   latencyMs?: number;
   provider?: { id?: string; label?: string };
-  gradingResult?: { componentResults?: { assertion?: { value?: unknown } }[] } | null;
+  gradingResult?: { componentResults?: { assertion?: { value?: unknown }; metadata?: Record<string, unknown> }[] } | null;
   namedScores?: Record<string, number>;
 }
 
@@ -135,6 +145,10 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     const routing = output ? scoreRouting(golden, output, routingOpts) : errRouting(golden, err ?? 'error');
     // Judged when the judge assertion (assertions/judge.ts) produced judged scores; with the judge off it produces none.
     const judged = Object.keys(row.namedScores ?? {}).some((k) => /^(heuristic_)?judged_/.test(k));
+    const js = judgeScoresOf(row.namedScores ?? {});
+    const judgeLabel = (row.gradingResult?.componentResults ?? [])
+      .map((c) => c?.metadata?.judge)
+      .find((x): x is string => typeof x === 'string') ?? null;
     col.queries.push({
       id: golden.id,
       query: golden.query,
@@ -154,10 +168,47 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
         .map((h) => ({ rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: h.content })),
       promptfooPass: row.success === true,
       judged,
+      judgedScores: js?.scores ?? null,
+      judgeHeuristic: js?.heuristic ?? false,
+      judgeLabel,
     });
   });
   for (const c of columns) c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { evalId: top.evalId ?? null, timestamp: res.timestamp ?? new Date().toISOString(), columns };
+}
+
+/** Judge keys of a row (overall keys only; per-category `<key>_<category>` dropped), unprefixed. */
+export const JUDGE_ROW_KEYS = [
+  'judged_recall_at_1',
+  'judged_recall_at_3',
+  'judged_recall_at_5',
+  'judged_recall_at_10',
+  'judged_mrr',
+  'judged_ndcg_at_10',
+  'n_judged',
+  'judge_errors',
+  'judged_results',
+  'judged_high',
+  'judged_partial',
+  'judged_not_relevant',
+  'judge_calls',
+  'judge_cache_hits',
+  'judge_input_tokens',
+  'judge_output_tokens',
+  'judge_cost_usd',
+] as const;
+
+function judgeScoresOf(ns: Record<string, number>): { scores: Record<string, number>; heuristic: boolean } | null {
+  for (const prefix of ['', 'heuristic_']) {
+    if (typeof ns[`${prefix}n_judged`] !== 'number') continue;
+    const scores: Record<string, number> = {};
+    for (const k of JUDGE_ROW_KEYS) {
+      const v = ns[prefix + k];
+      if (typeof v === 'number' && Number.isFinite(v)) scores[k] = v;
+    }
+    return { scores, heuristic: prefix === 'heuristic_' };
+  }
+  return null;
 }
 
 export function readResultsFile(path: string, routingOpts: RoutingOptions = {}): ParsedResults {

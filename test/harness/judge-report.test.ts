@@ -1,0 +1,205 @@
+/**
+ * The judged family end to end (issue 7): a REAL promptfoo eval of the harness fixture (module: service,
+ * test/fixtures/harness) with the judge assertion on in bedrock mode against the fake Bedrock server on
+ * 127.0.0.1 (dummy AWS credentials, endpoint from AWS_ENDPOINT_URL_BEDROCK_RUNTIME), then the DES-058
+ * report / Markdown / gate over its output; and the same eval with the judge off.
+ *
+ * The fake's verdicts: HIGH for the d3#c300-0 text ("Purpose grows ..."), PARTIAL for d2#c300-0
+ * ("Grief softens ..."), NOT_RELEVANT for everything else. Per ranked query (strict rankings in eval.test.ts):
+ *
+ *   query              top 10 (judged units in [])                       judged R@1 R@3 MRR
+ *   fx-direct-001      d1-0* [d1-1 NR] [d1-2 NR]                          1   1   1
+ *   fx-direct-002      d2-0 (partial ref) [d3-0 HIGH] d2-1* [d4-0 NR]    0   1   1/2
+ *   fx-conceptual-001  [d1-0 NR] [d2-0 PARTIAL] [d3-0 HIGH]              0   1   1/3
+ *   fx-conceptual-002  [d1-0 NR] [d2-0 PARTIAL]                          0   0   0
+ *   fx-conceptual-003  [d3-0 HIGH]                                       1   1   1
+ *   fx-emotional-001   [d2-0 PARTIAL]                                    0   0   0
+ *   fx-darknight-001   d4-2* [d2-0 PARTIAL]                              1   1   1
+ *   fx-beir-001        (documents) [d1 NR] d2* d3*                       0   1   1/2
+ *
+ * judged Recall@3 6/8 = 0.75 (strict 0.5), judged Recall@1 3/8, judged MRR@10 (1+1/2+1/3+0+1+0+1+1/2)/8 = 0.541667
+ * (strict 0.354167); conceptual judged Recall@3 2/3 (strict 0), MRR (1/3+0+1)/3 = 0.444444; direct judged MRR 0.75.
+ * 13 judged results (3 HIGH, 4 PARTIAL, 6 NOT_RELEVANT) = 13 Converse calls (each 100 input + 3 output tokens
+ * from the fake): 1300 / 39 tokens, Haiku 4.5 at $1 / $5 per million: 0.0013 + 0.000195 = $0.001495.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURE, ROOT, close, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
+import { FAKE_CREDENTIALS, FAKE_REGION, converseReply, startFakeBedrock, type FakeBedrock } from '../helpers/fake-bedrock.ts';
+
+type Doc = { results: { prompts: { metrics: { namedScores: Record<string, number> } }[]; results: { namedScores: Record<string, number> }[] } };
+
+describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate (fake Bedrock)', () => {
+  const dir = tempDir('judge-report');
+  const config = join(dir, 'promptfooconfig.yaml');
+  const judgedFloors = join(dir, 'floors-judged.yaml');
+  const judgedHigh = join(dir, 'floors-judged-high.yaml');
+  const strictFloors = join(dir, 'floors-strict.yaml');
+  const onOut = join(dir, 'on.json');
+  const offOut = join(dir, 'off.json');
+  let fake: FakeBedrock;
+  let onRun: RunResult;
+  let offRun: RunResult;
+  let on: Doc;
+  let off: Doc;
+
+  before(async () => {
+    fake = await startFakeBedrock();
+    fake.on('*', 'converse', (req) => {
+      const text = JSON.stringify(req.body?.messages ?? []);
+      const result = /<search_result>([\s\S]*?)<\/search_result>/.exec(text)?.[1] ?? '';
+      return converseReply(result.includes('Purpose grows') ? 'HIGH' : result.includes('Grief softens') ? 'PARTIAL' : 'NOT_RELEVANT');
+    });
+    const file = (p: string) => `file://${p}`;
+    writeFileSync(
+      config,
+      [
+        'description: rankgate judged-report fixture',
+        "prompts: ['{{query}}']",
+        'providers:',
+        `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
+        '    label: fixture-hybrid',
+        `    config: { module: ${join(FIXTURE, 'fixture-service.ts')}, mode: hybrid, topK: 10, chunkSize: 300 }`,
+        'defaultTest:',
+        '  assert:',
+        `    - { type: javascript, value: ${file(join(ROOT, 'assertions', 'rank.ts'))}:rank }`,
+        `    - { type: javascript, value: ${file(join(ROOT, 'assertions', 'routing.ts'))}:routing }`,
+        `    - type: javascript`,
+        `      value: ${file(join(ROOT, 'assertions', 'judge.ts'))}:judged`,
+        `      config: { cacheDir: ${join(dir, 'judge-cache')}, retryBaseMs: 5 }`,
+        `tests: ${file(join(FIXTURE, 'tests.ts'))}`,
+        'env:',
+        "  PROMPTFOO_PASS_RATE_THRESHOLD: '0'",
+        'extensions:',
+        `  - ${file(join(ROOT, 'assertions', 'gate.ts'))}:beforeAll`,
+        `  - ${file(join(ROOT, 'assertions', 'gate.ts'))}:afterAll`,
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(judgedFloors, 'metric_family: judged\noverall:\n  recall_at_3: 0.7\n  mrr_at_10: 0.5\n');
+    writeFileSync(judgedHigh, 'metric_family: judged\noverall:\n  recall_at_3: 0.8\n');
+    writeFileSync(strictFloors, 'overall:\n  recall_at_3: 0.7\n');
+    const aws = {
+      AWS_ACCESS_KEY_ID: FAKE_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: FAKE_CREDENTIALS.secretAccessKey,
+      AWS_REGION: FAKE_REGION,
+      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.url,
+      RANKGATE_GATE_FLOORS: judgedFloors,
+    };
+    [onRun, offRun] = await Promise.all([
+      promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock' }),
+      promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off' }),
+    ]);
+    on = JSON.parse(readFileSync(onOut, 'utf8'));
+    off = JSON.parse(readFileSync(offOut, 'utf8'));
+  });
+  after(async () => {
+    await fake?.close();
+    if (!process.env.KEEP_JR) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('judge on: promptfoo derives the judged means beside the strict ones (overall and per category)', () => {
+    const s = on.results.prompts[0]!.metrics.namedScores;
+    assert.equal(s.n_judged, 8);
+    assert.equal(s.judge_calls, 13);
+    assert.equal(s.judge_errors, 0);
+    assert.ok(close(s.avg_recall_at_3!, 0.5), `strict ${s.avg_recall_at_3}`);
+    assert.ok(close(s.avg_judged_recall_at_3!, 0.75), `judged ${s.avg_judged_recall_at_3}`);
+    assert.ok(close(s.avg_judged_recall_at_1!, 0.375));
+    assert.ok(close(s.avg_judged_mrr!, 0.541667));
+    assert.ok(close(s.avg_mrr!, 0.354167));
+    assert.ok(close(s.avg_judged_recall_at_3_conceptual!, 2 / 3));
+    assert.ok(close(s.avg_recall_at_3_conceptual!, 0));
+    assert.ok(close(s.avg_judged_mrr_direct!, 0.75));
+    assert.equal(s.judge_error_rate, 0);
+    assert.equal(fake.requestsFor('us.anthropic.claude-haiku-4-5-20251001-v1:0', 'converse').length, 13);
+  });
+
+  it('judge on: the afterAll gate with metric_family: judged passes on judged Recall@3 0.75 (strict is 0.5)', () => {
+    assert.equal(onRun.code, 0, onRun.stderr.slice(-2000));
+    assert.match(onRun.stderr, /metric family: judged/);
+    assert.match(onRun.stderr, /judged R@3 0\.7500, MRR@10 0\.5417 \(judge calls 13, cache hits 0, errors 0/);
+    assert.match(onRun.stderr, /gate PASSED/);
+  });
+
+  it('judge on: the DES-058 report JSON and Markdown show strict and judged numbers, the judge label and its bill', async () => {
+    const rep = join(dir, 'on-report.json');
+    const md = join(dir, 'on-report.md');
+    const r = await rankgate(['gate', onOut, '--floors', judgedFloors, '--report', rep, '--markdown', md]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const j = JSON.parse(readFileSync(rep, 'utf8'));
+    assert.equal(j.overall_recall_at_3, 0.5);
+    assert.equal(j.overall_judged_recall_at_3, 0.75);
+    assert.ok(close(j.overall_judged_mrr_at_10, 0.5417));
+    assert.ok(close(j.overall_mrr_at_10, 0.3542));
+    assert.equal(j.categories.conceptual.recall_at_3, 0);
+    assert.ok(close(j.categories.conceptual.judged_recall_at_3, 0.6667));
+    assert.ok(close(j.categories.conceptual.judged_mrr_at_10, 0.4444));
+    assert.equal(j.categories.direct.judged_mrr_at_10, 0.75);
+    assert.equal(j.categories.technique_boundary.judged_recall_at_3, undefined, 'routing-only queries are not judged');
+    assert.match(j.judge, /^judge: bedrock us\.anthropic\.claude-haiku-4-5-20251001-v1:0 \(relevance-v1\) · 8 of 10 queries judged$/);
+    assert.deepEqual(
+      { ...j.judge_stats, estimated_cost_usd: undefined },
+      { heuristic: false, judged_queries: 8, judged_results: 13, high: 3, partial: 4, not_relevant: 6, errors: 0, calls: 13, cache_hits: 0, input_tokens: 1300, output_tokens: 39, estimated_cost_usd: undefined },
+    );
+    assert.ok(close(j.judge_stats.estimated_cost_usd, 0.001495, 1e-9));
+    assert.ok(j.gate.some((c: { name: string; passed: boolean }) => c.name === 'overall recall_at_3 (judged) >= 0.7' && c.passed));
+    const m = readFileSync(md, 'utf8');
+    assert.match(m, /\| Recall@3 \| 50\.0% \| 75\.0% \|/);
+    assert.match(m, /\| MRR@10 \| 0\.354 \| 0\.542 \|/);
+    assert.match(m, /calls 13 · cache hits 0 · tokens 1300 in \/ 39 out · estimated cost \$0\.0015 · judge errors 0/);
+    assert.match(m, /\| conceptual \| 3 \| 0\.0% \| .* \| 66\.7% \| 0\.444 \|/);
+    assert.doesNotMatch(m, /HEURISTIC/);
+  });
+
+  it('gate: judged floors above the judged numbers fail; the strict family gates the strict numbers', async () => {
+    const hi = await rankgate(['gate', onOut, '--floors', judgedHigh]);
+    assert.equal(hi.code, 1, hi.stdout + hi.stderr);
+    assert.match(hi.stderr, /overall recall_at_3 \(judged\) = 0\.7500 is below the floor 0\.8/);
+    const strict = await rankgate(['gate', onOut, '--floors', strictFloors]);
+    assert.equal(strict.code, 1, strict.stdout + strict.stderr);
+    assert.match(strict.stderr, /overall recall_at_3 = 0\.5000 is below the floor 0\.7/);
+    assert.match(strict.stdout, /gate on the strict metrics/);
+  });
+
+  it('gate: a judge error fails a judged gate (never a silent pass) and is reported by a strict one', async () => {
+    const doc = JSON.parse(readFileSync(onOut, 'utf8'));
+    const row = doc.results.results.find((x: { namedScores?: Record<string, number> }) => x.namedScores?.n_judged === 1);
+    row.namedScores.judge_errors = 1;
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, JSON.stringify(doc));
+    const g = await rankgate(['gate', broken, '--floors', judgedFloors]);
+    assert.equal(g.code, 1, g.stdout + g.stderr);
+    assert.match(g.stderr, /judge: 1 judge error\(s\).*never passes on a broken judge/);
+    const s = await rankgate(['gate', broken, '--floors', strictFloors]);
+    assert.equal(s.code, 1);
+    assert.match(s.stderr, /note: 1 judge error\(s\) in the judged metrics \(not gated: metric_family is strict\)/);
+    assert.match(s.stdout, /\*\*judge errors 1\*\*/);
+  });
+
+  it('judge off: no judged means, the report says "judge: off" plainly and a judged gate fails with a clear message', async () => {
+    const s = off.results.prompts[0]!.metrics.namedScores;
+    assert.equal(s.n_judged, undefined);
+    assert.equal(s.avg_judged_recall_at_3, undefined, 'no judged derived metrics (they would read 0) with the judge off');
+    assert.ok(close(s.avg_recall_at_3!, 0.5));
+    assert.equal(offRun.code, 1, offRun.stderr.slice(-2000));
+    assert.match(offRun.stderr, /metric_family: judged, but the results have no judged scores \(judge: off\)/);
+    const rep = join(dir, 'off-report.json');
+    const md = join(dir, 'off-report.md');
+    const r = await rankgate(['gate', offOut, '--floors', judgedFloors, '--report', rep, '--markdown', md]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /no judged scores \(judge: off\)/);
+    const j = JSON.parse(readFileSync(rep, 'utf8'));
+    assert.equal(j.judge, 'judge: off');
+    assert.equal(j.overall_judged_recall_at_3, null);
+    assert.equal(j.judge_stats, null);
+    const m = readFileSync(md, 'utf8');
+    assert.match(m, /judge: off: strict metrics only/);
+    assert.doesNotMatch(m, /\(judged\)/);
+    const strict = await rankgate(['gate', offOut, '--floors', strictFloors]);
+    assert.match(strict.stderr, /overall recall_at_3 = 0\.5000 is below the floor 0\.7/);
+    assert.doesNotMatch(strict.stderr, /judged scores/);
+  });
+});
