@@ -99,6 +99,8 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
     }
   } else if (js && js.errors > 0) {
     checks.push({ name: 'judge errors (reported)', scope: 'judge', metric: 'judge_errors', value: js.errors, min: 0, passed: true, note: `${js.errors} judge error(s) in the judged metrics (not gated: metric_family is strict)` });
+  } else if (!js && report.judge.startsWith('judge: FAILED')) {
+    checks.push({ name: 'judge errors (reported)', scope: 'judge', metric: 'judge_errors', value: null, min: 0, passed: true, note: `${report.judge} (not gated: metric_family is strict)` });
   }
   const fam = family === 'judged' ? ' (judged)' : '';
   for (const [metric, min] of Object.entries(floors.overall)) {

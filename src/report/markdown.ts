@@ -20,6 +20,7 @@ export function judgedTag(report: Des058Report): string {
 /** One line: the judged family beside the strict one, and the judge's bill; or the plain "judge: off". */
 export function judgeSection(report: Des058Report): string {
   const j = report.judge_stats;
+  if (!j && report.judge.startsWith('judge: FAILED')) return `**${report.judge}**: no judged metrics; strict metrics only.`;
   if (!j) return `${report.judge}: strict metrics only (results not matching an expected passage were not judged).`;
   const tag = judgedTag(report);
   return [

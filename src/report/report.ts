@@ -16,7 +16,9 @@
  *   categories[c].judged_* are means over the queries the judge scored (n_judged), like the strict ones
  *   over the ranked queries. `judge_stats` sums calls, cache hits, tokens, estimated cost and judge errors.
  *   In similarity mode the same fields hold the HEURISTIC numbers and judge_stats.heuristic is true.
- *   With the judge off all of these are null and `judge` says "judge: off".
+ *   With the judge off all of these are null and `judge` says "judge: off". A judge assertion that failed on a row
+ *   without scoring it (it threw) is a judge error: counted in judge_stats.errors, or, when no query was judged,
+ *   `judge` says "judge: FAILED on N of M queries (reason)" (never "off", never a pass of a judged gate).
  */
 import type { Column, QueryRecord } from './results.ts';
 import { BUCKETS, type FailureBucket } from './types.ts';
@@ -235,10 +237,14 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
       estimated_cost_usd: round(sum('judge_cost_usd'), 6)!,
     };
   }
+  const failedJudge = qs.filter((q) => typeof q.judgeFailure === 'string');
+  if (judgeStats && failedJudge.length) judgeStats.errors += failedJudge.length;
   const label = qs.map((q) => q.judgeLabel).find((l): l is string => typeof l === 'string' && l !== 'judge: off') ?? null;
   const judgeText = judged
     ? `${label ?? 'judge: on'}${judgeStats!.heuristic && !/HEURISTIC/.test(label ?? '') ? ' (HEURISTIC)' : ''} · ${judged} of ${qs.length} queries judged`
-    : 'judge: off';
+    : failedJudge.length
+      ? `judge: FAILED on ${failedJudge.length} of ${qs.length} queries (${failedJudge[0]!.judgeFailure})`
+      : 'judge: off';
   const langs = [...new Set(qs.map((q) => q.language))].sort();
   const report: Des058Report = {
     timestamp: opts.timestamp ?? new Date().toISOString(),

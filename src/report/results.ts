@@ -36,6 +36,8 @@ export interface QueryRecord {
   judgeHeuristic?: boolean;
   /** The judge label the judge assertion reported (metadata.judge), e.g. "judge: off"; null without one. */
   judgeLabel?: string | null;
+  /** The judge assertion failed on this row without producing judged scores (it threw: bad mode, no model...). */
+  judgeFailure?: string | null;
 }
 
 export interface Column {
@@ -63,7 +65,7 @@ interface PfRow {
   success?: boolean;
   latencyMs?: number;
   provider?: { id?: string; label?: string };
-  gradingResult?: { componentResults?: { assertion?: { value?: unknown }; metadata?: Record<string, unknown> }[] } | null;
+  gradingResult?: { componentResults?: { pass?: boolean; reason?: string; assertion?: { value?: unknown }; metadata?: Record<string, unknown> }[] } | null;
   namedScores?: Record<string, number>;
 }
 
@@ -149,6 +151,10 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     const judgeLabel = (row.gradingResult?.componentResults ?? [])
       .map((c) => c?.metadata?.judge)
       .find((x): x is string => typeof x === 'string') ?? null;
+    const judgeComp = (row.gradingResult?.componentResults ?? []).find((c) => typeof c?.assertion?.value === 'string' && /judge\.ts:judged$/.test(c.assertion.value));
+    // A judge assertion that threw makes promptfoo mark the whole row as errored (its stack names assertions/judge.ts).
+    const judgeThrew = typeof error === 'string' && /assertions[\\/]judge\.ts/.test(error) ? error.split('\n')[0]! : null;
+    const judgeFailure = js ? null : judgeComp && judgeComp.pass === false ? String(judgeComp.reason ?? 'judge assertion failed').split('\n')[0]! : judgeThrew;
     col.queries.push({
       id: golden.id,
       query: golden.query,
@@ -171,6 +177,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       judgedScores: js?.scores ?? null,
       judgeHeuristic: js?.heuristic ?? false,
       judgeLabel,
+      judgeFailure,
     });
   });
   for (const c of columns) c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

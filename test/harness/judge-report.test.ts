@@ -27,6 +27,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE, ROOT, close, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
+import { derivedMetricsFor } from '../../src/report/derived.ts';
+import { applyGate } from '../../src/report/gate.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import { buildReport } from '../../src/report/report.ts';
+import { parseResultsObject } from '../../src/report/results.ts';
 import { FAKE_CREDENTIALS, FAKE_REGION, converseReply, startFakeBedrock, type FakeBedrock } from '../helpers/fake-bedrock.ts';
 
 type Doc = { results: { prompts: { metrics: { namedScores: Record<string, number> } }[]; results: { namedScores: Record<string, number> }[] } };
@@ -39,9 +44,11 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   const strictFloors = join(dir, 'floors-strict.yaml');
   const onOut = join(dir, 'on.json');
   const offOut = join(dir, 'off.json');
+  const badOut = join(dir, 'bad.json');
   let fake: FakeBedrock;
   let onRun: RunResult;
   let offRun: RunResult;
+  let badRun: RunResult;
   let on: Doc;
   let off: Doc;
 
@@ -88,9 +95,10 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.url,
       RANKGATE_GATE_FLOORS: judgedFloors,
     };
-    [onRun, offRun] = await Promise.all([
+    [onRun, offRun, badRun] = await Promise.all([
       promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock' }),
       promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off' }),
+      promptfooEval(config, badOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'bogus' }),
     ]);
     on = JSON.parse(readFileSync(onOut, 'utf8'));
     off = JSON.parse(readFileSync(offOut, 'utf8'));
@@ -177,6 +185,48 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.equal(s.code, 1);
     assert.match(s.stderr, /note: 1 judge error\(s\) in the judged metrics \(not gated: metric_family is strict\)/);
     assert.match(s.stdout, /\*\*judge errors 1\*\*/);
+  });
+
+  it('similarity mode (keys prefixed heuristic_): the report and Markdown label the judged numbers HEURISTIC; derived means use the prefix', () => {
+    // The judge-on output as similarity mode names it: every judge key prefixed heuristic_, the heuristic label.
+    const doc = JSON.parse(readFileSync(onOut, 'utf8'));
+    const label = 'judge: similarity (HEURISTIC: use-lite cosine, HIGH >= 0.48, PARTIAL >= 0.4)';
+    for (const row of doc.results.results) {
+      row.namedScores = Object.fromEntries(
+        Object.entries(row.namedScores as Record<string, number>).map(([k, v]) => [/^(judged_|judge_|n_judged)/.test(k) ? `heuristic_${k}` : k, v]),
+      );
+      for (const c of row.gradingResult?.componentResults ?? []) if (c.metadata?.judge) c.metadata.judge = label;
+    }
+    const col = parseResultsObject(doc, 'heuristic.json').columns[0]!;
+    const report = buildReport(col);
+    assert.equal(report.overall_judged_recall_at_3, 0.75);
+    assert.equal(report.judge_stats?.heuristic, true);
+    assert.equal(report.judge, `${label} · 8 of 10 queries judged`);
+    applyGate(report, { metric_family: 'judged', overall: { recall_at_3: 0.7 }, categories: {} });
+    assert.equal(report.gate_passed, true);
+    const m = renderMarkdown(report);
+    assert.match(m, /\*\*HEURISTIC\*\* \(similarity thresholds, not a model judge\)/);
+    assert.match(m, /\| metric \| strict \| judged, HEURISTIC \|/);
+    assert.match(m, /Recall@3 \(judged, HEURISTIC\)/);
+    const goldens = doc.results.results.map((r: { testCase: { metadata: { golden: unknown } } }) => r.testCase.metadata.golden);
+    const names = derivedMetricsFor(goldens, [], ['heuristic_']);
+    assert.deepEqual(
+      names.find((d) => d.name === 'avg_heuristic_judged_recall_at_3'),
+      { name: 'avg_heuristic_judged_recall_at_3', value: 'heuristic_judged_recall_at_3 / heuristic_n_judged' },
+    );
+    assert.ok(names.some((d) => d.name === 'avg_heuristic_judged_mrr_conceptual' && d.value === 'heuristic_judged_mrr_conceptual / heuristic_n_judged_conceptual'));
+    assert.ok(!names.some((d) => /^avg_judged_/.test(d.name)), 'no unprefixed judged means in similarity mode');
+    assert.ok(!derivedMetricsFor(goldens).some((d) => /judged/.test(d.name)), 'no judged means with the judge off');
+  });
+
+  it('a judge that cannot run (bad mode) is "judge: FAILED", not "judge: off", and fails a judged gate', async () => {
+    assert.equal(badRun.code, 1, badRun.stderr.slice(-2000));
+    assert.match(badRun.stderr, /no judged scores \(judge: FAILED on 10 of 10 queries \(UserError: judge mode "bogus"/);
+    const rep = join(dir, 'bad-report.json');
+    const r = await rankgate(['gate', badOut, '--floors', strictFloors, '--report', rep]);
+    assert.equal(r.code, 1, 'the errored rows count as misses: strict Recall@3 0 fails too');
+    assert.match(r.stderr, /note: judge: FAILED on 10 of 10 queries .*\(not gated: metric_family is strict\)/);
+    assert.match(JSON.parse(readFileSync(rep, 'utf8')).judge, /^judge: FAILED on 10 of 10 queries/);
   });
 
   it('judge off: no judged means, the report says "judge: off" plainly and a judged gate fails with a clear message', async () => {
