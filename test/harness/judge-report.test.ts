@@ -96,16 +96,17 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       RANKGATE_GATE_FLOORS: judgedFloors,
     };
     [onRun, offRun, badRun] = await Promise.all([
-      promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock' }),
-      promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off' }),
-      promptfooEval(config, badOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'bogus' }),
+      // Each eval's promptfoo config dir inside `dir`, so it goes when the test ends.
+      promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-on') }),
+      promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-off') }),
+      promptfooEval(config, badOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'bogus', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bad') }),
     ]);
     on = JSON.parse(readFileSync(onOut, 'utf8'));
     off = JSON.parse(readFileSync(offOut, 'utf8'));
   });
   after(async () => {
     await fake?.close();
-    if (!process.env.KEEP_JR) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('judge on: promptfoo derives the judged means beside the strict ones (overall and per category)', () => {
