@@ -11,6 +11,8 @@ import { buildReport, percentile } from '../../src/report/report.ts';
 import { shippingCriteria } from '../../src/report/shipping.ts';
 import { parseResultsJson, type Column, type QueryRecord } from '../../src/report/results.ts';
 import { derivedMetricsFor } from '../../src/report/derived.ts';
+import { compileDerivedMetrics } from '../../assertions/gate.ts';
+import { evaluate } from 'mathjs';
 import type { HarnessHit, HarnessOutput } from '../../src/report/types.ts';
 
 const g = (o: Record<string, unknown>): GoldenQuery => GoldenQuerySchema.parse({ id: 'q', query: 'q', language: 'en', category: 'direct', ...o });
@@ -175,5 +177,33 @@ describe('report helpers', () => {
     assert.ok(!names.includes('avg_answerable_at_10'));
     assert.ok(!names.includes('safety_accuracy'));
     assert.equal(new Set(names).size, names.length);
+  });
+
+  it('derived metrics compiled once give what per-row mathjs evaluate (promptfoo) gives, and fail where it fails', () => {
+    const goldens = [g({ category: 'emotional', expected: [{ chunk_id: 'a', grade: 3, relevant: true }], expect_safety: true }), g({ category: 'adversarial', expected_routing: 'no_results' })];
+    const metrics = [...derivedMetricsFor(goldens, [], ['']), { name: 'custom', value: '2 * mrr + max(n_ranked, 10) ^ 2' }, { name: 'fn', value: () => 7 }, { name: 'bad', value: 'mrr / (' }];
+    const compiled = compileDerivedMetrics(metrics);
+    assert.equal(compiled.length, metrics.length);
+    // A scope like promptfoo's: the column's namedScore sums (every counter these metrics read), plus __count.
+    const vars = new Set(metrics.flatMap((m) => (typeof m.value === 'string' ? m.value.match(/[a-z_][a-z0-9_]*/g) ?? [] : [])));
+    const scope: Record<string, number> = { __count: 2 };
+    let i = 0;
+    for (const v of vars) if (v !== 'max') scope[v] = ++i % 5 === 0 ? 0 : i * 1.5;
+    let checked = 0;
+    for (const [k, m] of metrics.entries()) {
+      const c = compiled[k]!;
+      if (m.name === 'fn') assert.equal(c, m, 'function metrics are left alone');
+      else if (m.name === 'bad') assert.equal(c.value, 'mrr / (', 'an expression mathjs cannot parse is left for promptfoo to report');
+      else {
+        assert.equal(typeof c.value, 'function', m.name);
+        assert.equal(String(c.value), m.value, 'the function prints as its expression');
+        assert.deepEqual((c.value as (s: object) => number)({ ...scope }), evaluate(m.value as string, { ...scope }), m.name);
+        checked++;
+      }
+    }
+    assert.ok(checked > 20, `compared ${checked} metrics`);
+    const avgMrr = compiled.find((m) => m.name === 'avg_mrr')!.value as (s: object) => number;
+    assert.throws(() => avgMrr({ mrr: 1 }), /Undefined symbol n_ranked/, 'a missing counter throws as evaluate does');
+    assert.throws(() => evaluate('mrr / n_ranked', { mrr: 1 }), /Undefined symbol n_ranked/);
   });
 });
