@@ -106,5 +106,5 @@ export default {
     PROMPTFOO_PASS_RATE_THRESHOLD: '0',
     RANKGATE_GATE: 'off',
   },
-  evaluateOptions: { maxConcurrency: 1 }, // latencyMs without queueing (see promptfooconfig.yaml)
+  evaluateOptions: { maxConcurrency: 4 }, // the search worker serves one query at a time: latencyMs has no queueing (see promptfooconfig.yaml)
 };

@@ -19,6 +19,9 @@
  *     routingConfig: config/routing.yaml | false
  *     queryFilters: true         # pass the golden query's filters (folder/tags/language/book) to the search
  *     warmup: true               # one untimed search per column first (index build, model load stay out of latencyMs)
+ *     worker: true               # ours and module: run in a worker thread of this process (src/search/worker.ts):
+ *                                # the search overlaps promptfoo's own per-row work, and latencyMs is the
+ *                                # query's own time there (no queueing); false: in promptfoo's thread
  *
  * Without module: or url: it is rankgate's own SearchService (src/search). Services are built lazily, once,
  * and shared by every column with the same service settings (columns differ only in search params).
@@ -29,8 +32,9 @@
  * (passage_substring -> chunk ids of this column's index variant), params, service }.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { GoldenQuery } from '../src/golden/schema.ts';
+import { loadModuleService } from '../src/search/module.ts';
+import { WorkerSearchService } from '../src/search/worker.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 
@@ -66,6 +70,7 @@ export interface SearchProviderConfig extends Partial<SearchParams> {
   routingConfig?: string | false;
   queryFilters?: boolean;
   warmup?: boolean;
+  worker?: boolean;
   basePath?: string;
   [k: string]: unknown;
 }
@@ -196,6 +201,7 @@ export default class SearchProvider {
       : c.module
         ? `module:${this.abs(c.module)}:${JSON.stringify(this.moduleConfig())}`
         : `rankgate:${c.databaseUrl ?? process.env.DATABASE_URL ?? ''}:${c.dataDir ? this.abs(c.dataDir) : ''}:${c.corpus ? this.abs(c.corpus) : ''}:${String(c.routingConfig ?? '')}:${c.autoIngest ?? ''}`;
+    if (!c.url) this.serviceKey += c.worker === false ? ':in-thread' : ':worker';
   }
 
   id(): string {
@@ -213,7 +219,7 @@ export default class SearchProvider {
   /** What a module's createSearchService(config) gets: the config without module/basePath and without the search
    * params, which go with every search call, so columns that differ only in params share one service. */
   private moduleConfig(): Record<string, unknown> {
-    const { module: _m, basePath: _b, ...rest } = this.config;
+    const { module: _m, basePath: _b, worker: _w, ...rest } = this.config;
     for (const k of PARAM_KEYS) delete (rest as Record<string, unknown>)[k];
     return rest;
   }
@@ -222,24 +228,21 @@ export default class SearchProvider {
     const c = this.config;
     if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000);
     if (c.module) {
-      const mod = (await import(pathToFileURL(this.abs(c.module)).href)) as {
-        createSearchService?: (cfg: Record<string, unknown>) => Promise<SearchServiceLike> | SearchServiceLike;
-        default?: { createSearchService?: (cfg: Record<string, unknown>) => Promise<SearchServiceLike> | SearchServiceLike };
-      };
-      const factory = mod.createSearchService ?? mod.default?.createSearchService;
-      if (typeof factory !== 'function') throw new Error(`module ${c.module} does not export createSearchService(config)`);
-      const svc = await factory({ ...this.moduleConfig(), basePath: this.basePath });
-      if (!svc || typeof svc.search !== 'function') throw new Error(`module ${c.module}: createSearchService() did not return an object with search()`);
-      return svc;
+      const path = this.abs(c.module);
+      const config = { ...this.moduleConfig(), basePath: this.basePath };
+      if (c.worker !== false) return WorkerSearchService.start({ kind: 'module', path, label: c.module, config });
+      return loadModuleService(path, c.module, config);
     }
-    const { createSearchService } = await import('../src/search/index.ts');
     const autoIngest = c.corpus && c.autoIngest !== false ? { corpus: this.abs(c.corpus), ...(c.corpusFormat ? { format: c.corpusFormat } : {}) } : undefined;
-    return createSearchService({
+    const options = {
       ...(c.databaseUrl ? { databaseUrl: c.databaseUrl } : {}),
       ...(c.dataDir ? { dataDir: this.abs(c.dataDir) } : {}),
-      ...(c.routingConfig !== undefined ? { routing: c.routingConfig === false ? false : this.abs(c.routingConfig) } : {}),
+      ...(c.routingConfig !== undefined ? { routing: c.routingConfig === false ? (false as const) : this.abs(c.routingConfig) } : {}),
       ...(autoIngest ? { autoIngest } : {}),
-    });
+    };
+    if (c.worker !== false) return WorkerSearchService.start({ kind: 'rankgate', options });
+    const { createSearchService } = await import('../src/search/index.ts');
+    return createSearchService(options);
   }
 
   /** The shared service of this provider's service identity (built on first use). */
@@ -256,6 +259,11 @@ export default class SearchProvider {
       entry.refs++;
     }
     return entry.promise;
+  }
+
+  /** The worker takes the timeout too, so a hung query frees it for the next one (see src/search/worker.ts). */
+  private searchOn(svc: SearchServiceLike, query: string, params: Partial<SearchParams>, timeoutMs: number): Promise<SearchResponse> {
+    return svc instanceof WorkerSearchService ? svc.search(query, params, { timeoutMs }) : svc.search(query, params);
   }
 
   private async resolve(svc: SearchServiceLike, substrings: string[]): Promise<Record<string, string[]> | undefined> {
@@ -305,7 +313,7 @@ export default class SearchProvider {
     if (this.config.warmup !== false) {
       // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
       // Bounded too, so a service that never answers cannot hang the eval here (the first use may build an index).
-      this.warm ??= timeout(svc.search('warm up', { ...params, filters: undefined }), WARMUP_TIMEOUT_MS, 'warm-up').then(
+      this.warm ??= timeout(this.searchOn(svc, 'warm up', { ...params, filters: undefined }, WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
         () => undefined,
         () => undefined,
       );
@@ -315,11 +323,13 @@ export default class SearchProvider {
     let res: SearchResponse;
     try {
       // url: has its own fetch timeout; in-process services get one here (a hung module must not hang the eval).
-      res = await timeout(svc.search(query, params), this.config.url ? 0 : (this.config.timeoutMs ?? IN_PROCESS_TIMEOUT_MS), 'search');
+      const ms = this.config.url ? 0 : (this.config.timeoutMs ?? IN_PROCESS_TIMEOUT_MS);
+      res = await timeout(this.searchOn(svc, query, params, ms), ms, 'search');
     } catch (e) {
       return { error: `search failed: ${(e as Error).message}` };
     }
-    const latencyMs = +(performance.now() - t0).toFixed(3);
+    // The worker's own timing when there is one (no queueing behind other rows, no wait for promptfoo's thread).
+    const latencyMs = +(typeof res?.serviceMs === 'number' ? res.serviceMs : performance.now() - t0).toFixed(3);
     if (!res || !Array.isArray(res.hits)) return { error: 'search returned no hits[] array' };
     let resolution: Record<string, string[]> | undefined;
     const subs = [...new Set((golden?.expected ?? []).map((r) => r.passage_substring).filter((s): s is string => !!s))];

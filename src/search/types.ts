@@ -80,6 +80,9 @@ export interface SearchResponse {
   hits: SearchHit[];
   routing: RoutingDecision;
   diagnostics: SearchDiagnostics;
+  /** The service's own time for this query in ms, when it measures it (the search worker does: from the moment
+   * the query starts, so queueing behind other queries is excluded). The provider reports it as latencyMs. */
+  serviceMs?: number;
 }
 
 export interface SearchServiceLike {
