@@ -1,14 +1,15 @@
 /**
  * Harness overhead benchmark: 1,000 generated NQ-style queries over a 10,000-chunk index, run
- *   (a) directly against SearchService.search (sequential), and
- *   (b) through `promptfoo eval` with providers/search.ts and the rank + routing assertions,
- * and print total time and the harness overhead per query.
+ *   (a) directly against SearchService.search (a sequential loop in this process), and
+ *   (b) through `promptfoo eval` with providers/search.ts and the default eval's harness (the rank, routing,
+ *       integrity and judge assertions, derived means, beforeAll/afterAll hooks),
+ * and print total time and the harness overhead per query: medians over --repeat runs, interleaved.
  *
- *   node --import tsx bench/eval.ts [--queries 1000] [--chunks 10000] [--concurrency 1]
+ *   node --import tsx bench/eval.ts [--queries 1000] [--chunks 10000] [--concurrency 4,1,1:thread] [--repeat 3]
  *
- * Concurrency 1 (default) compares like with like: the direct loop is sequential, and the embedded PGlite
- * database serves one query at a time anyway. With --concurrency 4 promptfoo overlaps query embedding and
- * fusion with the database, which can make the per-query figure lower than the direct one.
+ * -j 4 is the default config's setting (maxConcurrency 4): the search runs in the provider's worker thread and
+ * overlaps promptfoo's per-row work on the second core. -j 1 runs one row at a time, as the direct loop does; with
+ * `:thread` the provider runs with worker: false, the search in promptfoo's own thread (the setup before the worker).
  *
  * The corpus is synthetic NQ prepared JSON (chunk ids nq_XXXXXX, one answer chunk per question) built with a
  * fixed seed; the index lives in .rankgate/bench/db (built once, reused). Embeddings come from a 64-d
@@ -16,8 +17,8 @@
  * USE-lite would need ~30 min to embed 10k passages on this machine. The same embedder serves both (a) and (b).
  *
  * Overhead per query = (promptfoo wall time for N queries - promptfoo wall time for 1 query) / (N - 1)
- *                      - mean search time, measured two ways: inside the provider in the same promptfoo run
- *                      (robust to machine load) and by the direct loop (a separate run).
+ *                      - mean time of the direct loop in the same run (at -j 1 also against the mean search
+ *                      time measured inside the provider, which is robust to machine load).
  * This file is also the `module:` the bench config points the provider at (it exports createSearchService).
  */
 import { spawnSync } from 'node:child_process';
@@ -28,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Embedder } from '../src/embeddings/types.ts';
 import type { SearchServiceLike } from '../src/search/types.ts';
+import { overallDerivedMetrics } from '../src/report/derived.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH_DIR = join(ROOT, '.rankgate', 'bench');
@@ -158,10 +160,19 @@ function promptfooRun(config: string, out: string, concurrency: number): number 
   return ms;
 }
 
-function writeConfig(name: string, tests: unknown[]): string {
+/**
+ * The bench config is the default eval's harness (promptfooconfig.yaml) around the bench index: the same four
+ * assertions (rank, routing, integrity, and the judge, off as it is without AWS), the same derived means and the
+ * same beforeAll/afterAll hooks (per-category means, gate summary; the gate in report-only mode, since these
+ * synthetic queries have no floors to meet).
+ */
+function writeConfig(name: string, tests: unknown[], worker = true): string {
   const testsFile = join(BENCH_DIR, `${name}.tests.json`);
   writeFileSync(testsFile, JSON.stringify(tests));
   const cfg = join(BENCH_DIR, `${name}.yaml`);
+  const a = (file: string, fn: string, config?: string) =>
+    `    - { type: javascript, value: ${JSON.stringify('file://' + join(ROOT, 'assertions', file) + ':' + fn)}${config ? `, config: ${config}` : ''} }`;
+  const hook = (fn: string) => `  - ${JSON.stringify('file://' + join(ROOT, 'assertions', 'gate.ts') + ':' + fn)}`;
   writeFileSync(
     cfg,
     [
@@ -170,29 +181,57 @@ function writeConfig(name: string, tests: unknown[]): string {
       `providers:`,
       `  - id: ${JSON.stringify('file://' + join(ROOT, 'providers', 'search.ts'))}`,
       `    label: bench hybrid rrf60 c300 ${EMBEDDER_ID}`,
-      `    config: { module: ${JSON.stringify(join(ROOT, 'bench', 'eval.ts'))}, mode: hybrid, chunkSize: 300, embedder: ${EMBEDDER_ID}, topK: 10, routing: false }`,
+      `    config: { module: ${JSON.stringify(join(ROOT, 'bench', 'eval.ts'))}, mode: hybrid, chunkSize: 300, embedder: ${EMBEDDER_ID}, topK: 10, routing: false${worker ? '' : ', worker: false'} }`,
       `defaultTest:`,
       `  assert:`,
-      `    - { type: javascript, value: ${JSON.stringify('file://' + join(ROOT, 'assertions', 'rank.ts') + ':rank')} }`,
-      `    - { type: javascript, value: ${JSON.stringify('file://' + join(ROOT, 'assertions', 'routing.ts') + ':routing')} }`,
+      a('rank.ts', 'rank', '{ passAt: 3 }'),
+      a('routing.ts', 'routing'),
+      a('integrity.ts', 'integrity'),
+      a('judge.ts', 'judged', '{ mode: off }'),
       `tests: ${JSON.stringify('file://' + testsFile)}`,
       `derivedMetrics:`,
-      `  - { name: avg_recall_at_1, value: recall_at_1 / n_ranked }`,
-      `  - { name: avg_recall_at_5, value: recall_at_5 / n_ranked }`,
-      `  - { name: avg_mrr, value: mrr / n_ranked }`,
+      ...overallDerivedMetrics().map((m) => `  - { name: ${m.name}, value: ${JSON.stringify(m.value)} }`),
+      `extensions:`,
+      hook('beforeAll'),
+      hook('afterAll'),
+      `env: { RANKGATE_GATE: 'off' }`,
     ].join('\n') + '\n',
   );
   return cfg;
 }
 
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
+};
+const range = (xs: number[], d = 2) => (xs.length > 1 ? ` (runs: ${xs.map((x) => x.toFixed(d)).join(', ')})` : '');
+
+interface Rep {
+  directMean: number;
+  oneMs: number;
+  allMs: number;
+  perQuery: number;
+  provMean: number;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { queries: { type: 'string', default: '1000' }, chunks: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '1' } },
+    options: {
+      queries: { type: 'string', default: '1000' },
+      chunks: { type: 'string', default: '10000' },
+      // each entry: promptfoo's -j, and ':thread' for the provider's worker: false (the search in promptfoo's thread)
+      concurrency: { type: 'string', default: '4,1,1:thread' },
+      repeat: { type: 'string', default: '3' },
+    },
   });
   const nQ = Number(values.queries);
   const nC = Number(values.chunks);
-  const conc = Number(values.concurrency);
-  console.log(`rankgate harness benchmark: ${nQ} NQ-style queries, ${nC}-chunk index, promptfoo concurrency ${conc}, ${process.version}`);
+  const concs = String(values.concurrency).split(',');
+  const jOf = (c: string) => Number(c.split(':')[0]);
+  const labelOf = (c: string) => `-j ${jOf(c)}${c.endsWith(':thread') ? ', worker: false' : ''}`;
+  const reps = Number(values.repeat);
+  console.log(`rankgate harness benchmark: ${nQ} NQ-style queries, ${nC}-chunk index, runs ${concs.map(labelOf).join(' / ')}, ${reps} run(s) each, medians; ${process.version}`);
   const gen = generate(nC);
   await ensureIndex(gen);
   const rnd = mulberry32(7);
@@ -201,43 +240,70 @@ async function main(): Promise<void> {
     const golden = { id: `nq-${i}`, query: c.question, language: 'en', category: 'nq', tags: [], slices: {}, expected: [{ chunk_id: c.id, grade: 1, relevant: true }], expected_routing: 'search' };
     return { description: `nq-${i}: ${c.question}`, vars: { query: c.question, category: 'nq', language: 'en', id: `nq-${i}` }, metadata: { id: `nq-${i}`, category: 'nq', language: 'en', tags: '', golden } };
   });
-
-  // (a) direct
-  const tOpen = performance.now();
-  const svc = await createSearchService();
-  const params = { mode: 'hybrid' as const, chunkSize: 300, embedder: EMBEDDER_ID, topK: 10, routing: false, language: 'en' };
-  await svc.search('warm up', params);
-  const openMs = performance.now() - tOpen;
-  const lat: number[] = [];
-  let hits1 = 0;
-  const tDirect = performance.now();
-  for (const t of tests) {
-    const t0 = performance.now();
-    const r = await svc.search(t.vars.query, params);
-    lat.push(performance.now() - t0);
-    if (r.hits[0]?.chunkId === t.metadata.golden.expected[0]!.chunk_id) hits1++;
-  }
-  const directMs = performance.now() - tDirect;
-  await svc.close();
-  const directMean = directMs / nQ;
-  console.log(`direct: open the index + first query ${(openMs / 1000).toFixed(2)} s`);
-  console.log(`direct SearchService.search: ${(directMs / 1000).toFixed(2)} s total, mean ${directMean.toFixed(2)} ms, p50 ${pct(lat, 50).toFixed(2)} ms, p95 ${pct(lat, 95).toFixed(2)} ms, Recall@1 ${(hits1 / nQ).toFixed(3)}`);
-
-  // (b) promptfoo: 1 query (fixed cost) and N queries
-  const one = promptfooRun(writeConfig('bench-1', tests.slice(0, 1)), join(BENCH_DIR, 'bench-1.json'), conc);
+  const cfg = (c: string) => {
+    const thread = c.endsWith(':thread');
+    return { one: writeConfig(`bench-1${thread ? '-thread' : ''}`, tests.slice(0, 1), !thread), all: writeConfig(`bench-${nQ}${thread ? '-thread' : ''}`, tests, !thread) };
+  };
   const outN = join(BENCH_DIR, `bench-${nQ}.json`);
-  const all = promptfooRun(writeConfig(`bench-${nQ}`, tests), outN, conc);
-  const doc = JSON.parse(readFileSync(outN, 'utf8'));
-  const ns = doc.results.prompts[0].metrics.namedScores;
-  const rows: { latencyMs?: number; response?: { output?: { latencyMs?: number } } }[] = doc.results.results;
-  const provLat = rows.map((r) => r.response?.output?.latencyMs ?? NaN).filter(Number.isFinite);
-  const perQuery = (all - one) / Math.max(1, nQ - 1);
-  console.log(`promptfoo eval, 1 query: ${(one / 1000).toFixed(2)} s (process start, config, provider and DB open: fixed cost; promptfoo's own share ~${((one - openMs) / 1000).toFixed(2)} s)`);
-  console.log(`promptfoo eval, ${nQ} queries: ${(all / 1000).toFixed(2)} s total; ${perQuery.toFixed(2)} ms per query beyond the fixed cost`);
-  console.log(`  search latency inside the provider: p50 ${pct(provLat, 50).toFixed(2)} ms, p95 ${pct(provLat, 95).toFixed(2)} ms; avg_recall_at_1 ${ns.avg_recall_at_1?.toFixed(3)}, avg_mrr ${ns.avg_mrr?.toFixed(3)}`);
-  const provMean = provLat.reduce((a, b) => a + b, 0) / Math.max(1, provLat.length);
-  console.log(`harness overhead per query, same run: ${(perQuery - provMean).toFixed(2)} ms (promptfoo per query ${perQuery.toFixed(2)} ms - mean search time inside the provider ${provMean.toFixed(2)} ms)`);
-  console.log(`harness overhead per query vs the direct loop: ${(perQuery - directMean).toFixed(2)} ms (promptfoo per query ${perQuery.toFixed(2)} ms - direct ${directMean.toFixed(2)} ms; sensitive to load on a shared machine)`);
+  const params = { mode: 'hybrid' as const, chunkSize: 300, embedder: EMBEDDER_ID, topK: 10, routing: false, language: 'en' };
+
+  /** (a) SearchService.search in a sequential loop, in this process. */
+  const direct = async (): Promise<{ mean: number; p50: number; p95: number; recall1: number }> => {
+    const svc = await createSearchService();
+    await svc.search('warm up', params);
+    const lat: number[] = [];
+    let hits1 = 0;
+    const t0 = performance.now();
+    for (const t of tests) {
+      const q0 = performance.now();
+      const r = await svc.search(t.vars.query, params);
+      lat.push(performance.now() - q0);
+      if (r.hits[0]?.chunkId === t.metadata.golden.expected[0]!.chunk_id) hits1++;
+    }
+    const ms = performance.now() - t0;
+    await svc.close();
+    return { mean: ms / nQ, p50: pct(lat, 50), p95: pct(lat, 95), recall1: hits1 / nQ };
+  };
+
+  const results = new Map<string, Rep[]>();
+  let lastNs: Record<string, number> = {};
+  let directRecall = 0;
+  // Interleaved (direct, then each concurrency, per run) so a slow spell on a shared machine hits every figure alike.
+  for (let r = 0; r < reps; r++) {
+    const d = await direct();
+    directRecall = d.recall1;
+    console.log(`run ${r + 1}: direct SearchService.search mean ${d.mean.toFixed(2)} ms (p50 ${d.p50.toFixed(2)}, p95 ${d.p95.toFixed(2)})`);
+    for (const conc of concs) {
+      const { one, all } = cfg(conc);
+      const oneMs = promptfooRun(one, join(BENCH_DIR, 'bench-1.json'), jOf(conc));
+      const allMs = promptfooRun(all, outN, jOf(conc));
+      const doc = JSON.parse(readFileSync(outN, 'utf8'));
+      lastNs = doc.results.prompts[0].metrics.namedScores;
+      const rows: { response?: { output?: { latencyMs?: number } } }[] = doc.results.results;
+      const provLat = rows.map((x) => x.response?.output?.latencyMs ?? NaN).filter(Number.isFinite);
+      const provMean = provLat.reduce((a, b) => a + b, 0) / Math.max(1, provLat.length);
+      const perQuery = (allMs - oneMs) / Math.max(1, nQ - 1);
+      const rep = { directMean: d.mean, oneMs, allMs, perQuery, provMean };
+      results.set(conc, [...(results.get(conc) ?? []), rep]);
+      console.log(`run ${r + 1}: promptfoo ${labelOf(conc)}: ${nQ} queries ${(allMs / 1000).toFixed(2)} s, 1 query ${(oneMs / 1000).toFixed(2)} s; ${perQuery.toFixed(2)} ms per query; overhead ${(perQuery - d.mean).toFixed(2)} ms`);
+    }
+  }
+
+  console.log('');
+  console.log(`Recall@1 direct ${directRecall.toFixed(3)}; through promptfoo avg_recall_at_1 ${lastNs.avg_recall_at_1?.toFixed(3)}, avg_mrr ${lastNs.avg_mrr?.toFixed(3)} (the same rankings)`);
+  console.log('| concurrency | total (N queries) | fixed cost (1 query) | per query through promptfoo | per query direct | overhead per query |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const conc of concs) {
+    const xs = results.get(conc)!;
+    const over = xs.map((x) => x.perQuery - x.directMean);
+    console.log(
+      `| ${labelOf(conc)} | ${(median(xs.map((x) => x.allMs)) / 1000).toFixed(1)} s | ${(median(xs.map((x) => x.oneMs)) / 1000).toFixed(1)} s | ${median(xs.map((x) => x.perQuery)).toFixed(1)} ms | ${median(xs.map((x) => x.directMean)).toFixed(1)} ms | ${median(over).toFixed(1)} ms${range(over, 1)} |`,
+    );
+  }
+  for (const conc of concs.filter((c) => jOf(c) === 1)) {
+    const same = results.get(conc)!.map((x) => x.perQuery - x.provMean);
+    console.log(`${labelOf(conc)}: overhead against the search time measured in the same run (latencyMs; robust to load): median ${median(same).toFixed(1)} ms${range(same, 1)}`);
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
