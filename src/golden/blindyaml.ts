@@ -30,7 +30,7 @@ import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
-import { isDerived, readExtensions, readPassageList, toPassage, type ReadResult } from './des058.ts';
+import { isDerived, readPassageList, readTail, toPassage, type ReadResult } from './des058.ts';
 
 export function readBlindYaml(text: string, c: Collector): ReadResult {
   let data: unknown;
@@ -132,16 +132,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     if (ri !== undefined) q.retrieval_intent = ri;
     const safety = f.bool('expect_safety');
     if (safety !== undefined) q.expect_safety = safety;
-    const notes = f.str('notes');
-    if (notes !== undefined) q.notes = notes;
-    const source = f.str('source');
-    if (source !== undefined) {
-      if (source === 'bootstrap' || source === 'reviewed') q.source = source;
-      else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
-    }
-    readExtensions(f, q);
-    const extra = f.rest();
-    if (extra) q.extra = extra;
+    readTail(f, q);
     q.origin = compact({ format: 'yaml', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });

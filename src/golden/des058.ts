@@ -80,6 +80,21 @@ function wordCount(s: string): number {
   return s.trim().split(/\s+/u).filter(Boolean).length;
 }
 
+/** The fields that end a DES-058 or blind-test YAML entry: notes, source (bootstrap | reviewed), the extension
+ * fields, and every field left over (kept in `extra`, so a round trip loses nothing). */
+export function readTail(f: Fields, q: Record<string, unknown>): void {
+  const notes = f.str('notes');
+  if (notes !== undefined) q.notes = notes;
+  const source = f.str('source');
+  if (source !== undefined) {
+    if (source === 'bootstrap' || source === 'reviewed') q.source = source;
+    else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
+  }
+  readExtensions(f, q);
+  const extra = f.rest();
+  if (extra) q.extra = extra;
+}
+
 /** Read extension fields shared by the JSON-object formats (DES-058, gold-set JSONL). */
 export function readExtensions(f: Fields, q: Record<string, unknown>): void {
   if (f.has('filters')) {
@@ -148,16 +163,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
     const safety = f.bool('safety_interstitial');
     if (safety !== undefined) q.expect_safety = safety;
-    const notes = f.str('notes');
-    if (notes !== undefined) q.notes = notes;
-    const source = f.str('source');
-    if (source !== undefined) {
-      if (source === 'bootstrap' || source === 'reviewed') q.source = source;
-      else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
-    }
-    readExtensions(f, q);
-    const extra = f.rest();
-    if (extra) q.extra = extra;
+    readTail(f, q);
     q.origin = compact({ format: 'des058', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });
