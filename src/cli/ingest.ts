@@ -7,6 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
+import { isConnectionLost, surviveLostConnections } from '../db/connection.ts';
 import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
 import { validateChunkOptions } from '../ingest/chunker.ts';
 import type { CorpusFormat } from '../ingest/types.ts';
@@ -37,30 +38,6 @@ export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: s
 export function serviceDbOptions(db: string | undefined): { databaseUrl?: string; dataDir?: string } {
   const { url, dataDir } = parseDbFlag(db);
   return { ...(url ? { databaseUrl: url } : {}), ...(dataDir ? { dataDir } : {}) };
-}
-
-const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
-
-/** A database error that means the connection is gone (backend terminated, server shut down, socket reset). */
-export function isConnectionLost(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown } | null;
-  if (!err) return false;
-  if (typeof err.code === 'string' && CONNECTION_CODES.has(err.code)) return true;
-  return /Connection terminated|terminating connection|connection error|server closed the connection/i.test(String(err.message ?? ''));
-}
-
-/**
- * pg emits 'error' on a checked-out client whose backend dies after its query failed; without a listener
- * Node crashes with a stack trace. Give every acquired client one: the failure surfaces on the query instead.
- */
-const guarded = new WeakSet<object>();
-export function surviveLostConnections(db: { pool: import('pg').Pool }): void {
-  db.pool.on('acquire', (client) => {
-    // (the pool's own idle listener is still attached at 'acquire' and removed right after)
-    if (guarded.has(client)) return;
-    guarded.add(client);
-    client.on('error', () => {});
-  });
 }
 
 export function parseChunkSizes(value: string): number[] {

@@ -7,7 +7,8 @@
  */
 import { UserError } from '../errors.ts';
 import type { SearchParams, SearchResponse } from '../search/types.ts';
-import { isConnectionLost, parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
+import { isConnectionLost } from '../db/connection.ts';
+import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
