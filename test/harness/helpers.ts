@@ -1,6 +1,6 @@
 /** Helpers of the harness tests: run the real promptfoo CLI and the rankgate CLI as child processes. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,19 +39,27 @@ export function runNode(args: string[], opts: { env?: Record<string, string | un
   });
 }
 
-/** `promptfoo eval -c CONFIG --output OUT --no-cache` with a private PROMPTFOO_CONFIG_DIR. */
-export function promptfooEval(config: string, out: string, env: Record<string, string | undefined> = {}, extra: string[] = []): Promise<RunResult> {
-  return runNode([PROMPTFOO_BIN, 'eval', '-c', config, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', ...extra], {
-    env: {
-      PROMPTFOO_CONFIG_DIR: tempDir('pfcfg'),
-      PROMPTFOO_DISABLE_TELEMETRY: '1',
-      PROMPTFOO_DISABLE_UPDATE: '1',
-      PROMPTFOO_DISABLE_SHARING: '1',
-      PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
-      PROMPTFOO_DISABLE_DEBUG_LOG: '1',
-      ...env,
-    },
-  });
+/**
+ * `promptfoo eval -c CONFIG --output OUT --no-cache` with a private PROMPTFOO_CONFIG_DIR: the caller's (env), or a
+ * temporary one removed when the run ends.
+ */
+export async function promptfooEval(config: string, out: string, env: Record<string, string | undefined> = {}, extra: string[] = []): Promise<RunResult> {
+  const own = env.PROMPTFOO_CONFIG_DIR ? undefined : tempDir('pfcfg');
+  try {
+    return await runNode([PROMPTFOO_BIN, 'eval', '-c', config, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', ...extra], {
+      env: {
+        ...(own ? { PROMPTFOO_CONFIG_DIR: own } : {}),
+        PROMPTFOO_DISABLE_TELEMETRY: '1',
+        PROMPTFOO_DISABLE_UPDATE: '1',
+        PROMPTFOO_DISABLE_SHARING: '1',
+        PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+        PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+        ...env,
+      },
+    });
+  } finally {
+    if (own) rmSync(own, { recursive: true, force: true });
+  }
 }
 
 export function rankgate(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
