@@ -55,7 +55,21 @@ function offResult(judge: Judge): GradingResult {
   };
 }
 
+/**
+ * A judge that cannot run (bad mode, no model, a broken cache dir) FAILS the row's judge assertion with the reason,
+ * and only that assertion: the row's strict scores stay (a thrown error would make promptfoo error the whole row).
+ * The report counts these rows as "judge: FAILED on N queries (reason)"; a judged gate fails on them.
+ */
 export async function judged(output: unknown, context: AssertionContext): Promise<GradingResult> {
+  try {
+    return await judgeRow(output, context);
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    return { pass: false, score: 0, reason: `${err.name}: ${err.message}`, metadata: { judge_failed: true } };
+  }
+}
+
+async function judgeRow(output: unknown, context: AssertionContext): Promise<GradingResult> {
   const judge = await judgeFor(context.config);
   if (judge.mode === 'off') return offResult(judge);
   const golden = goldenFrom(context);

@@ -152,7 +152,8 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       .map((c) => c?.metadata?.judge)
       .find((x): x is string => typeof x === 'string') ?? null;
     const judgeComp = (row.gradingResult?.componentResults ?? []).find((c) => typeof c?.assertion?.value === 'string' && /judge\.ts:judged$/.test(c.assertion.value));
-    // A judge assertion that threw makes promptfoo mark the whole row as errored (its stack names assertions/judge.ts).
+    // assertions/judge.ts turns its own failures into a failed judge assertion (above); an error that escapes it (the
+    // module cannot be loaded) makes promptfoo error the whole row, with a stack naming assertions/judge.ts.
     const judgeThrew = typeof error === 'string' && /assertions[\\/]judge\.ts/.test(error) ? error.split('\n')[0]! : null;
     const judgeFailure = js ? null : judgeComp && judgeComp.pass === false ? String(judgeComp.reason ?? 'judge assertion failed').split('\n')[0]! : judgeThrew;
     col.queries.push({

@@ -225,7 +225,10 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.match(badRun.stderr, /no judged scores \(judge: FAILED on 10 of 10 queries \(UserError: judge mode "bogus"/);
     const rep = join(dir, 'bad-report.json');
     const r = await rankgate(['gate', badOut, '--floors', strictFloors, '--report', rep]);
-    assert.equal(r.code, 1, 'the errored rows count as misses: strict Recall@3 0 fails too');
+    const rows = JSON.parse(readFileSync(badOut, 'utf8')).results.results as { namedScores?: Record<string, number>; gradingResult?: { componentResults?: { pass: boolean; reason: string }[] } }[];
+    assert.ok(rows.every((x) => typeof x.namedScores?.n_routing === 'number'), 'the failed judge leaves its rows their strict scores');
+    assert.ok(rows.every((x) => x.gradingResult?.componentResults?.some((c) => !c.pass && /^UserError: judge mode "bogus"/.test(c.reason))), 'only the judge assertion fails, with the reason');
+    assert.equal(r.code, 1, 'the strict floors fail on their own (Recall@3 below 0.8)');
     assert.match(r.stderr, /note: judge: FAILED on 10 of 10 queries .*\(not gated: metric_family is strict\)/);
     assert.match(JSON.parse(readFileSync(rep, 'utf8')).judge, /^judge: FAILED on 10 of 10 queries/);
   });
