@@ -138,8 +138,8 @@ test('BEIR folder round-trips losslessly (unjudged queries kept in place, graded
   assert.equal(g.format, 'beir');
   assert.deepEqual(g.queries.map((q) => q.id), ['1', '3', '13']);
   assert.deepEqual(g.queries[1]!.expected, [
-    { doc_id: '14717500', grade: 2, relevant: true },
-    { doc_id: '23389795', grade: 0, relevant: false },
+    { doc_id: 'doc-b', grade: 2, relevant: true },
+    { doc_id: 'doc-c', grade: 0, relevant: false },
   ]);
   const out = join(tempDir(t), 'mini');
   await writeAs('beir', g.queries, g.meta, out);

@@ -84,8 +84,8 @@ test('JSONL: id (string or number), title + text, language, tags, other fields a
 test('BEIR: folder with corpus.jsonl, _id kept, title indexed with the text', async () => {
   assert.deepEqual(await detectFormat(`${FIX}/beir`), { format: 'beir', file: join(`${FIX}/beir`, 'corpus.jsonl') });
   const docs = await readCorpus(`${FIX}/beir`);
-  assert.deepEqual(docs.map((d) => d.id), ['4983', '5836']);
-  assert.equal(docs[0]!.sections[0]!.text, 'Microstructural development\n\nAlterations of white matter. Second sentence here.');
+  assert.deepEqual(docs.map((d) => d.id), ['lake-1', 'lake-2']);
+  assert.equal(docs[0]!.sections[0]!.text, 'Lakeside stillness\n\nThe surface settles at dawn. Second sentence here.');
   assert.equal(docs[1]!.sections[0]!.text, 'No title for this one.');
   assert.equal((await readCorpus(`${FIX}/beir/corpus.jsonl`, 'beir')).length, 2);
 });
