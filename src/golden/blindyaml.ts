@@ -30,7 +30,7 @@ import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
-import { isDerived, readPassageList, readTail, toPassage, type ReadResult } from './des058.ts';
+import { isDerived, readPassageList, readRoutingFields, readTail, toPassage, type ReadResult } from './des058.ts';
 
 export function readBlindYaml(text: string, c: Collector): ReadResult {
   let data: unknown;
@@ -125,13 +125,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     const passages = readPassageList(f, 'expected_passages');
     if (passages) refs.push(...passages);
     q.expected = refs;
-    const routing = f.routing('expected_routing');
-    if (routing) q.expected_routing = routing;
-    else if (!f.has('expected_routing')) derived.push('expected_routing');
-    const ri = f.str('retrieval_intent', { nonEmpty: true });
-    if (ri !== undefined) q.retrieval_intent = ri;
-    const safety = f.bool('expect_safety');
-    if (safety !== undefined) q.expect_safety = safety;
+    readRoutingFields(f, q, derived);
     readTail(f, q);
     q.origin = compact({ format: 'yaml', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });

@@ -80,6 +80,18 @@ function wordCount(s: string): number {
   return s.trim().split(/\s+/u).filter(Boolean).length;
 }
 
+/** expected_routing (recorded as derived when absent), retrieval_intent and expect_safety, as the blind-test YAML and
+ * gold-set JSONL formats spell them (DES-058 spells safety and intent differently and checks them itself). */
+export function readRoutingFields(f: Fields, q: Record<string, unknown>, derived: string[]): void {
+  const routing = f.routing('expected_routing');
+  if (routing) q.expected_routing = routing;
+  else if (!f.has('expected_routing')) derived.push('expected_routing');
+  const ri = f.str('retrieval_intent', { nonEmpty: true });
+  if (ri !== undefined) q.retrieval_intent = ri;
+  const safety = f.bool('expect_safety');
+  if (safety !== undefined) q.expect_safety = safety;
+}
+
 /** The fields that end a DES-058 or blind-test YAML entry: notes, source (bootstrap | reviewed), the extension
  * fields, and every field left over (kept in `extra`, so a round trip loses nothing). */
 export function readTail(f: Fields, q: Record<string, unknown>): void {

@@ -16,7 +16,7 @@ import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
-import { emit, isDerived, readExtensions, readPassageList, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
+import { emit, isDerived, readExtensions, readPassageList, readRoutingFields, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
 
 export interface JsonlRow {
   line: number;
@@ -105,13 +105,7 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
     }
     const note = f.str('note');
     if (note !== undefined) q.notes = note;
-    const routing = f.routing('expected_routing');
-    if (routing) q.expected_routing = routing;
-    else if (!f.has('expected_routing')) derived.push('expected_routing');
-    const ri = f.str('retrieval_intent', { nonEmpty: true });
-    if (ri !== undefined) q.retrieval_intent = ri;
-    const safety = f.bool('expect_safety');
-    if (safety !== undefined) q.expect_safety = safety;
+    readRoutingFields(f, q, derived);
     readExtensions(f, q);
     q.slices = { ...slices, ...((q.slices as Record<string, string> | undefined) ?? {}) };
     const extra = f.rest();
