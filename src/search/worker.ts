@@ -29,6 +29,9 @@ export type WorkerReply =
   | { id: number; ok: true; value: unknown; serviceMs?: number }
   | { id: number; ok: false; error: { name: string; message: string; code?: string } };
 
+/** A request as the caller gives it (the id is added by call()). */
+type Unsent<T> = T extends unknown ? Omit<T, 'id'> : never;
+
 function rebuild(e: { name: string; message: string; code?: string }): Error {
   const err = new Error(e.message);
   err.name = e.name;
@@ -87,7 +90,7 @@ export class WorkerSearchService implements SearchServiceLike {
     });
   }
 
-  private call(req: WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id'> : never) : never): Promise<WorkerReply & { ok: true }> {
+  private call(req: Unsent<WorkerRequest>): Promise<WorkerReply & { ok: true }> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
