@@ -132,7 +132,7 @@ class HttpSearchService implements SearchServiceLike {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     }).catch((e: Error) => {
-      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms` : `POST ${target} failed: ${e.message}`);
+      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms` : `POST ${target} failed: ${e.message}${e.cause instanceof Error ? ` (${(e.cause as NodeJS.ErrnoException).code ?? e.cause.message})` : ''}`);
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);

@@ -110,7 +110,7 @@ function column(label: string, latencies: number[], r10: number[]): Column {
     retrieval: { recall_at_1: v, recall_at_3: v, recall_at_5: v, recall_at_10: v, trec_recall_at_10: v, mrr: v, ndcg_at_10: v, precision_at_5: v, ap_at_10: v, found: v, best_rank: v ? 1 : null, last_expected_rank: null, answerable_at_10: null, relevant_refs: 1, level: 'chunk', bucket: 'rank1_hit' },
     routing: null, integrity: [], latencyMs: latencies[i]!, top: [], promptfooPass: true, judged: false,
   }));
-  return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries };
+  return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries, counts: null, selection: null, identity: null };
 }
 
 describe('report helpers', () => {
