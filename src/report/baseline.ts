@@ -213,7 +213,7 @@ export interface RegressionResult {
   mismatches: Mismatch[];
   tests: RegressionTest[];
   /** Minimum detectable drop per metric over the shared queries at alpha and 80% power, in points. */
-  mdd: { metric: string; n: number; sd_diff: number; mdd_pts: number; needed_for_max_drop: number | null }[];
+  mdd: { metric: string; n: number; sd_diff: number; sd_assumed: boolean; mdd_pts: number; needed_for_max_drop: number | null }[];
 }
 
 const s = (x: unknown) => (x === null || x === undefined ? '(none)' : typeof x === 'string' ? x : JSON.stringify(x));
@@ -267,7 +267,9 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     const pairs = (qs: QueryRecord[]) =>
       qs.flatMap((q) => {
         const a = baselineValue(b.queries[q.id]!, metric);
-        const c = valueOf(q, metric);
+        const v = valueOf(q, metric);
+        // the baseline keeps 6 decimals: so does the run, or float noise would read as differences
+        const c = v === null ? null : Math.round(v * 1e6) / 1e6;
         return a === null || c === null ? [] : [[a, c] as const];
       });
     const one = (scope: string, ps: (readonly [number, number])[]): RegressionTest | null => {
@@ -286,8 +288,9 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
       tests.push(overall);
       const d = all.map(([a, c]) => c - a);
       let sd = sampleSd(d);
-      if (sd === 0) sd = Math.SQRT2 * sampleSd(all.map((x) => x[0]));
-      mdd.push({ metric, n: all.length, sd_diff: sd, mdd_pts: minimumDetectableDrop(sd, all.length, cfg.alpha) * 100, needed_for_max_drop: queriesNeeded(sd, cfg.max_drop / 100, cfg.alpha) });
+      const assumed = sd === 0;
+      if (assumed) sd = Math.SQRT2 * sampleSd(all.map((x) => x[0]));
+      mdd.push({ metric, n: all.length, sd_diff: sd, sd_assumed: assumed, mdd_pts: minimumDetectableDrop(sd, all.length, cfg.alpha) * 100, needed_for_max_drop: queriesNeeded(sd, cfg.max_drop / 100, cfg.alpha) });
     }
     const cats = [...new Set(usable.map((q) => q.category))].sort();
     const catTests = cats.map((cat) => one(cat, pairs(usable.filter((q) => q.category === cat)))).filter((t): t is RegressionTest => t !== null);

@@ -176,13 +176,14 @@ function fmtP(p: number): string {
 export function regressionLines(r: RegressionResult): string[] {
   const out = [`regression check (max_drop ${pts(r.max_drop)}, alpha ${r.alpha}, paired randomization test; categories Holm-adjusted) on ${r.shared} shared queries${r.partial ? ` (partial: of the baseline's ${r.baseline_queries})` : ''}:`];
   for (const t of r.tests.filter((x) => x.scope === 'overall' || x.failed || x.drop_pts > r.max_drop)) {
-    const ch = t.drop_pts > 0 ? `-${pts(t.drop_pts)}` : t.drop_pts < 0 ? `+${pts(-t.drop_pts)}` : '±0';
+    const ch = t.drop_pts > 0.05 ? `-${pts(t.drop_pts)}` : t.drop_pts < -0.05 ? `+${pts(-t.drop_pts)}` : '±0';
     out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
   }
   for (const m of r.mdd)
     out.push(
       `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} queries: ${pts(m.mdd_pts)}` +
-        (m.needed_for_max_drop !== null ? ` (detecting a ${pts(r.max_drop)} drop needs ~${m.needed_for_max_drop} queries)` : ''),
+        (m.needed_for_max_drop !== null ? ` (detecting a ${pts(r.max_drop)} drop needs ~${m.needed_for_max_drop} queries)` : '') +
+        (m.sd_assumed ? '; s_d assumed sqrt(2) x SD of the baseline scores (the run equals the baseline on every query)' : ''),
     );
   return out;
 }
