@@ -95,9 +95,10 @@ export async function run(argv: string[]): Promise<number> {
     // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run,
     // or evidence without rows. The old baseline stays.
     const target = v.baseline ?? baselinePath;
-    const why = verdict.evidence === 'sums' ? ['the results hold no per-query rows (written with --no-write?)'] : verdict.code === 2 ? verdict.reasons.filter((r) => !r.startsWith('floor:') && !r.startsWith('regression:')) : [];
-    const errored = col.queries.filter((q) => q.error !== null).length;
-    if (errored) why.push(`${errored} of ${col.queries.length} queries of '${col.label}' errored (${col.queries.filter((q) => q.error !== null).slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ')})`);
+    const errored = col.queries.filter((q) => q.error !== null);
+    const why = errored.length ? [`${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ')})`] : [];
+    if (verdict.evidence === 'sums') why.push('the results hold no per-query rows (written with --no-write?)');
+    else if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !r.startsWith('floor:') && !r.startsWith('regression:') && !r.includes('queries errored')));
     if (verdict.evaluated === 0 && !why.length) why.push('no evaluated queries');
     if (why.length) {
       for (const l of verdictLines(verdict)) console.error(l);

@@ -123,7 +123,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     }
     if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
     else if (c.scope === 'judge') one.push(`judge: ${c.note}`);
-    else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below ${c.min}`);
+    else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
 
   let regression: RegressionResult | null = null;

@@ -10,6 +10,7 @@
  * - --filter-pattern zzz: 0 rows, exit 2, and --update-baseline refuses;
  * - a typo in the floors file is rejected before any query runs (exit 2, one line).
  */
+import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,18 @@ import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir, type RunResult } from 
 import { closedPort } from './helpers.ts';
 
 /** The last non-empty lines of a run's output (stdout then stderr: promptfoo's summary goes to stdout, the verdict to stderr at exit). */
+function runShell(cmd: string, env: Record<string, string | undefined>): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', cmd], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
 const tail = (r: RunResult, n: number) => (r.stdout + '\n' + r.stderr).trimEnd().split('\n').filter((l) => l.trim()).slice(-n).join('\n');
 
 describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
@@ -42,17 +55,22 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   before(async () => {
-    fullRun = await pf(['--output', full]);
+    // stdout and stderr into one pipe, as a terminal shows them, to check what is printed last
+    const cmd = [process.execPath, PROMPTFOO_BIN, 'eval', '--no-table', '--no-progress-bar', '--no-cache', '--output', full].map((a) => `'${a}'`).join(' ');
+    fullRun = await runShell(`${cmd} 2>&1`, env);
   });
 
   it('the demo fails the 0.80 Recall@3 floor with exit 1, and the verdict is the last thing promptfoo eval prints', async () => {
-    assert.equal(fullRun.code, 1, fullRun.stderr.slice(-3000));
-    assert.match(tail(fullRun, 3), /rankgate gate FAILED \(exit 1\) for 'hybrid rrf60 w1:1 c300 use-lite': 66 (of 66 )?queries · Recall@3 0\.5741/);
-    assert.match(tail(fullRun, 1), /✗ floor: overall recall_at_3 = 0\.5741 is below 0\.8/);
+    assert.equal(fullRun.code, 1, fullRun.stdout.slice(-3000));
+    const lines = fullRun.stdout.trimEnd().split('\n');
+    const head = lines.findIndex((l) => /^rankgate gate FAILED \(exit 1\) for 'hybrid rrf60 w1:1 c300 use-lite': 66 (of 66 )?queries · Recall@3 0\.5741/.test(l));
+    assert.ok(head > lines.findIndex((l) => /^Writing output to /.test(l)) && head > lines.findIndex((l) => /passed \(/.test(l)), 'after promptfoo\'s summary');
+    assert.ok(lines.slice(head + 1).every((l) => l.startsWith('  ')), `only the verdict's reasons follow it:\n${lines.slice(head).join('\n')}`);
+    assert.match(lines.at(-1)!, /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
     const g = await rankgate(['gate', full, '--update-baseline', '--baseline', baseline]);
     assert.equal(g.code, 1, g.stderr);
     assert.match(g.stdout, /baseline written: .*baseline\.json \(66 queries/);
-    assert.match(tail(g, 1), /✗ floor: overall recall_at_3 = 0\.5741 is below 0\.8/);
+    assert.match(tail(g, 1), /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
   });
 
   it('--no-write: promptfoo keeps no rows; the hook and rankgate gate gate the column sums, exit 1', async () => {
@@ -60,11 +78,11 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const r = await pf(['--no-write', '--output', nw]);
     assert.equal(r.code, 1, r.stderr.slice(-3000));
     assert.equal(JSON.parse(readFileSync(nw, 'utf8')).results.results.length, 0, 'promptfoo 0.121.20 writes no rows with --no-write');
-    assert.match(tail(r, 4), /Recall@3 0\.5741 · MRR@10 [\d.]+ \(from the column sums\)/);
+    assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*Recall@3 0\.5741 · MRR@10 [\d.]+ \(from the column sums\)/);
     const g = await rankgate(['gate', nw]);
     assert.equal(g.code, 1, g.stderr);
     assert.match(g.stderr, /66 of 66 queries · Recall@3 0\.5741 .*\(from the column sums\)/, 'the hook recorded the selection size in the sums');
-    assert.match(tail(g, 1), /overall recall_at_3 = 0\.5741 is below 0\.8/);
+    assert.match(tail(g, 1), /overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
   });
 
   it('RANKGATE_CATEGORY=metaphorical against the 66-query baseline: shared queries only, "partial"', async () => {
@@ -95,7 +113,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const r = await pf(['-c', path, '--output', out]);
     assert.equal(r.code, 2, r.stderr.slice(-3000));
     assert.match(r.stderr, /66 of 66 queries errored: 66× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: fetch failed \(ECONNREFUSED\)/);
-    assert.doesNotMatch(tail(r, 3), /below/, 'the zeros of errored queries are not reported as a quality drop');
+    assert.doesNotMatch(r.stderr.slice(r.stderr.indexOf('rankgate gate ERROR (exit 2)')), /below/, 'the zeros of errored queries are not reported as a quality drop');
     const g = await rankgate(['gate', out, '--markdown', join(dir, 'dead.md'), '--comment', join(dir, 'comment.md')]);
     assert.equal(g.code, 2);
     for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- 66× search failed: .*ECONNREFUSED/);
@@ -105,7 +123,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const out = join(dir, 'zzz.json');
     const r = await pf(['--output', out, '--filter-pattern', 'zzz']);
     assert.equal(r.code, 2, r.stderr.slice(-3000));
-    assert.match(tail(r, 2), /no evaluated queries/);
+    assert.match(r.stderr, /rankgate gate ERROR \(exit 2\)[^\n]*\n\s+✗ no evaluated queries/);
     const before = readFileSync(baseline, 'utf8');
     const g = await rankgate(['gate', out, '--update-baseline', '--baseline', baseline]);
     assert.equal(g.code, 2);

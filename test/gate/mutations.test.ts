@@ -47,7 +47,7 @@ const rowOf = (d: Doc, id: string) => d.results.results.find((r: Doc) => r.testC
 
 const MUTATIONS: Mutation[] = [
   { name: 'unchanged passing file', from: 'pass', expect: 0, says: /gate PASSED \(exit 0\)/ },
-  { name: 'unchanged failing file', from: 'fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below 0\.6/ },
+  { name: 'unchanged failing file', from: 'fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
   { name: 'rows reordered (passing)', from: 'pass', mutate: (d) => (d.results.results.reverse(), d), expect: 0 },
   { name: 'rows reordered (failing)', from: 'fail', mutate: (d) => (d.results.results.reverse(), d), expect: 1 },
   { name: 'one row dropped', from: 'fail', mutate: (d) => (d.results.results.pop(), d), expect: 2, says: /has 9 rows but .* counts 10/ },
@@ -108,7 +108,7 @@ const MUTATIONS: Mutation[] = [
   { name: 'floor out of range', from: 'pass', floors: 'overall: { recall_at_3: 60 }\n', expect: 2, says: /expected a floor between 0 and 1, got 60/ },
   { name: 'floor on a metric no query of the category measures', from: 'pass', floors: 'categories:\n  adversarial: { recall_at_3: 0.5 }\n', expect: 2, says: /cannot be checked: no adversarial query measures recall_at_3/ },
   { name: '--no-write output (real run, passing)', from: 'nw-pass', expect: 0, says: /from the column sums/ },
-  { name: '--no-write output (real run, failing)', from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below 0\.6/ },
+  { name: '--no-write output (real run, failing)', from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
   { name: '--no-write output vs a baseline', from: 'nw-pass', baseline: (b) => b, expect: 2, says: /needs per-query rows/ },
   { name: 'partial run --filter-first-n 3 (real run)', from: 'first3', expect: 2, says: /partial: 3 of 10 queries/ },
   { name: 'partial run accepted with --allow-partial', from: 'first3', args: ['--allow-partial'], expect: 0, says: /NOT CHECKED/ },
