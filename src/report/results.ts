@@ -104,10 +104,10 @@ const DERIVED = /^(avg_|routing_accuracy|not_found_rate|safety_accuracy|(heurist
 /** namedScores key the gate hook records in a column so a --no-write results file still knows its selection size. */
 export const SELECTION_SIZE_KEY = 'rankgate_selection_size';
 
-function checkScores(file: string, where: string, ns: unknown, skipDerived: boolean): Record<string, number> {
+function checkScores(file: string, where: string, ns: unknown, skipDerived: boolean, derived: ReadonlySet<string> = new Set()): Record<string, number> {
   if (typeof ns !== 'object' || ns === null || Array.isArray(ns)) fail(file, `${where}: expected an object of named scores, got ${JSON.stringify(ns)}`);
   for (const [k, v] of Object.entries(ns as Record<string, unknown>)) {
-    if (skipDerived && DERIVED.test(k)) continue;
+    if (skipDerived && (DERIVED.test(k) || derived.has(k))) continue;
     if (typeof v !== 'number' || !Number.isFinite(v)) fail(file, `${where}.${k}: expected a finite number, got ${JSON.stringify(v)}`);
   }
   return ns as Record<string, number>;
@@ -164,6 +164,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
     fail(file, 'expected promptfoo output JSON with results.prompts[] and results.results[] (write it with `promptfoo eval --output results.json`)');
   }
+  // The config's own derived metrics may be NaN (0/0, JSON null) legitimately: only the counters must be numbers.
+  const dm = (top.config as { derivedMetrics?: unknown } | undefined)?.derivedMetrics;
+  const derivedNames = new Set(Array.isArray(dm) ? dm.map((d) => String((d as { name?: unknown })?.name)) : []);
   const providerConfigs = Array.isArray(top.config?.providers) ? (top.config!.providers as Record<string, unknown>[]) : [];
   const columns: Column[] = res.prompts.map((p, index) => {
     if (!p || typeof p !== 'object') fail(file, `results.prompts[${index}]: expected an object, got ${JSON.stringify(p)}`);
@@ -172,7 +175,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     if (p.metrics !== undefined) {
       const m = p.metrics;
       if (m.namedScores === undefined) fail(file, `results.prompts[${index}].metrics.namedScores ('${label}'): missing; expected the named score sums promptfoo writes`);
-      checkScores(file, `results.prompts[${index}].metrics.namedScores`, m.namedScores, true);
+      checkScores(file, `results.prompts[${index}].metrics.namedScores`, m.namedScores, true, derivedNames);
       const n = (k: 'testPassCount' | 'testFailCount' | 'testErrorCount') => {
         const v = m[k];
         if (v === undefined) return null;
