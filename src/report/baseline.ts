@@ -203,6 +203,7 @@ export interface Mismatch {
 
 export interface RegressionResult {
   alpha: number;
+  /** In percentage points. */
   max_drop: number;
   shared: number;
   baseline_queries: number;
@@ -245,7 +246,7 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
 
 /**
  * The regression check: per metric, over the queries the run shares with the baseline (errored queries left out),
- * a drop larger than max_drop points AND a paired randomization test p < alpha fails; the same per category with
+ * a drop larger than max_drop (0.02 = 2 points) AND a paired randomization test p < alpha fails; the same per category with
  * Holm's adjustment across the categories of each metric. Also the minimum detectable drop of the shared set
  * (src/metrics/power.ts): s_d = SD of the per-query differences, or, when the run equals the baseline on every
  * query, sqrt(2) x the SD of the baseline scores (the differences two independent runs would have).
@@ -284,26 +285,26 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     const all = pairs(usable);
     const overall = one('overall', all);
     if (overall) {
-      overall.failed = overall.drop_pts > cfg.max_drop + 1e-9 && overall.p < cfg.alpha;
+      overall.failed = overall.drop_pts > cfg.max_drop * 100 + 1e-9 && overall.p < cfg.alpha;
       tests.push(overall);
       const d = all.map(([a, c]) => c - a);
       let sd = sampleSd(d);
       const assumed = sd === 0;
       if (assumed) sd = Math.SQRT2 * sampleSd(all.map((x) => x[0]));
-      mdd.push({ metric, n: all.length, sd_diff: sd, sd_assumed: assumed, mdd_pts: minimumDetectableDrop(sd, all.length, cfg.alpha) * 100, needed_for_max_drop: queriesNeeded(sd, cfg.max_drop / 100, cfg.alpha) });
+      mdd.push({ metric, n: all.length, sd_diff: sd, sd_assumed: assumed, mdd_pts: minimumDetectableDrop(sd, all.length, cfg.alpha) * 100, needed_for_max_drop: queriesNeeded(sd, cfg.max_drop, cfg.alpha) });
     }
     const cats = [...new Set(usable.map((q) => q.category))].sort();
     const catTests = cats.map((cat) => one(cat, pairs(usable.filter((q) => q.category === cat)))).filter((t): t is RegressionTest => t !== null);
     const adj = holm(catTests.map((t) => t.p));
     catTests.forEach((t, i) => {
       t.p_adj = adj[i]!;
-      t.failed = t.drop_pts > cfg.max_drop + 1e-9 && t.p_adj < cfg.alpha;
+      t.failed = t.drop_pts > cfg.max_drop * 100 + 1e-9 && t.p_adj < cfg.alpha;
     });
     tests.push(...catTests);
   }
   return {
     alpha: cfg.alpha,
-    max_drop: cfg.max_drop,
+    max_drop: cfg.max_drop * 100,
     shared: shared.length,
     baseline_queries: baseIds.length,
     run_queries: runIds.size,

@@ -28,7 +28,7 @@ import type { Des058Report, GateCheck } from './report.ts';
 export interface RegressionConfig {
   /** Baseline file; the regression check is off while it does not exist. */
   baseline: string;
-  /** A drop larger than this many percentage points (and significant) fails. */
+  /** A drop larger than this (in the metric's 0..1 units, like the floors: 0.02 = 2 points), if significant, fails. */
   max_drop: number;
   alpha: number;
   metrics: string[];
@@ -66,7 +66,7 @@ const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mis
 
 export const DEFAULT_REGRESSION: RegressionConfig = {
   baseline: 'data/eval/baseline.json',
-  max_drop: 2,
+  max_drop: 0.02,
   alpha: 0.05,
   metrics: ['recall_at_3', 'mrr_at_10'],
   accept_mismatch: false,
@@ -133,7 +133,8 @@ export function parseFloors(doc: unknown, file: string): Floors {
       reg.baseline = r.baseline;
     }
     if (r.max_drop !== undefined) {
-      if (typeof r.max_drop !== 'number' || !(r.max_drop >= 0 && r.max_drop <= 100)) throw new UserError(`${file}: regression.max_drop: expected percentage points in 0..100 (e.g. 2), got ${show(r.max_drop)}`);
+      if (typeof r.max_drop !== 'number' || !(r.max_drop >= 0 && r.max_drop < 1))
+        throw new UserError(`${file}: regression.max_drop: expected a drop in the metric's 0..1 units like the floors (0.02 = 2 points), got ${show(r.max_drop)}`);
       reg.max_drop = r.max_drop;
     }
     if (r.alpha !== undefined) {
@@ -158,6 +159,17 @@ export function parseFloors(doc: unknown, file: string): Floors {
   if (!nFloors && !out.regression) throw new UserError(`${file}: no floor and no regression check configured; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
   return out;
 }
+
+/** zod-like `safeParse` over parseFloors (callers probe which keys this schema accepts, e.g. rankgate init). */
+export const FloorsSchema = {
+  safeParse(doc: unknown): { success: true; data: Floors } | { success: false; error: Error } {
+    try {
+      return { success: true, data: parseFloors(doc, 'gate.yaml') };
+    } catch (e) {
+      return { success: false, error: e as Error };
+    }
+  },
+};
 
 export function loadFloors(path: string): Floors {
   let text: string;

@@ -90,7 +90,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
 
   it('RANKGATE_CATEGORY=metaphorical against the 66-query baseline: shared queries only, "partial"', async () => {
     const floors = join(dir, 'gate-regression.yaml');
-    writeFileSync(floors, `overall: { recall_at_3: 0.8 }\ncategories:\n  technique_boundary: { routing_accuracy: 1.0 }\nregression: { baseline: ${JSON.stringify(baseline)}, max_drop: 2, alpha: 0.05 }\n`);
+    writeFileSync(floors, `overall: { recall_at_3: 0.8 }\ncategories:\n  technique_boundary: { routing_accuracy: 1.0 }\nregression: { baseline: ${JSON.stringify(baseline)}, max_drop: 0.02, alpha: 0.05 }\n`);
     const out = join(dir, 'meta.json');
     const r = await pf(['--output', out], { RANKGATE_CATEGORY: 'metaphorical', RANKGATE_GATE_FLOORS: floors });
     assert.equal(r.code, 2, 'a floor on a category the run does not have cannot be checked: exit 2, not a pass\n' + r.stderr.slice(-3000));

@@ -57,7 +57,7 @@ describe('regression check', () => {
 
   it('a drop under max_drop, or not significant, passes; errored queries are left out, not regressions', () => {
     const small = col('cand', base.queries.map((x, i) => q(x.id, x.category, i < 1 ? 0 : 1)));
-    const r = regressionCheck(b, small, buildReport(small), { ...DEFAULT_REGRESSION, metrics: ['recall_at_3'], max_drop: 5 });
+    const r = regressionCheck(b, small, buildReport(small), { ...DEFAULT_REGRESSION, metrics: ['recall_at_3'], max_drop: 0.05 });
     assert.equal(r.tests.some((t) => t.failed), false);
     const errored = col('cand', base.queries.map((x, i) => (i < 12 ? q(x.id, x.category, 0, 'search failed: timed out') : q(x.id, x.category, 1))));
     const e = regressionCheck(b, errored, buildReport(errored), { ...DEFAULT_REGRESSION, metrics: ['recall_at_3'] });

@@ -169,13 +169,14 @@ describe('report helpers', () => {
       ['overall: { recall_at_3: 0.8 }\nregression: { max_dorp: 2 }\n', /regression: unknown key 'max_dorp'; did you mean 'max_drop'\?/],
       ['overall: { recall_at_3: 0.8 }\nregression: { metrics: [recall_at3] }\n', /regression\.metrics\[0\]: unknown metric 'recall_at3'; did you mean 'recall_at_3'\?/],
       ['overall: { recall_at_3: 0.8 }\nregression: { alpha: 5 }\n', /regression\.alpha: expected a significance level in \(0, 1\)/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { max_drop: 2 }\n', /regression\.max_drop: expected a drop in the metric's 0\.\.1 units like the floors \(0\.02 = 2 points\), got 2/],
     ];
     for (const [text, re] of bad) {
       writeFileSync(f, text);
       assert.throws(() => loadFloors(f), re, text);
     }
-    writeFileSync(f, 'overall: { recall_at_3: 0.8 }\nregression: { max_drop: 3 }\n');
-    assert.deepEqual(loadFloors(f).regression, { baseline: 'data/eval/baseline.json', max_drop: 3, alpha: 0.05, metrics: ['recall_at_3', 'mrr_at_10'], accept_mismatch: false });
+    writeFileSync(f, 'overall: { recall_at_3: 0.8 }\nregression: { max_drop: 0.03 }\n');
+    assert.deepEqual(loadFloors(f).regression, { baseline: 'data/eval/baseline.json', max_drop: 0.03, alpha: 0.05, metrics: ['recall_at_3', 'mrr_at_10'], accept_mismatch: false });
     assert.deepEqual(loadFloors(join(process.cwd(), 'config', 'gate.yaml')).overall, { recall_at_3: 0.8 }, 'the committed gate.yaml loads');
     assert.deepEqual(readdirSync(dir), ['gate.yaml']);
   });
