@@ -5,7 +5,8 @@
  *   0  every floor and the regression check pass
  *   1  a quality floor fails, or a significant regression against the baseline
  *   2  nothing trustworthy was measured: no evaluated query, a partial run (fewer queries than the golden
- *      selection), errored queries (above gate.yaml max_error_rate), a floor nothing measures, a baseline of
+ *      selection), errored queries (above gate.yaml max_error_rate), a floor nothing measures, a judged gate
+ *      without judged scores or with judge errors, a baseline of
  *      another corpus or golden set; bad input and bad configuration (UserError) too
  *
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
@@ -116,13 +117,18 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       );
   }
 
+  // A judged gate without judged scores, or with judge errors, measured nothing trustworthy (exit 2); its judged
+  // floors are then unmeasured for that one reason, not repeated.
+  const judgeBroken = report.gate.some((c) => c.scope === 'judge' && !c.passed);
   for (const c of report.gate) {
     if (c.passed) {
-      if (c.unmeasured || (c.scope === 'judge' && c.note)) notes.push(`${c.scope} ${c.metric}: ${c.note}`);
+      if (c.scope === 'judge' && c.note) notes.push(c.note);
+      else if (c.unmeasured) notes.push(`${c.scope} ${c.metric}: ${c.note}`);
       continue;
     }
-    if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
-    else if (c.scope === 'judge') one.push(`judge: ${c.note}`);
+    if (c.scope === 'judge') two.push(`judge: ${c.note}`);
+    else if (c.unmeasured && judgeBroken && c.name.includes('(judged)')) continue;
+    else if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
 
