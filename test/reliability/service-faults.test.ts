@@ -100,10 +100,10 @@ extensions:
   };
   const errorOf = (r: Row) => String(r.response?.error ?? r.error ?? '');
 
-  it('the eval finishes (no hang) with every row present, and the gate fails it (exit 1)', () => {
+  it('the eval finishes (no hang) with every row present, and the gate says the errored queries (exit 2)', () => {
     assert.equal(rows.length, GOLDEN.length * 2);
-    assert.equal(run.code, 1, run.stderr.slice(-2000));
-    assert.match(run.stderr, /gate FAILED/);
+    assert.equal(run.code, 2, run.stderr.slice(-2000));
+    assert.match(run.stderr, /gate ERROR \(exit 2\)[\s\S]*3 of 6 queries errored/);
   });
 
   it('module: throw, hang and malformed output are error rows with the reason', () => {
