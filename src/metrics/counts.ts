@@ -22,3 +22,23 @@ export function num_rel_ret(ranking: Ranking, judgments: Judgments, _k?: number,
   for (const id of dedupe(ranking)) if (isRel(judgments.get(id), lvl)) n++;
   return n;
 }
+
+// ---- trec_eval's per-query calculations over a ResRels (used by evaluate.ts) ----
+import type { ResRels } from './resrels.ts';
+
+/** num_ret (m_num_ret.c): documents retrieved (after -M and -J). Summed in the `all` line. */
+export function calcNumRet(rr: ResRels, out: Float64Array, off: number): void {
+  out[off] = rr.numRet;
+}
+/** num_rel (m_num_rel.c): judged documents with grade >= -l. Summed; with -c the `all` line recounts (see evaluate.ts). */
+export function calcNumRel(rr: ResRels, out: Float64Array, off: number): void {
+  out[off] = rr.numRel;
+}
+/** num_rel_ret (m_num_rel_ret.c): retrieved documents with grade >= -l. Summed. */
+export function calcNumRelRet(rr: ResRels, out: Float64Array, off: number): void {
+  out[off] = rr.numRelRet;
+}
+/** num_nonrel_judged_ret (m_num_nonrel_judged_ret.c): num_ret - not-in-pool - unjudged-in-pool - num_rel_ret. Summed. */
+export function calcNumNonrelJudgedRet(rr: ResRels, out: Float64Array, off: number): void {
+  out[off] = rr.numRet - rr.numNonpool - rr.numUnjudged - rr.numRelRet;
+}

@@ -19,3 +19,16 @@ export function recip_rank(ranking: Ranking, judgments: Judgments, _k?: number, 
 export function mrr_cut_k(ranking: Ranking, judgments: Judgments, k?: number, opts?: MeasureOptions): number {
   return rrAt(ranking, judgments, cutoff(k, 'mrr_cut_k'), opts);
 }
+
+// ---- trec_eval's per-query calculation over a ResRels (used by evaluate.ts) ----
+import type { ResRels, TrecContext } from './resrels.ts';
+
+/** recip_rank (m_recip_rank.c): 1 / rank of the first relevant retrieved doc, 0 if none. */
+export function calcRecipRank(rr: ResRels, ctx: TrecContext, out: Float64Array, off: number): void {
+  for (let i = 0; i < rr.numRet; i++) {
+    if (rr.list[i]! >= ctx.relevanceLevel) {
+      out[off] = 1 / (i + 1);
+      return;
+    }
+  }
+}
