@@ -124,6 +124,20 @@ function getopt(argv: string[]): { opts: [string, string][]; pos: string[] } {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  const out = evaluateArgs(argv);
+  if (typeof out === 'string') {
+    if (out) console.log(out);
+    return 0;
+  }
+  await new Promise<void>((res, rej) => process.stdout.write(out, (err) => (err ? rej(err) : res())));
+  return 0;
+}
+
+/**
+ * Everything `rankgate trec-eval ARGV` does except printing: returns trec_eval's stdout bytes (or
+ * the help/version text as a string). Throws UserError on bad input.
+ */
+export function evaluateArgs(argv: string[]): Buffer | string {
   const { opts, pos } = getopt(argv);
   const specs: string[] = [];
   const o: TrecEvalOptions = { runFileName: '' };
@@ -134,8 +148,7 @@ export async function run(argv: string[]): Promise<number> {
         help = true;
         break;
       case 'v':
-        console.error('rankgate trec-eval: trec_eval version 10.0 compatible');
-        return 0;
+        return 'rankgate trec-eval: trec_eval version 10.0 compatible';
       case 'q':
         o.perQuery = true;
         break;
@@ -178,10 +191,7 @@ export async function run(argv: string[]): Promise<number> {
         throw new UserError(`-Z: z-score output is not supported by rankgate trec-eval (run trec_eval itself for it)`);
     }
   }
-  if (help) {
-    console.log(USAGE);
-    return 0;
-  }
+  if (help) return USAGE;
   if (pos.length !== 2) throw new UserError(`expected QRELS and RUN, got ${pos.length} file argument(s)\n${USAGE}`);
   const [qrelsPath, runPath] = pos as [string, string];
   o.runFileName = runPath === '-' ? 'standard input' : runPath;
@@ -224,6 +234,5 @@ export async function run(argv: string[]): Promise<number> {
     if (e instanceof TrecEvalError) throw new UserError(e.message);
     throw e;
   }
-  await new Promise<void>((res, rej) => process.stdout.write(Buffer.concat(parts), (err) => (err ? rej(err) : res())));
-  return 0;
+  return Buffer.concat(parts);
 }

@@ -419,10 +419,12 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
     let rs = relstringSel ? relstring(rr, N(relstringSel.params)[0]!) : '';
     if (bogus) {
       // trec_eval.c "clean up leftovers" for the stand-in ranking
+      // (matched on the PRINTED value name, as trec_eval does: `utility_2,-1,0,0` or `relstring_20` are not cleaned)
       for (const m of sel.measures) {
-        const nm = m.def.name;
-        if (nm === 'num_ret' || nm === 'utility' || nm === 'rbp_resid' || nm === 'unj') q.fill(0, m.off, m.off + m.names.length);
-        if (nm === 'relstring') rs = '';
+        m.names.forEach((nm, k) => {
+          if (nm === 'num_ret' || nm === 'utility' || nm === 'rbp_resid' || nm.startsWith('unj')) q[m.off + k] = 0;
+          if (nm === 'relstring') rs = '';
+        });
       }
     }
     for (let mi = 0; mi < sel.measures.length; mi++) {
