@@ -8,9 +8,9 @@
  * Ground truth stays in metadata: array-valued vars would be expanded into one test per element.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
+import { packageRoot } from '../util/package-root.ts';
 import type { GoldenQuery } from './schema.ts';
 import { loadGoldenFile } from './index.ts';
 
@@ -60,7 +60,7 @@ export function selectionFromEnv(env: NodeJS.ProcessEnv = process.env): Selectio
   return s;
 }
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO_ROOT = packageRoot(import.meta.url);
 export const DEFAULT_GOLDEN_DIR = join(REPO_ROOT, 'datasets', 'golden');
 
 function resolvePath(p: string): string {

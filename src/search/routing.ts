@@ -7,15 +7,15 @@
  * The exact definitions are in config/routing.yaml's comments and the README.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
+import { packageRoot } from '../util/package-root.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import type { RoutingDecision, SearchHit } from './types.ts';
 
-export const DEFAULT_ROUTING_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'routing.yaml');
+export const DEFAULT_ROUTING_PATH = join(packageRoot(import.meta.url), 'config', 'routing.yaml');
 
 const unit = z.number().min(0).max(1);
 const regexString = z.string().min(1).superRefine((s, ctx) => {
