@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { UserError } from '../errors.ts';
-import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/index.ts';
+import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
 import { TrecEvalError, TrecMeasureError, atol, selectMeasures, trecEval, type TrecEvalOptions } from '../metrics/treceval.ts';
 

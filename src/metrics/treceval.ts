@@ -153,8 +153,23 @@ export function formatFixed(x: number, d: number): string {
   return s;
 }
 
+const PAD4 = ['0000', '000', '00', '0', ''];
+
 /** printf("%6.4f") */
 export function fmt4(x: number): string {
+  // fast path: 0 <= x < 2^31 and x*10^4 not within 1e-6 of a rounding tie (exact otherwise)
+  if ((x > 0 && x < 2147483648) || (x === 0 && 1 / x > 0)) {
+    const y = x * 10000;
+    const fl = Math.floor(y);
+    const fr = y - fl;
+    if (fr < 0.499999 || fr > 0.500001) {
+      const r = fr > 0.5 ? fl + 1 : fl;
+      const ip = Math.floor(r / 10000);
+      const f = String(r - ip * 10000);
+      const s = `${ip}.${PAD4[f.length]}${f}`;
+      return s.length >= 6 ? s : ' '.repeat(6 - s.length) + s;
+    }
+  }
   const s = formatFixed(x, 4);
   return s.length >= 6 ? s : ' '.repeat(6 - s.length) + s;
 }

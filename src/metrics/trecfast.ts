@@ -318,12 +318,13 @@ export class RunReader {
       this.carry = null;
     }
     const last = buf.lastIndexOf(0x0a);
+    // copies, never views: the caller may reuse its chunk buffer (and Buffer#slice does not copy)
     if (last < 0) {
-      this.carry = buf.slice();
+      this.carry = Uint8Array.prototype.slice.call(buf);
       return;
     }
     this.parse(buf, last + 1);
-    if (last + 1 < buf.length) this.carry = buf.slice(last + 1);
+    if (last + 1 < buf.length) this.carry = Uint8Array.prototype.slice.call(buf, last + 1);
   }
 
   end(): void {

@@ -91,3 +91,28 @@ test('agreement count (printed for the report)', () => {
   assert.ok(compared > 10000, `compared only ${compared} lines`);
   assert.equal(equal, compared);
 });
+
+test('a run streamed in small chunks through one reused buffer gives the same output (chunk boundaries, CRLF)', async () => {
+  const { Qrels, RunReader } = await import('../../src/metrics/trecfast.ts');
+  const { selectMeasures, trecEval } = await import('../../src/metrics/treceval.ts');
+  for (const id of ['03', '07', '12']) {
+    const qrels = Qrels.parse(readFileSync(join(FIX, 'cases', `${id}.qrels`)), 'q');
+    const runBytes = readFileSync(join(FIX, 'cases', `${id}.run`));
+    const sel = selectMeasures(['all_trec']);
+    const eval1 = (chunk: number) => {
+      const rd = new RunReader(qrels, { fileName: 'r' });
+      const buf = Buffer.alloc(chunk);
+      for (let i = 0; i < runBytes.length; i += chunk) {
+        const n = runBytes.copy(buf, 0, i, Math.min(runBytes.length, i + chunk));
+        rd.push(buf.subarray(0, n));
+      }
+      rd.end();
+      let out = '';
+      trecEval(qrels, rd, sel, { runFileName: 'r', perQuery: true, complete: true }, (s) => (out += s));
+      return out;
+    };
+    const whole = eval1(runBytes.length);
+    for (const c of [1, 7, 64, 1000]) assert.equal(eval1(c), whole, `case ${id}, chunks of ${c} bytes`);
+    assert.equal(whole, readFileSync(join(FIX, 'expected', `${id}.aqc.out`), 'latin1'));
+  }
+});
