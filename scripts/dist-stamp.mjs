@@ -13,7 +13,7 @@ export function sourceFiles(root = ROOT) {
   const walk = (dir) => {
     let names;
     try {
-      names = readdirSync(join(root, dir), { withFileTypes: true });
+      names = readdirSync(root + '/' + dir, { withFileTypes: true });
     } catch {
       return;
     }
@@ -38,7 +38,8 @@ export function sourceFiles(root = ROOT) {
 export function sourceStamp(root = ROOT) {
   const files = sourceFiles(root);
   let newest = 0;
-  for (const f of files) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  const base = root.endsWith('/') ? root : root + '/';
+  for (const f of files) newest = Math.max(newest, statSync(base + f).mtimeMs);
   return { count: files.length, newest };
 }
 

@@ -3,7 +3,7 @@
  * (argument parsing and file reading only; the measures live in src/metrics). The run is streamed
  * in chunks into typed arrays (src/metrics/trecfast.ts), so memory stays near the run's own size.
  */
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
@@ -212,7 +212,14 @@ export function evaluateArgs(argv: string[]): Buffer | string {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`cannot read run file '${runPath}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
-  const chunk = Buffer.allocUnsafe(1 << 22);
+  let size = 1 << 22;
+  try {
+    const st = fstatSync(fd);
+    if (st.isFile()) size = Math.max(1, Math.min(size, st.size + 1));
+  } catch {
+    /* keep the default */
+  }
+  const chunk = Buffer.allocUnsafe(size);
   for (;;) {
     let n: number;
     try {

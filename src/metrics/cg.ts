@@ -1,7 +1,7 @@
 /**
  * Cumulated-gain measures without a log discount on rank (trec_eval m_G.c, m_binG.c).
  */
-import { IdealWalk, getGain, setupGains, type ParamPair } from './gains.ts';
+import { IdealWalk, gainsFor, getGain, type ParamPair } from './gains.ts';
 import type { ResRels, TrecContext } from './resrels.ts';
 
 /**
@@ -26,7 +26,7 @@ export function calcBinG(rr: ResRels, ctx: TrecContext, out: Float64Array, off: 
  * from `-m G.1=0,2=3`, default gain = grade.
  */
 export function calcG(rr: ResRels, pairs: readonly ParamPair[], out: Float64Array, off: number): void {
-  const g = setupGains(pairs, rr);
+  const g = gainsFor(pairs, rr);
   const w = new IdealWalk(g);
   let resultsG = 0;
   let sumResults = 0;

@@ -19,7 +19,28 @@ export interface Gains {
 
 const VALID_INT = /^[+-]?[0-9]+$/;
 
+const cache = new WeakMap<ResRels, Map<readonly ParamPair[], Gains>>();
+
+/** setupGains, computed once per (query, parameter list); callers must not modify the result. */
+export function gainsFor(pairs: readonly ParamPair[], rr: ResRels): Gains {
+  let m = cache.get(rr);
+  if (!m) cache.set(rr, (m = new Map()));
+  let g = m.get(pairs);
+  if (!g) m.set(pairs, (g = setupGains(pairs, rr)));
+  return g;
+}
+
 export function setupGains(pairs: readonly ParamPair[], rr: ResRels): Gains {
+  if (pairs.length === 0) {
+    // no parameters: one row per grade 0..max, gain = grade, already in gain order
+    const level: number[] = [];
+    const numAt: number[] = [];
+    for (let i = 0; i < rr.numRelLevels; i++) {
+      level.push(i);
+      numAt.push(rr.relLevels[i] ?? 0);
+    }
+    return { level, gain: level.slice(), numAt };
+  }
   const rows: { level: number; gain: number; numAt: number }[] = [];
   for (const p of pairs) {
     if (!VALID_INT.test(p.name)) continue;

@@ -52,7 +52,7 @@ export function ndcg_exp_cut_k(ranking: Ranking, judgments: Judgments, k?: numbe
 }
 
 // ---- trec_eval's per-query calculations over a ResRels (used by evaluate.ts) ----
-import { IdealWalk, getGain, setupGains, type ParamPair } from './gains.ts';
+import { IdealWalk, gainsFor, getGain, type ParamPair } from './gains.ts';
 import type { ResRels, TrecContext } from './resrels.ts';
 
 /**
@@ -61,7 +61,7 @@ import type { ResRels, TrecContext } from './resrels.ts';
  * grade). ndcg = DCG / ideal DCG (0 when the ideal is 0). The relevance level does not apply.
  */
 export function calcNdcg(which: 'ndcg' | 'dcg' | 'ideal_dcg', rr: ResRels, pairs: readonly ParamPair[], out: Float64Array, off: number): void {
-  const g = setupGains(pairs, rr);
+  const g = gainsFor(pairs, rr);
   const w = new IdealWalk(g);
   let dcg = 0;
   let idcg = 0;
@@ -130,7 +130,7 @@ export function calcNdcgCut(rr: ResRels, cutoffs: readonly number[], out: Float6
  * docs, the unretrieved relevant docs each contributing the final nDCG; / number of ideal positions.
  */
 export function calcNdcgRel(rr: ResRels, pairs: readonly ParamPair[], out: Float64Array, off: number): void {
-  const g = setupGains(pairs, rr);
+  const g = gainsFor(pairs, rr);
   const w = new IdealWalk(g);
   let dcg = 0;
   let idcg = 0;
@@ -176,7 +176,7 @@ export function calcNdcgRel(rr: ResRels, pairs: readonly ParamPair[], out: Float
  * boundaries between grade levels of the ideal ranking) and at the end of the ranking.
  */
 export function calcRndcg(rr: ResRels, pairs: readonly ParamPair[], out: Float64Array, off: number): void {
-  const g = setupGains(pairs, rr);
+  const g = gainsFor(pairs, rr);
   if (rr.numRel === 0) return;
   const w = new IdealWalk(g);
   let dcg = 0;

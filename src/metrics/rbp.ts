@@ -2,7 +2,7 @@
  * Rank-biased precision (Moffat & Zobel, TOIS 2008; trec_eval m_rbp.c, m_rbp_resid.c).
  * Parameter `-m rbp.p=0.95` (persistence, default 0.9); gain parameters as ndcg (`-m rbp.1=0,2=1`).
  */
-import { getGain, setupGains, type ParamPair } from './gains.ts';
+import { gainsFor, getGain, type ParamPair } from './gains.ts';
 import type { ResRels } from './resrels.ts';
 
 function persistence(pairs: readonly ParamPair[]): number {
@@ -17,7 +17,8 @@ function persistence(pairs: readonly ParamPair[]): number {
  */
 export function calcRbp(rr: ResRels, pairs: readonly ParamPair[], out: Float64Array, off: number): void {
   const p = persistence(pairs);
-  const g = setupGains(pairs, rr);
+  const g0 = gainsFor(pairs, rr);
+  const g = { ...g0, gain: g0.gain.slice() };
   let min = Infinity;
   let max = -Infinity;
   for (const x of g.gain) {
