@@ -4,35 +4,14 @@
  * first. Negative grades and missing judgments give zero gain. Grades are used raw: the relevance
  * level (`-l`) does not apply, as in trec_eval. A query whose ideal DCG is 0 scores 0.
  */
-import { cutoff, dedupe } from './common.ts';
+import { cutoff, one } from './common.ts';
 import type { Judgments, MeasureOptions, Ranking } from './types.ts';
-
-type Gain = (grade: number) => number;
-const linear: Gain = (g) => (g > 0 ? g : 0);
-const exponential: Gain = (g) => (g > 0 ? 2 ** g - 1 : 0);
-
-function ndcgAt(ranking: Ranking, judgments: Judgments, limit: number, gain: Gain): number {
-  const ideal: number[] = [];
-  for (const g of judgments.values()) {
-    const x = gain(g);
-    if (x > 0) ideal.push(x);
-  }
-  ideal.sort((a, b) => b - a);
-  let idcg = 0;
-  for (let i = 0; i < Math.min(ideal.length, limit); i++) idcg += ideal[i]! / Math.log2(i + 2);
-  if (idcg <= 0) return 0;
-  const ids = dedupe(ranking);
-  let dcg = 0;
-  for (let i = 0; i < Math.min(ids.length, limit); i++) {
-    const g = judgments.get(ids[i]!);
-    if (g !== undefined) dcg += gain(g) / Math.log2(i + 2);
-  }
-  return dcg / idcg;
-}
+import { IdealWalk, gainsFor, getGain, type ParamPair } from './gains.ts';
+import type { ResRels, TrecContext } from './resrels.ts';
 
 /** ndcg: linear gain (gain = grade), no cutoff, ideal over all judged documents. Matches trec_eval `ndcg` (default gains). */
 export function ndcg(ranking: Ranking, judgments: Judgments, _k?: number, _opts?: MeasureOptions): number {
-  return ndcgAt(ranking, judgments, Infinity, linear);
+  return one(ranking, judgments, _opts, (rr, _c, o) => calcNdcg('ndcg', rr, [], o, 0));
 }
 
 /**
@@ -40,7 +19,8 @@ export function ndcg(ranking: Ranking, judgments: Judgments, _k?: number, _opts?
  * all judged documents. Matches trec_eval `ndcg_cut_k` (and ranx `ndcg`, pytrec_eval `ndcg_cut`).
  */
 export function ndcg_cut_k(ranking: Ranking, judgments: Judgments, k?: number, _opts?: MeasureOptions): number {
-  return ndcgAt(ranking, judgments, cutoff(k, 'ndcg_cut_k'), linear);
+  const kk = cutoff(k, 'ndcg_cut_k');
+  return one(ranking, judgments, _opts, (rr, _c, o) => calcNdcgCut(rr, [kk], o, 0));
 }
 
 /**
@@ -48,12 +28,9 @@ export function ndcg_cut_k(ranking: Ranking, judgments: Judgments, k?: number, _
  * `ndcg_burges`). Ours; identical to ndcg_cut_k for binary judgments.
  */
 export function ndcg_exp_cut_k(ranking: Ranking, judgments: Judgments, k?: number, _opts?: MeasureOptions): number {
-  return ndcgAt(ranking, judgments, cutoff(k, 'ndcg_exp_cut_k'), exponential);
+  const kk = cutoff(k, 'ndcg_exp_cut_k');
+  return one(ranking, judgments, _opts, (rr, _c, o) => calcNdcgExpCut(rr, [kk], o, 0));
 }
-
-// ---- trec_eval's per-query calculations over a ResRels (used by evaluate.ts) ----
-import { IdealWalk, gainsFor, getGain, type ParamPair } from './gains.ts';
-import type { ResRels, TrecContext } from './resrels.ts';
 
 /**
  * ndcg / dcg / ideal_dcg (m_ndcg.c): DCG = sum gain(rel_i) / log2(i + 1) over the whole ranking,
@@ -221,4 +198,21 @@ export function calcRndcg(rr: ResRels, pairs: readonly ParamPair[], out: Float64
     i++;
   }
   out[off] = sum / changed;
+}
+
+/**
+ * ndcg_exp_cut_k (rankgate's): as ndcg_cut_k with exponential gain 2^grade - 1 (Burges et al.
+ * 2005), ideal from the grade histogram; 0 when the ideal is 0.
+ */
+export function calcNdcgExpCut(rr: ResRels, cutoffs: readonly number[], out: Float64Array, off: number): void {
+  const gain = (g: number) => (g > 0 ? 2 ** g - 1 : 0);
+  const ideal: number[] = [];
+  for (let lvl = rr.numRelLevels - 1; lvl > 0; lvl--) for (let c = 0; c < (rr.relLevels[lvl] ?? 0); c++) ideal.push(gain(lvl));
+  cutoffs.forEach((k, c) => {
+    let idcg = 0;
+    for (let i = 0; i < Math.min(ideal.length, k); i++) idcg += ideal[i]! / Math.log2(i + 2);
+    let dcg = 0;
+    for (let i = 0; i < Math.min(rr.numRet, k); i++) dcg += gain(rr.list[i]!) / Math.log2(i + 2);
+    out[off + c] = idcg > 0 ? dcg / idcg : 0;
+  });
 }

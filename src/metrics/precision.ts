@@ -1,12 +1,7 @@
 /** Cutoff-based binary measures: P_k, recall_k, success_k (trec_eval m_P.c, m_recall.c, m_success.c). */
-import { countRel, cutoff, level, relFlags } from './common.ts';
+import { cutoff, one } from './common.ts';
 import type { Judgments, MeasureOptions, Ranking } from './types.ts';
-
-function relInTop(ranking: Ranking, judgments: Judgments, k: number, lvl: number): number {
-  let n = 0;
-  for (const r of relFlags(ranking, judgments, lvl, k)) if (r) n++;
-  return n;
-}
+import { RELVALUE_NONPOOL, RELVALUE_UNJUDGED, type ResRels, type TrecContext } from './resrels.ts';
 
 /**
  * P_k = |relevant in top k| / k. Always divides by k, even when fewer than k documents were
@@ -14,21 +9,19 @@ function relInTop(ranking: Ranking, judgments: Judgments, k: number, lvl: number
  */
 export function P_k(ranking: Ranking, judgments: Judgments, k?: number, opts?: MeasureOptions): number {
   const kk = cutoff(k, 'P_k');
-  return relInTop(ranking, judgments, kk, level(opts)) / kk;
+  return one(ranking, judgments, opts, (rr, c, o) => calcP(rr, c, [kk], o, 0));
 }
 
 /** recall_k = |relevant in top k| / R; 0 when R = 0. Matches trec_eval `recall_k`. */
 export function recall_k(ranking: Ranking, judgments: Judgments, k?: number, opts?: MeasureOptions): number {
   const kk = cutoff(k, 'recall_k');
-  const lvl = level(opts);
-  const R = countRel(judgments, lvl);
-  return R === 0 ? 0 : relInTop(ranking, judgments, kk, lvl) / R;
+  return one(ranking, judgments, opts, (rr, c, o) => calcRecall(rr, c, [kk], o, 0));
 }
 
 /** success_k = 1 if any relevant document is in the top k, else 0. Matches trec_eval `success_k`. */
 export function success_k(ranking: Ranking, judgments: Judgments, k?: number, opts?: MeasureOptions): number {
   const kk = cutoff(k, 'success_k');
-  return relInTop(ranking, judgments, kk, level(opts)) > 0 ? 1 : 0;
+  return one(ranking, judgments, opts, (rr, c, o) => calcSuccess(rr, c, [kk], o, 0));
 }
 
 /**
@@ -38,11 +31,8 @@ export function success_k(ranking: Ranking, judgments: Judgments, k?: number, op
  */
 export function judged_k(ranking: Ranking, judgments: Judgments, k?: number, _opts?: MeasureOptions): number {
   const kk = cutoff(k, 'judged_k');
-  return relInTop(ranking, judgments, kk, 0) / kk;
+  return one(ranking, judgments, _opts, (rr, _c, o) => calcJudged(rr, [kk], o, 0));
 }
-
-// ---- trec_eval's per-query calculations over a ResRels (used by evaluate.ts) ----
-import { RELVALUE_NONPOOL, RELVALUE_UNJUDGED, type ResRels, type TrecContext } from './resrels.ts';
 
 /**
  * The cutoff walk shared by P, recall, relative_P, success and unj: `count` is a running count of
@@ -139,4 +129,9 @@ export function calcUtility(rr: ResRels, ctx: TrecContext, params: readonly numb
     params[1]! * (rr.numRet - rr.numRelRet) +
     params[2]! * (rr.numRel - rr.numRelRet) +
     params[3]! * (ctx.numDocsInColl + rr.numRelRet - rr.numRet - rr.numRel);
+}
+
+/** judged_k (rankgate's): docs in the top k judged with a grade >= 0, / k (P_k at -l 0 without nonpool docs). */
+export function calcJudged(rr: ResRels, cutoffs: readonly number[], out: Float64Array, off: number): void {
+  cutWalk(rr, cutoffs, (r) => r >= 0, (n, k) => n / k, out, off);
 }
