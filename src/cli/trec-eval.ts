@@ -42,13 +42,55 @@ export function readText(path: string, what: string): string {
   }
 }
 
-function readBytes(path: string, what: string): Buffer {
+export function readBytes(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`cannot read ${what} file '${path}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
+}
+
+/**
+ * Stream a run file (or standard input for '-') into a RunReader in chunks of at most 4 MB: memory
+ * holds the parsed typed arrays, never the whole file.
+ */
+export function readRunFile(runPath: string, qrels: Qrels): RunReader {
+  const reader = new RunReader(qrels, { fileName: runPath === '-' ? 'standard input' : runPath });
+  let fd: number;
+  try {
+    fd = runPath === '-' ? 0 : openSync(runPath, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError(`cannot read run file '${runPath}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  let size = 1 << 22;
+  try {
+    const st = fstatSync(fd);
+    if (st.isFile()) size = Math.max(1, Math.min(size, st.size + 1));
+  } catch {
+    /* keep the default */
+  }
+  const chunk = Buffer.allocUnsafe(size);
+  try {
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') continue;
+        if (code === 'EOF') break;
+        throw new UserError(`cannot read run file '${runPath}': ${(e as Error).message}`);
+      }
+      if (n === 0) break;
+      reader.push(chunk.subarray(0, n));
+    }
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+  reader.end();
+  return reader;
 }
 
 /** The legacy measure-spec parser (rankgate compare's -m). */
@@ -204,36 +246,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
   }
   const qrels = Qrels.parse(readBytes(qrelsPath, 'qrels'), qrelsPath);
   if (qrels.queries.length === 0) throw new UserError(`${qrelsPath}: no judgments (the qrels file is empty)`);
-  const reader = new RunReader(qrels, { fileName: o.runFileName });
-  let fd: number;
-  try {
-    fd = runPath === '-' ? 0 : openSync(runPath, 'r');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UserError(`cannot read run file '${runPath}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
-  }
-  let size = 1 << 22;
-  try {
-    const st = fstatSync(fd);
-    if (st.isFile()) size = Math.max(1, Math.min(size, st.size + 1));
-  } catch {
-    /* keep the default */
-  }
-  const chunk = Buffer.allocUnsafe(size);
-  for (;;) {
-    let n: number;
-    try {
-      n = readSync(fd, chunk, 0, chunk.length, null);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') continue;
-      if ((e as NodeJS.ErrnoException).code === 'EOF') break;
-      throw e;
-    }
-    if (n === 0) break;
-    reader.push(chunk.subarray(0, n));
-  }
-  reader.end();
-  if (fd !== 0) closeSync(fd);
+  const reader = readRunFile(runPath, qrels);
   const parts: Buffer[] = [];
   try {
     trecEval(qrels, reader, sel, o, (s) => parts.push(Buffer.from(s, 'latin1')));

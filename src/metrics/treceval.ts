@@ -6,10 +6,11 @@
  */
 import { calcNumNonrelJudgedRet, calcNumRel, calcNumRelRet, calcNumRet } from './counts.ts';
 import { calcGmMap, calcMap, calcMapCut, calcRprec, calcRprecMult, calcSetMap } from './ap.ts';
-import { calcRecipRank } from './rr.ts';
+import { calcMrrCut, calcRecipRank } from './rr.ts';
 import { calcBpref, calcGmBpref, calcInfAP } from './bpref.ts';
 import { calc11ptAvg, calcIprecAtRecall } from './interpolated.ts';
 import {
+  calcJudged,
   calcP,
   calcRecall,
   calcRelativeP,
@@ -21,13 +22,13 @@ import {
   calcUnj,
   calcUtility,
 } from './precision.ts';
-import { calcNdcg, calcNdcgCut, calcNdcgRel, calcRndcg } from './ndcg.ts';
+import { calcNdcg, calcNdcgCut, calcNdcgExpCut, calcNdcgRel, calcRndcg } from './ndcg.ts';
 import { calcBinG, calcG } from './cg.ts';
 import { calcRbp, calcRbpResid } from './rbp.ts';
 import { relstring } from './relstring.ts';
 import type { ParamPair } from './gains.ts';
 import { makeResRels, RELVALUE_NONPOOL, type ResRels, type TrecContext } from './resrels.ts';
-import { Qrels, RunQuery, RunReader } from './trecfast.ts';
+import { Qrels, RunQuery, RunReader, type QrelsQuery } from './trecfast.ts';
 
 type Kind = 'runid' | 'num_q' | 'long' | 'double' | 'cut_long' | 'cut_double' | 'p_double' | 'p_pair' | 'relstring';
 type Avg = 'mean' | 'sum' | 'gm' | 'num_q' | 'num_rel' | 'none';
@@ -92,6 +93,10 @@ export const TREC_MEASURES: readonly Def[] = [
   { name: 'rbp', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbp(r, PP(p), o, f) },
   { name: 'rbp_resid', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbpResid(r, PP(p), o, f) },
   { name: 'unj', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: [5, 10, 20], calc: (r, _c, p, o, f) => calcUnj(r, N(p), o, f) },
+  // rankgate's own (not in trec_eval, never in a nickname; printed after trec_eval's when asked for by name)
+  { name: 'mrr_cut', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: [10], calc: (r, c, p, o, f) => calcMrrCut(r, c, N(p), o, f) },
+  { name: 'ndcg_exp_cut', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: CUTS, calc: (r, _c, p, o, f) => calcNdcgExpCut(r, N(p), o, f) },
+  { name: 'judged', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: [5, 10, 20], calc: (r, _c, p, o, f) => calcJudged(r, N(p), o, f) },
 ];
 
 /** measures.c nicknames (all_prefs / prefs / qrels_jg need -R formats we do not read). */
@@ -225,7 +230,12 @@ export function selectMeasures(specs: readonly string[]): Selection {
   const marked = new Set<string>();
   const params = new Map<string, string>();
   const known = new Set(TREC_MEASURES.map((d) => d.name));
-  for (const spec of specs.length ? specs : ['official']) {
+  const cutNames = new Set(TREC_MEASURES.filter((d) => d.kind === 'cut_long' || d.kind === 'cut_double').map((d) => d.name));
+  for (const spec0 of specs.length ? specs : ['official']) {
+    let spec = spec0;
+    // a printed name (`P_10`, `ndcg_cut_10`, `iprec_at_recall_0.50`) selects that one cutoff (rankgate's shorthand)
+    const printed = /^(.+)_(\d+(?:\.\d+)?)$/.exec(spec);
+    if (printed && !known.has(spec) && cutNames.has(printed[1]!)) spec = `${printed[1]}.${printed[2]}`;
     const dot = spec.indexOf('.');
     const name = dot >= 0 ? spec.slice(0, dot) : spec;
     if (dot >= 0) {
@@ -239,7 +249,7 @@ export function selectMeasures(specs: readonly string[]): Selection {
     else if (name === 'all_prefs' || name === 'prefs' || name === 'qrels_jg') {
       throw new TrecMeasureError(`-m ${name}: preference and judgment-group measures need trec_eval's -R prefs/qrels_prefs/qrels_jg formats, which rankgate does not read`);
     } else {
-      throw new TrecMeasureError(`unknown measure '${name}'${didYouMean(name, [...known, ...Object.keys(NICKNAMES)])}`);
+      throw new TrecMeasureError(`unknown measure '${spec0}'${didYouMean(name, [...known, ...Object.keys(NICKNAMES)])}`);
     }
   }
   const out: Selected[] = [];
@@ -390,6 +400,52 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
   return { list, n: k };
 }
 
+
+/**
+ * Score one query into `q` (zeroed first) and return its relstring. A query absent from the run
+ * gets trec_eval's stand-in ranking for `-c`: one doc 'ceci_nest_pas_un_docno' with sim 1.0, then
+ * trec_eval.c's "clean up leftovers" (matched on the PRINTED value name, as trec_eval does, so
+ * `utility_2,-1,0,0` or `relstring_20` are not cleaned).
+ */
+function scoreQuery(
+  qrels: Qrels,
+  qq: QrelsQuery,
+  rq: RunQuery | undefined,
+  sel: Selection,
+  ctx: TrecContext,
+  opts: { maxPerTopic?: number; judgedOnly?: boolean },
+  q: Float64Array,
+): string {
+  const max = opts.maxPerTopic ?? Infinity;
+  let list: Int32Array;
+  let n: number;
+  if (rq) ({ list, n } = rankQuery(rq, max, !!opts.judgedOnly, qq.qid));
+  else {
+    const enc = new Uint8Array([...BOGUS].map((c) => c.charCodeAt(0)));
+    const r = qrels.lookup(qq.index, enc, 0, enc.length);
+    const rel = r === undefined ? RELVALUE_NONPOOL : r < 0 ? -2 : r;
+    list = new Int32Array([rel]);
+    n = max >= 1 && !(opts.judgedOnly && rel < 0) ? 1 : 0;
+  }
+  const rr = makeResRels(list, n, qq.relLevels, ctx.relevanceLevel);
+  q.fill(0);
+  let rs = '';
+  for (const m of sel.measures) {
+    if (m.def.kind === 'num_q') q[m.off] = 1;
+    else if (m.def.kind === 'relstring') rs = relstring(rr, N(m.params)[0]!);
+    else m.def.calc(rr, ctx, m.params, q, m.off);
+  }
+  if (!rq) {
+    for (const m of sel.measures) {
+      m.names.forEach((nm, k) => {
+        if (nm === 'num_ret' || nm === 'utility' || nm === 'rbp_resid' || nm.startsWith('unj')) q[m.off + k] = 0;
+        if (nm === 'relstring') rs = '';
+      });
+    }
+  }
+  return rs;
+}
+
 /**
  * Run trec_eval over parsed qrels and a fully read run. `write` receives the output text in
  * pieces. Throws TrecEvalError for a qrels query absent from the run without -c (trec_eval 10
@@ -397,11 +453,9 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
  */
 export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: TrecEvalOptions, write: (s: string) => void): void {
   const ctx: TrecContext = { relevanceLevel: opts.relevanceLevel ?? 1, numDocsInColl: opts.numDocsInColl ?? 0 };
-  const max = opts.maxPerTopic ?? Infinity;
   const accum = new Float64Array(sel.numValues);
   const q = new Float64Array(sel.numValues);
   let numQueries = 0;
-  const relstringSel = sel.measures.find((m) => m.def.kind === 'relstring');
   const pad = (s: string) => (s.length >= 22 ? s : s + ' '.repeat(22 - s.length));
   const padded = sel.measures.map((m) => m.names.map(pad));
   if (run.lines === 0) throw new TrecEvalError(`${opts.runFileName}: the run has no result lines`);
@@ -409,39 +463,12 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
   for (const qq of qrels.queries) {
     if (opts.onlyQuery !== undefined && opts.onlyQuery !== qq.qid) continue;
     const rq = run.queries.get(qq.index);
-    let list: Int32Array;
-    let n: number;
-    const bogus = !rq;
-    if (rq) ({ list, n } = rankQuery(rq, max, !!opts.judgedOnly, qq.qid));
-    else if (opts.complete) {
-      // trec_eval's stand-in ranking for a missing query: one doc 'ceci_nest_pas_un_docno', sim 1.0
-      const enc = new Uint8Array([...BOGUS].map((c) => c.charCodeAt(0)));
-      const r = qrels.lookup(qq.index, enc, 0, enc.length);
-      const rel = r === undefined ? RELVALUE_NONPOOL : r < 0 ? -2 : r;
-      list = new Int32Array([rel]);
-      n = max >= 1 && !(opts.judgedOnly && rel < 0) ? 1 : 0;
-    } else {
+    if (!rq && !opts.complete) {
       throw new TrecEvalError(
         `query '${qq.qid}' has judgments but no results in ${opts.runFileName} (trec_eval 10 stops here; use -c to count it as 0, or remove its judgments)`,
       );
     }
-    const rr = makeResRels(list, n, qq.relLevels, ctx.relevanceLevel);
-    q.fill(0);
-    for (const m of sel.measures) {
-      if (m.def.kind === 'num_q') q[m.off] = 1;
-      else m.def.calc(rr, ctx, m.params, q, m.off);
-    }
-    let rs = relstringSel ? relstring(rr, N(relstringSel.params)[0]!) : '';
-    if (bogus) {
-      // trec_eval.c "clean up leftovers" for the stand-in ranking
-      // (matched on the PRINTED value name, as trec_eval does: `utility_2,-1,0,0` or `relstring_20` are not cleaned)
-      for (const m of sel.measures) {
-        m.names.forEach((nm, k) => {
-          if (nm === 'num_ret' || nm === 'utility' || nm === 'rbp_resid' || nm.startsWith('unj')) q[m.off + k] = 0;
-          if (nm === 'relstring') rs = '';
-        });
-      }
-    }
+    const rs = scoreQuery(qrels, qq, rq, sel, ctx, opts, q);
     for (let mi = 0; mi < sel.measures.length; mi++) {
       const m = sel.measures[mi]!;
       const d = m.def;
@@ -498,4 +525,35 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
     }
   }
   write(buf);
+}
+
+/**
+ * One measure's value for every query of the qrels (rankgate compare): the run is ranked and
+ * scored exactly as by trec-eval; a query absent from the run gets trec_eval's `-c` value (0 for
+ * nearly every measure). `spec` is one `-m` value that names exactly one printed column
+ * (`ndcg_cut_10`, `ndcg_cut.10`, `map`, `P_5`).
+ */
+export function perQueryValues(
+  qrels: Qrels,
+  run: RunReader,
+  spec: string,
+  opts: { relevanceLevel?: number; runFileName: string },
+): { name: string; values: Map<string, number>; missing: string[] } {
+  const sel = selectMeasures([spec]);
+  const cols = sel.measures.filter((m) => m.def.perQuery && m.def.kind !== 'relstring');
+  if (cols.length !== 1 || cols[0]!.names.length !== 1) {
+    throw new TrecMeasureError(`'${spec}' names ${cols.reduce((n, m) => n + m.names.length, 0)} per-query measures; give exactly one (e.g. ndcg_cut_10)`);
+  }
+  const name = cols[0]!.names[0]!;
+  const values = new Map<string, number>();
+  const missing: string[] = [];
+  const ctx: TrecContext = { relevanceLevel: opts.relevanceLevel ?? 1, numDocsInColl: 0 };
+  const q = new Float64Array(sel.numValues);
+  for (const qq of qrels.queries) {
+    const rq = run.queries.get(qq.index);
+    if (!rq) missing.push(qq.qid);
+    scoreQuery(qrels, qq, rq, sel, ctx, {}, q);
+    values.set(qq.qid, q[cols[0]!.off]!);
+  }
+  return { name, values, missing };
 }

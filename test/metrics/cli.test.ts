@@ -161,6 +161,21 @@ test('compare Holm-adjusts across several runs and reports errors with exit 2', 
   assert.equal(rankgate('compare', a, b).code, 2, 'missing --qrels');
   const bad = rankgate('compare', '--qrels', q, a, file('bad.run', 'q1 Q0 d1 1 x A\n'));
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /bad\.run:1: field 5 \(score\) must be a finite number, got 'x'/);
+  assert.match(bad.stderr, /bad\.run:1: field 5 \(sim\) must be a number .*got 'x'/);
   assert.equal(rankgate('compare', '--qrels', q, '-m', 'P', a, b).code, 2, 'P names 9 measures, not one');
+});
+
+test('compare reads TREC runs like trec-eval: ASCII-whitespace fields, P_5 shorthand, same value as trec-eval', () => {
+  const q = file('qrels', QRELS);
+  // U+00A0 is part of the docno (trec_eval splits on ASCII whitespace only): 'd1\u00a01' is not d1
+  const nb = file('runNb', 'q1 Q0 d1\u00a01 1 9 r\nq1 Q0 d3 2 8 r\nq2 Q0 e2 1 5 r\n');
+  const a = file('runA', RUN_A);
+  const js = JSON.parse(rankgate('compare', '--json', '--qrels', q, '-m', 'recip_rank', a, nb).stdout);
+  assert.equal(js.comparisons[0].mean, (0.5 + 1) / 2);
+  const te = rankgate('trec-eval', '-m', 'recip_rank', q, nb);
+  assert.match(te.stdout, /^recip_rank\s+\tall\t0\.7500$/m);
+  const last = rankgate('trec-eval', '-m', 'runid', q, file('runTags', 'q1 Q0 d1 1 9 first\nq2 Q0 e2 1 5 last\n'));
+  assert.equal(last.stdout, 'runid                 \tall\tlast\n', "runid is the LAST run line's tag");
+  const p5 = JSON.parse(rankgate('compare', '--json', '--qrels', q, '-m', 'P_5', a, nb).stdout);
+  assert.equal(p5.measure, 'P_5');
 });
