@@ -69,6 +69,8 @@ const QUICKTEST: [string, string[]][] = [
   ['out.test.aqc', ['-m', 'all_trec', '-q', '-c', 'qrels.test', 'results.trunc']],
   ['out.test.aqcM', ['-m', 'all_trec', '-q', '-c', '-M100', 'qrels.test', 'results.trunc']],
   ['out.test.aql', ['-m', 'all_trec', '-mrelstring.20', '-q', '-l2', 'qrels.rel_level', 'results.test']],
+  ['out.test.aqD302', ['-q', '-D', '0.302', '-m', 'all_trec', 'qrels.test', 'results.test']],
+  ['out.test.qcD302', ['-q', '-c', '-D', '0.302', '-m', 'official', '-m', 'gm_bpref', 'qrels.test', 'results.trunc']],
   [
     'out.test.meas_params',
     ['-q', '-miprec_at_recall..10,.20,.25,.75,.50', '-m', 'P.5,7,3', '-m', 'recall.20,2000', '-m', 'Rprec_mult.5.0,0.2,0.35', '-mutility.2,-1,0,0',
