@@ -7,7 +7,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { UserError } from '../errors.ts';
 import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
-import { TrecEvalError, TrecMeasureError, atol, selectMeasures, trecEval, type TrecEvalOptions } from '../metrics/treceval.ts';
+import { TrecEvalError, TrecMeasureError, ZScores, atol, selectMeasures, trecEval, type TrecEvalOptions } from '../metrics/treceval.ts';
 
 const USAGE = `usage: rankgate trec-eval [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-D N[.qid]] [-m MEASURE[.params]]... QRELS RUN
 
@@ -22,6 +22,8 @@ RUN may be '-' (standard input).
   -N N            number of docs in the collection (used by utility)
   -J              judged docs only: drop unjudged docs from every ranking first
   -D N[.qid]      trec_eval's debug level; with .qid only that query is evaluated (no debug lines)
+  -Z FILE         print z-scores: (value - mean) / stddev per query and measure from FILE
+                  (lines 'qid measure mean stddev'; -1000000 where FILE has no entry)
   -R qrels        rel_info format (only 'qrels'); -T trec_results  results format (only 'trec_results')
   -m MEASURE      repeatable: official (default) | all_trec | set | a measure, with trec_eval's
                   parameter syntax: P.5,10  ndcg_cut.10  iprec_at_recall.0.5  ndcg.1=0,2=3
@@ -31,7 +33,7 @@ RUN may be '-' (standard input).
     Rndcg ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F
     num_nonrel_judged_ret rbp rbp_resid unj
 Runs are ranked as trec_eval does: sim descending, ties by docno descending; the rank column is ignored.
-Not supported: -Z (z-scores), -R prefs/qrels_prefs/qrels_jg and their measures (all_prefs, *_avgjg).`;
+Not supported: -R prefs/qrels_prefs/qrels_jg and their measures (all_prefs, *_avgjg).`;
 
 export function readText(path: string, what: string): string {
   try {
@@ -184,6 +186,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
   const specs: string[] = [];
   const o: TrecEvalOptions = { runFileName: '' };
   let help = false;
+  let zPath: string | undefined;
   for (const [c, v] of opts) {
     switch (c) {
       case 'h':
@@ -230,7 +233,8 @@ export function evaluateArgs(argv: string[]): Buffer | string {
       case 'o':
         break;
       case 'Z':
-        throw new UserError(`-Z: z-score output is not supported by rankgate trec-eval (run trec_eval itself for it)`);
+        zPath = v;
+        break;
     }
   }
   if (help) return USAGE;
@@ -247,6 +251,14 @@ export function evaluateArgs(argv: string[]): Buffer | string {
   const qrels = Qrels.parse(readBytes(qrelsPath, 'qrels'), qrelsPath);
   if (qrels.queries.length === 0) throw new UserError(`${qrelsPath}: no judgments (the qrels file is empty)`);
   const reader = readRunFile(runPath, qrels);
+  if (zPath !== undefined) {
+    try {
+      o.zscores = ZScores.parse(readText(zPath, 'z-score'), zPath);
+    } catch (e) {
+      if (e instanceof TrecMeasureError) throw new UserError(e.message);
+      throw e;
+    }
+  }
   const parts: Buffer[] = [];
   try {
     trecEval(qrels, reader, sel, o, (s) => parts.push(Buffer.from(s, 'latin1')));

@@ -337,6 +337,8 @@ export interface TrecEvalOptions {
   noSummary?: boolean;
   /** -D level.qid: evaluate only this query */
   onlyQuery?: string;
+  /** -Z: print z-scores against these means and deviations */
+  zscores?: ZScores;
   runFileName: string;
 }
 
@@ -457,7 +459,11 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
   const q = new Float64Array(sel.numValues);
   let numQueries = 0;
   const pad = (s: string) => (s.length >= 22 ? s : s + ' '.repeat(22 - s.length));
-  const padded = sel.measures.map((m) => m.names.map(pad));
+  const Z = opts.zscores;
+  const padded = sel.measures.map((m) => m.names.map((n) => (Z ? 'Z' : '') + pad(n)));
+  // value slot names for -Z (runid has no value in trec_eval)
+  const slots: (string | null)[] = new Array(sel.numValues).fill(null);
+  for (const m of sel.measures) if (m.def.kind !== 'runid') m.names.forEach((n, k) => (slots[m.off + k] = n));
   if (run.lines === 0) throw new TrecEvalError(`${opts.runFileName}: the run has no result lines`);
   let buf = '';
   for (const qq of qrels.queries) {
@@ -469,14 +475,15 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
       );
     }
     const rs = scoreQuery(qrels, qq, rq, sel, ctx, opts, q);
+    if (Z) Z.convert(qq.qid, slots, q);
     for (let mi = 0; mi < sel.measures.length; mi++) {
       const m = sel.measures[mi]!;
       const d = m.def;
       if (d.avg !== 'none') for (let k = 0; k < m.names.length; k++) accum[m.off + k]! += q[m.off + k]!;
       if (opts.perQuery && d.perQuery) {
         const names = padded[mi]!;
-        if (d.kind === 'relstring') buf += `${names[0]}\t${qq.qid}\t'${rs}'\n`;
-        else if (d.kind === 'long') buf += `${names[0]}\t${qq.qid}\t${Math.trunc(q[m.off]!)}\n`;
+        if (d.kind === 'relstring') buf += `${pad(m.names[0]!)}\t${qq.qid}\t'${rs}'\n`;
+        else if (d.kind === 'long' && !Z) buf += `${names[0]}\t${qq.qid}\t${Math.trunc(q[m.off]!)}\n`;
         else for (let k = 0; k < names.length; k++) buf += `${names[k]}\t${qq.qid}\t${fmt4(q[m.off + k]!)}\n`;
       }
     }
@@ -495,13 +502,13 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
       const d = m.def;
       switch (d.avg) {
         case 'none':
-          if (d.kind === 'runid') buf += `${names[0]}\tall\t${run.runid}\n`;
+          if (d.kind === 'runid') buf += `${pad('runid')}\tall\t${run.runid}\n`;
           break;
         case 'num_q':
-          buf += `${names[0]}\tall\t${nq}\n`;
+          buf += `${names[0]}\tall\t${Z ? fmt4(nq) : nq}\n`;
           break;
         case 'sum':
-          buf += `${names[0]}\tall\t${Math.trunc(accum[m.off]!)}\n`;
+          buf += `${names[0]}\tall\t${Z ? fmt4(accum[m.off]!) : Math.trunc(accum[m.off]!)}\n`;
           break;
         case 'num_rel': {
           // m_num_rel.c: with -c the summary recounts rel > 0 over ALL qrels, ignoring -l
@@ -510,7 +517,7 @@ export function trecEval(qrels: Qrels, run: RunReader, sel: Selection, opts: Tre
             v = 0;
             for (const x of qrels.queries) v += x.numPositive;
           }
-          buf += `${names[0]}\tall\t${Math.trunc(v)}\n`;
+          buf += `${names[0]}\tall\t${Z ? fmt4(v) : Math.trunc(v)}\n`;
           break;
         }
         case 'gm': {
@@ -556,4 +563,95 @@ export function perQueryValues(
     values.set(qq.qid, q[cols[0]!.off]!);
   }
   return { name, values, missing };
+}
+
+/** trec_eval.h MISSING_ZSCORE_VALUE */
+export const MISSING_ZSCORE = -1000000;
+
+/**
+ * A `-Z` file (get_zscores.c): lines `qid measure mean stddev`, exactly 4 ASCII-whitespace fields,
+ * no comments or blank lines; sorted by qid then measure (strcmp) for trec_eval's binary searches.
+ */
+export class ZScores {
+  private constructor(
+    private qids: string[],
+    private blockStart: number[],
+    private blockLen: number[],
+    private meas: string[],
+    private mean: number[],
+    private sd: number[],
+  ) {}
+
+  static parse(text: string, fileName: string): ZScores {
+    const rows: [string, string, number, number][] = [];
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    lines.forEach((l, i) => {
+      const f = l.split(/[ \t\v\f\r]+/).filter((x) => x !== '');
+      if (f.length !== 4) throw new TrecMeasureError(`${fileName}:${i + 1}: expected 4 fields 'qid measure mean stddev' in a z-score line, found ${f.length}`);
+      rows.push([f[0]!, f[1]!, atof(f[2]!), atof(f[3]!)]);
+    });
+    const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    rows.sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]));
+    const qids: string[] = [];
+    const start: number[] = [];
+    const len: number[] = [];
+    rows.forEach((r, i) => {
+      if (!qids.length || qids[qids.length - 1] !== r[0]) {
+        qids.push(r[0]);
+        start.push(i);
+        len.push(0);
+      }
+      len[len.length - 1]!++;
+    });
+    return new ZScores(qids, start, len, rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3]));
+  }
+
+  /** convert_zscores.c find_qid / find_meas, including their inclusive upper bound (end = num). */
+  private find(qid: string, meas: string): number {
+    let s = 0;
+    let e = this.qids.length;
+    let qi = -1;
+    while (s <= e) {
+      const c = (s + e) >> 1;
+      if (c >= this.qids.length) return -2;
+      const r = qid < this.qids[c]! ? -1 : qid > this.qids[c]! ? 1 : 0;
+      if (r < 0) e = c - 1;
+      else if (r > 0) s = c + 1;
+      else {
+        qi = c;
+        break;
+      }
+    }
+    if (qi < 0) return -2;
+    const base = this.blockStart[qi]!;
+    s = 0;
+    e = this.blockLen[qi]!;
+    while (s <= e) {
+      const c = (s + e) >> 1;
+      if (base + c >= this.meas.length) return -1;
+      const m = this.meas[base + c]!;
+      const r = meas < m ? -1 : meas > m ? 1 : 0;
+      if (r < 0) e = c - 1;
+      else if (r > 0) s = c + 1;
+      else return base + c;
+    }
+    return -1;
+  }
+
+  /** te_convert_to_zscore: every value slot of one query becomes (v - mean) / stddev. */
+  convert(qid: string, slots: readonly (string | null)[], q: Float64Array): void {
+    for (let i = 0; i < slots.length; i++) {
+      const name = slots[i];
+      if (name === null) continue;
+      const j = this.find(qid, name);
+      if (j === -2) {
+        for (let k = 0; k < slots.length; k++) if (slots[k] !== null) q[k] = MISSING_ZSCORE;
+        return;
+      }
+      if (j < 0) q[i] = MISSING_ZSCORE;
+      else if (this.sd[j]) q[i] = (q[i]! - this.mean[j]!) / this.sd[j]!;
+      else q[i] = q[i] === this.mean[j] ? 0 : MISSING_ZSCORE;
+    }
+  }
 }

@@ -69,6 +69,8 @@ const QUICKTEST: [string, string[]][] = [
   ['out.test.aqc', ['-m', 'all_trec', '-q', '-c', 'qrels.test', 'results.trunc']],
   ['out.test.aqcM', ['-m', 'all_trec', '-q', '-c', '-M100', 'qrels.test', 'results.trunc']],
   ['out.test.aql', ['-m', 'all_trec', '-mrelstring.20', '-q', '-l2', 'qrels.rel_level', 'results.test']],
+  ['out.test.aqZ', ['-q', '-m', 'all_trec', '-Z', 'zscores_file', 'qrels.test', 'results.test']],
+  ['out.test.aqcZ', ['-q', '-c', '-m', 'all_trec', '-m', 'relstring.5', '-m', 'gm_bpref', '-Z', 'zscores_file', 'qrels.test', 'results.trunc']],
   ['out.test.aqD302', ['-q', '-D', '0.302', '-m', 'all_trec', 'qrels.test', 'results.test']],
   ['out.test.qcD302', ['-q', '-c', '-D', '0.302', '-m', 'official', '-m', 'gm_bpref', 'qrels.test', 'results.trunc']],
   [
@@ -79,7 +81,7 @@ const QUICKTEST: [string, string[]][] = [
 ];
 for (const [out, args] of QUICKTEST) {
   test(`trec_eval quicktest ${out}`, () => {
-    const r = rankgate(args.map((a) => (/^(qrels|results)\./.test(a) ? join(UP, a) : a)));
+    const r = rankgate(args.map((a) => (/^(qrels|results)\.|^zscores_file$/.test(a) ? join(UP, a) : a)));
     assert.equal(r.error, undefined);
     const [n, eq, first] = compare(readFileSync(join(UP, out), 'latin1'), r.out);
     compared += n;
