@@ -193,7 +193,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
         help = true;
         break;
       case 'v':
-        return 'rankgate trec-eval: trec_eval version 10.0 compatible';
+        return 'rankgate trec-eval: output compatible with trec_eval version 10.0';
       case 'q':
         o.perQuery = true;
         break;
@@ -223,6 +223,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
         break;
       case 'M':
         o.maxPerTopic = intArg('M', v);
+        if (o.maxPerTopic < 0) throw new UserError(`-M: the number of documents to keep must be >= 0, got '${v}'`);
         break;
       case 'R':
         if (v !== 'qrels') throw new UserError(`-R: only the 'qrels' rel_info format is read (not '${v}': prefs, qrels_prefs and qrels_jg are not supported)`);
