@@ -108,7 +108,7 @@ test('diff: added/changed pass, a removed or reused id fails', (t) => {
   const d = tempDir(t);
   const base = JSON.parse(readFileSync(DES, 'utf8')) as Record<string, unknown>[];
   const grown = join(d, 'grown.json');
-  writeFileSync(grown, JSON.stringify([...base.map((q, i) => (i === 0 ? { ...q, notes: 'edited' } : q)), { id: 'en-direct-002', query: 'new one', language: 'en', category: 'direct' }]));
+  writeFileSync(grown, JSON.stringify([...base.map((q, i) => (i === 0 ? { ...q, notes: 'edited' } : q)), { id: 'en-direct-002', query: 'new one', language: 'en', category: 'direct', expected_routing: 'search' }]));
   let r = rg('diff', DES, grown);
   assert.equal(r.code, 0, r.out + r.err);
   assert.match(r.out, /added    en-direct-002/);
@@ -163,6 +163,9 @@ test('usage errors: unknown subcommand and unknown flag exit 2 without a stack',
   assert.match(a.err, /unknown golden command 'frobnicate'/);
   const b = rg('validate', '--bogus', DES);
   assert.equal(b.code, 2);
-  assert.match(b.err, /Unknown option '--bogus'/);
-  noStack(a.err + b.err);
+  assert.match(b.err, /unknown option '--bogus'/);
+  const c = rg('validate', '--quite', DES);
+  assert.equal(c.code, 2);
+  assert.match(c.err, /^rankgate golden: unknown option '--quite'; did you mean '--quiet'\?$/m);
+  noStack(a.err + b.err + c.err);
 });
