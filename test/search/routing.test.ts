@@ -252,3 +252,33 @@ test('no_results: vector signal ignored for languages the embedder does not mode
     message: /^r\.yaml: no_results\.script_languages\.Klingon: unknown Unicode script "Klingon"/,
   });
 });
+
+test('a SearchService given no routing config does no routing: every query routes search, no safety flag', async () => {
+  const { openPgliteFixture, FIXTURE_EMBEDDER } = await import('./fixture.ts');
+  const { createSearchService } = await import('../../src/search/service.ts');
+  const db = await openPgliteFixture();
+  const defaults = { chunkSize: 48, embedder: FIXTURE_EMBEDDER.id };
+  const plain = await createSearchService({ db, embedder: FIXTURE_EMBEDDER, defaults });
+  // rules that send every query to no_results and flag "zzz" as a safety phrase, to show they are what routes
+  const strict = await createSearchService({
+    db,
+    embedder: FIXTURE_EMBEDDER,
+    defaults,
+    routing: parseRoutingConfig({ no_results: { thresholds: { both: 1, vector_only: 1, keyword_only: 1 } }, safety: { lexicon: { en: ['zzz'] } } }),
+  });
+  try {
+    for (const q of ['quantum chromodynamics on a lattice', 'zzz', 'how do I sleep when worried']) {
+      const r = await plain.search(q, { routing: true });
+      assert.deepEqual([r.routing.route, r.routing.safety, r.routing.reasons], ['search', false, []], q);
+      const s = await strict.search(q, { routing: true });
+      // a safety query is never sent to no_results (suppress_no_results, default on)
+      assert.equal(s.routing.route, q === 'zzz' ? 'search' : 'no_results', q);
+      assert.equal(s.routing.safety, q === 'zzz', q);
+      assert.ok(s.routing.reasons.length > 0, q);
+    }
+  } finally {
+    await plain.close();
+    await strict.close();
+    await db.close();
+  }
+});
