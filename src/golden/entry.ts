@@ -217,7 +217,7 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
         if (bad) fields.err([opts.expectedField, i], `${k} ${show(v)} ${bad}`);
       }
     });
-    if (!hasExpectation(q)) {
+    if (!hasExpectation(q) && !fields.failed) {
       fields.err([opts.expectedField], `nothing to score: no expected reference, no expected_routing and no expect_safety, expected at least one (a query without expectations would run unscored)`);
       continue;
     }
