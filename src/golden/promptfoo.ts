@@ -270,6 +270,20 @@ export function selectQueriesWithMeta(sel: Selection): SelectedQueries {
   const langs = list(sel.language);
   const cats = list(sel.category);
   const tags = list(sel.tag);
+  const shown0 = files.map(displayPath).join(', ');
+  // a value that no query of the selected files has is a typo or a wrong file, never a silently smaller run
+  const absent = (what: string, setting: string, wanted: string[] | undefined, have: Iterable<string>) => {
+    if (!wanted) return;
+    const present = [...new Set(have)].sort();
+    for (const w of wanted) {
+      if (!present.includes(w)) {
+        throw new UserError(`${setting}: no query in ${shown0} has ${what} '${w}'${didYouMean(w, present)} (${what === 'tag' ? 'tags' : what === 'category' ? 'categories' : 'languages'} there: ${present.join(', ') || 'none'})`);
+      }
+    }
+  };
+  if (list(sel.golden)) absent('language', 'RANKGATE_LANG / language', langs, out.map((q) => q.language));
+  absent('category', 'RANKGATE_CATEGORY / category', cats, out.map((q) => q.category));
+  absent('tag', 'RANKGATE_TAG / tag', tags, out.flatMap((q) => q.tags));
   const chosen = out.filter((q) => (!langs || langs.includes(q.language)) && (!cats || cats.includes(q.category)) && (!tags || q.tags.some((t) => tags.includes(t))));
   const shown = files.map(displayPath);
   if (chosen.length === 0) {

@@ -66,7 +66,18 @@ test('a missing or broken golden file is a UserError naming the file', async () 
 
 test('a selection that matches nothing is a UserError, not an empty eval', async () => {
   await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'emotional' }, async () => {
-    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /no golden query matches category emotional in .*golden-set-en\.json \(5 queries there; categories there: adversarial, dark_night, direct, metaphorical, technique_boundary\)/.test(e.message));
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /^RANKGATE_CATEGORY \/ category: no query in .*golden-set-en\.json has category 'emotional' \(categories there: adversarial, dark_night, direct, metaphorical, technique_boundary\)$/.test(e.message));
+  });
+  // a typo in one value of a list is refused too (never a silently smaller run), with a did-you-mean
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'direct,metaphoric' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /has category 'metaphoric'; did you mean 'metaphorical'\?/.test(e.message));
+  });
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_TAG: 'feer' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /^RANKGATE_TAG \/ tag: no query in .* has tag 'feer'; did you mean 'fear'\?/.test(e.message));
+  });
+  // filters that each exist but select nothing together
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'direct', RANKGATE_TAG: 'fear' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /no golden query matches category direct, tag fear in .*golden-set-en\.json \(5 queries there/.test(e.message));
   });
 });
 
