@@ -45,6 +45,8 @@ export interface InitPlan {
 }
 
 const q = (s: string) => JSON.stringify(s);
+/** A string literal inside a GitHub Actions expression: single quotes, doubled to escape. */
+const expr = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 function providerBlock(p: InitPlan): string {
   if (p.url) {
@@ -166,7 +168,7 @@ export function gateConfig(p: InitPlan): string {
     '# and by `npx rankgate gate results.json`. A single query failing its own assertions never fails the gate.',
     '#',
     `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
-    `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.05. With ${f.n} queries one query moves Recall@3 by`,
+    `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
     `# ${pct(1 / f.n)}. Grow the set to tighten them; raise them once you know where your search stands.`,
     'metric_family: strict',
     'overall:',
@@ -234,7 +236,7 @@ export function workflow(p: InitPlan): string {
       - uses: actions/cache@v4
         with:
           path: .rankgate
-          key: rankgate-index-\${{ hashFiles(${q(corpusGlob(p.corpus!))}) }}-c${p.chunkSize}-${p.embedder}
+          key: rankgate-index-\${{ hashFiles(${expr(corpusGlob(p.corpus!))}) }}-c${p.chunkSize}-${p.embedder}
           restore-keys: |
             rankgate-index-`
     : '';

@@ -63,11 +63,11 @@ export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): str
   }
 }
 
-/** Floor for a mean of n binary outcomes: target less the one-sided 95% sampling margin, rounded down to 0.05. */
+/** Floor for a mean of n binary outcomes: target less the one-sided 95% sampling margin, rounded down to 0.01 (at least 0.05). */
 export function floorFor(n: number, target = 0.8): number {
   if (!(n > 0)) return 0;
   const f = target - 1.645 * Math.sqrt((target * (1 - target)) / n);
-  return Math.max(0.05, Math.floor(f * 20 + 1e-9) / 20);
+  return Math.max(0.05, Math.floor(f * 100 + 1e-9) / 100);
 }
 
 export function figuresOf(queries: readonly GoldenQuery[]): GoldenFigures {
