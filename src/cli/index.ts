@@ -4,6 +4,7 @@
  * message and no stack trace.
  */
 import { isUserError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -32,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    console.error(`rankgate: unknown command '${name}'\n\n${usage()}`);
+    console.error(`rankgate: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 2;
   }
   try {
