@@ -35,7 +35,7 @@ import { gateConfig, promptfooConfig, routingConfig, workflow, corpusGlob, type 
 const USAGE = `usage: rankgate init [--golden PATH] (--corpus PATH | --url URL | --module PATH) [--dir DIR] [--yes] [--force]
                      [--golden-format FORMAT] [--corpus-format markdown|jsonl|beir|nq] [--chunk-size 300]
 
-  --golden PATH    your golden set (any format rankgate reads: DES-058 JSON, blind-test YAML, gold-set JSONL,
+  --golden PATH    your golden set (any format rankgate reads: the portal spec's DES-058 JSON, blind-test YAML, gold-set JSONL,
                    BEIR folder, NQ CSV/JSON, TREC topics + qrels)
   --corpus PATH    evaluate rankgate's own hybrid search over your documents (Markdown folder, JSONL, BEIR, NQ)
   --url URL        evaluate your search service over HTTP
