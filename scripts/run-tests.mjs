@@ -5,8 +5,9 @@
  *   node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]
  *
  * FILTER: keep test files whose path contains one of these substrings.
- * --jobs N (or RANKGATE_TEST_JOBS): test files run in N processes at once (default 1). Every test isolates its
- *   state (temp dirs, port 0, its own Postgres schema or database), so 2 is safe on a 2-core machine.
+ * --jobs N (or RANKGATE_TEST_JOBS): test files run in N processes at once (default 2, 1 on a one-core machine).
+ *   Every test isolates its state (temp dirs, port 0, its own Postgres schema or database, shared fixtures built
+ *   under a per-process name and renamed into place), so files can run side by side; --jobs 1 runs them one by one.
  * --reporter: what is printed while the tests run (default dot: one character per test, failures in full at the end).
  *
  * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
@@ -15,7 +16,7 @@
  * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, dirname, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,7 +29,7 @@ function usage(msg) {
 }
 
 const filters = [];
-let jobs = Number(process.env.RANKGATE_TEST_JOBS ?? 1);
+let jobs = Number(process.env.RANKGATE_TEST_JOBS ?? Math.min(2, availableParallelism()));
 let reporter = 'dot';
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
