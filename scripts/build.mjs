@@ -4,11 +4,10 @@
 // `rankgate` binary starts without transpiling at run time. Runs in npm's `prepare` (npm ci) and,
 // from bin/rankgate.js, whenever a source file is newer than the build.
 //
-// Atomic and safe when several processes build at once: each build goes to its own directory under
-// .dist-builds/, then the `dist` symlink is swapped to it with one rename(2). Old builds are removed
-// after 10 minutes (a process still running from one may lazily import from it).
+// Safe when several processes build at once: each build goes to its own directory under .dist-builds/
+// and is then renamed into place as dist/ (the previous dist is moved aside first and deleted).
 import { transform } from 'esbuild';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, readlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,44 +30,44 @@ export async function build(root = ROOT) {
     mkdirSync(dirname(dest), { recursive: true });
     if (isTs) {
       const code = readFileSync(src, 'utf8');
-      const r = await transform(code, { loader: 'ts', format: 'esm', target: 'node20', sourcefile: src, sourcemap: 'inline' });
+      const r = await transform(code, { loader: 'ts', format: 'esm', target: 'node20', sourcefile: relative(dirname(dest), src), sourcemap: 'inline' });
       writeFileSync(dest, r.code.replace(TS_SPEC, '$1$2.js$1'));
     } else if (f.endsWith('.mjs')) {
       writeFileSync(dest, readFileSync(src, 'utf8').replace(TS_SPEC, '$1$2.js$1'));
     } else copyFileSync(src, dest);
   }
   writeFileSync(join(out, '.stamp.json'), JSON.stringify(stamp));
-  // swap the dist symlink atomically
-  const link = join(root, 'dist');
+  // install: move the current dist aside and this build in its place (two renames; a real directory,
+  // so npm pack includes it). If another process installed its build in between, keep that one.
+  const dist = join(root, 'dist');
+  const old = join(buildsDir, `old-${id}`);
   try {
-    if (!lstatSync(link).isSymbolicLink()) rmSync(link, { recursive: true, force: true });
-  } catch {
-    /* no dist yet */
+    renameSync(dist, old);
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
   }
-  const tmpLink = join(root, `dist.link-${id}`);
-  symlinkSync(relative(root, out), tmpLink);
-  renameSync(tmpLink, link);
-  // clean old builds
-  let current = '';
   try {
-    current = readlinkSync(link);
-  } catch {
-    /* raced */
+    renameSync(out, dist);
+  } catch (e) {
+    if (e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST') throw e;
+    rmSync(out, { recursive: true, force: true });
   }
+  // clean up: the old build and any stale builds (processes import from dist/, never from here)
   for (const d of readdirSync(buildsDir)) {
     const p = join(buildsDir, d);
-    if (relative(root, p) === current || p === out) continue;
+    if (p === out) continue;
     try {
-      if (Date.now() - statSync(p).mtimeMs > 10 * 60_000) rmSync(p, { recursive: true, force: true });
+      if (d.startsWith('old-') || Date.now() - statSync(p).mtimeMs > 10 * 60_000) rmSync(p, { recursive: true, force: true });
     } catch {
       /* another process cleaned it */
     }
   }
-  return out;
+  if (!existsSync(join(dist, '.stamp.json'))) throw new Error('dist was not installed');
+  return dist;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t = Date.now();
   const out = await build();
-  console.error(`rankgate: built ${relative(ROOT, out)} -> dist in ${Date.now() - t} ms`);
+  console.error(`rankgate: built ${relative(ROOT, out)} in ${Date.now() - t} ms`);
 }
