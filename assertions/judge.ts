@@ -5,8 +5,8 @@
  *   - type: javascript
  *     value: file://assertions/judge.ts:judged
  *     config: { mode: auto|bedrock|similarity|off, model: us.anthropic.claude-haiku-4-5-20251001-v1:0,
- *               region, endpoint, concurrency: 4, timeoutMs: 30000 (one attempt), callTimeoutMs: 60000 (one
- *               judgement, all attempts), budgetSeconds: 900 (this eval), unreachableAfter: 3, maxAttempts: 3,
+ *               region, endpoint, concurrency: 4, timeoutMs: 15000 (one attempt), callTimeoutMs: 30000 (one
+ *               judgement, all attempts), budgetSeconds: 900 (this eval), unreachableAfter: 2, maxAttempts: 3,
  *               retries: 2, cacheDir: .rankgate/cache/judge, refresh: false, passAt: 3 }
  * (env: RANKGATE_JUDGE_TIMEOUT_MS, RANKGATE_JUDGE_CALL_TIMEOUT_MS, RANKGATE_JUDGE_BUDGET_S,
  * RANKGATE_JUDGE_UNREACHABLE_AFTER; see docs/judge.md). A dead judge ends the eval with judge errors, never a hang.

@@ -12,10 +12,10 @@
  *
  * Deadlines (a Bedrock endpoint that accepts connections and never answers must not hold anything for long):
  * - `timeoutMs`: one HTTP attempt (the SDK's request timeout; connection timeout a fifth of it, at most 5 s).
- *   Default RANKGATE_BEDROCK_TIMEOUT_MS, else 60,000 (the judge: RANKGATE_JUDGE_TIMEOUT_MS, else 30,000).
+ *   Default RANKGATE_BEDROCK_TIMEOUT_MS, else 60,000 (the judge: RANKGATE_JUDGE_TIMEOUT_MS, else 15,000).
  * - `callTimeoutMs`: the whole call, every SDK attempt, our retries and their backoff together; the request in
  *   flight is aborted when it passes. Default RANKGATE_BEDROCK_CALL_TIMEOUT_MS, else 3 x timeoutMs (the judge:
- *   RANKGATE_JUDGE_CALL_TIMEOUT_MS, else 60,000). A call that ran out of time, or whose every attempt failed
+ *   RANKGATE_JUDGE_CALL_TIMEOUT_MS, else 30,000). A call that ran out of time, or whose every attempt failed
  *   without any HTTP answer (timeouts, refused or reset connections), fails with code 'NoAnswer'.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
@@ -172,7 +172,7 @@ export interface RetryInfo {
  */
 export async function withRetries<T>(
   modelId: string,
-  opts: Pick<BedrockClientOptions, 'retries' | 'retryBaseMs' | 'timeoutMs' | 'callTimeoutMs'>,
+  opts: Pick<BedrockClientOptions, 'retries' | 'retryBaseMs' | 'timeoutMs' | 'callTimeoutMs'> & { signal?: AbortSignal },
   fn: (signal: AbortSignal) => Promise<T>,
   info?: RetryInfo,
 ): Promise<T> {
@@ -182,6 +182,10 @@ export async function withRetries<T>(
   const end = Date.now() + deadlineMs;
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), deadlineMs);
+  // the caller may give up on the call too (the judge, once it knows the endpoint is dead)
+  const onCallerAbort = () => ac.abort();
+  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  if (opts.signal?.aborted) ac.abort();
   let attempts = 0;
   let answered = false;
   const fail = (e: unknown, why: string): never => {
@@ -208,6 +212,7 @@ export async function withRetries<T>(
         }
         if (e instanceof BedrockCallError) throw e;
         const plural = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+        if (opts.signal?.aborted) fail(e, `abandoned by the caller (${plural})`);
         if (ac.signal.aborted) fail(e, `got no answer within ${deadlineMs} ms (call timeout; ${plural})`);
         if (!isRetryable(e) || n >= retries) fail(e, `failed after ${plural}`);
         const delay = base * 2 ** n;
@@ -219,6 +224,7 @@ export async function withRetries<T>(
     }
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onCallerAbort);
   }
 }
 

@@ -99,7 +99,7 @@ export interface JudgeOptions extends BedrockClientOptions {
   /**
    * After this many calls in a row got no answer at all (call timeout, refused or reset connections), the
    * endpoint is taken as unreachable: every remaining judgement is a judge error at once. Default
-   * RANKGATE_JUDGE_UNREACHABLE_AFTER, else 3. 0 disables.
+   * RANKGATE_JUDGE_UNREACHABLE_AFTER, else 2. 0 disables.
    */
   unreachableAfter?: number;
   /** similarity mode: embedder (default use-lite) and thresholds. */
@@ -237,13 +237,13 @@ export function judgeDeadlines(opts: Pick<JudgeOptions, 'timeoutMs' | 'callTimeo
       throw new UserError((e as Error).message);
     }
   };
-  const timeoutMs = num(opts.timeoutMs, 'timeoutMs', 1) ?? env('RANKGATE_JUDGE_TIMEOUT_MS') ?? 30_000;
-  const callTimeoutMs = num(opts.callTimeoutMs, 'callTimeoutMs', 1) ?? env('RANKGATE_JUDGE_CALL_TIMEOUT_MS') ?? 60_000;
+  const timeoutMs = num(opts.timeoutMs, 'timeoutMs', 1) ?? env('RANKGATE_JUDGE_TIMEOUT_MS') ?? 15_000;
+  const callTimeoutMs = num(opts.callTimeoutMs, 'callTimeoutMs', 1) ?? env('RANKGATE_JUDGE_CALL_TIMEOUT_MS') ?? 30_000;
   const budgetMs = (num(opts.budgetSeconds, 'budgetSeconds', 0.001) ?? 0) * 1000 || (env('RANKGATE_JUDGE_BUDGET_S', 1000) ?? 900_000);
   const ua = process.env.RANKGATE_JUDGE_UNREACHABLE_AFTER;
   const envUa = ua === undefined || ua === '' ? undefined : Number(ua);
   if (envUa !== undefined && !(Number.isInteger(envUa) && envUa >= 0)) throw new UserError(`RANKGATE_JUDGE_UNREACHABLE_AFTER="${ua}": expected an integer >= 0`);
-  const unreachableAfter = num(opts.unreachableAfter, 'unreachableAfter', 0) ?? envUa ?? 3;
+  const unreachableAfter = num(opts.unreachableAfter, 'unreachableAfter', 0) ?? envUa ?? 2;
   return { timeoutMs, callTimeoutMs, budgetMs, unreachableAfter };
 }
 
@@ -290,6 +290,8 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   const client: BedrockRuntimeClient = createBedrockClient(callOpts);
   const endpoint = await resolvedEndpoint(opts, client);
   let budgetStart: number | undefined;
+  /** Aborted when the endpoint is shown unreachable: calls still waiting on it end at once. */
+  const giveUp = new AbortController();
   let noAnswerRun = 0;
   let unreachable: string | undefined;
   /** Why no call may be made now (budget spent, endpoint unreachable), or undefined. */
@@ -351,7 +353,7 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
       try {
         const res = await withRetries(
           model,
-          callOpts,
+          { ...callOpts, signal: giveUp.signal },
           (abortSignal) =>
             client.send(
               new ConverseCommand({
@@ -381,8 +383,13 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
           noAnswerRun++;
           if (deadlines.unreachableAfter > 0 && noAnswerRun >= deadlines.unreachableAfter && !unreachable) {
             unreachable = `judge endpoint ${endpoint} unreachable: ${noAnswerRun} calls in a row got no answer (last: ${e.message}); not judged (unreachableAfter / RANKGATE_JUDGE_UNREACHABLE_AFTER)`;
+            giveUp.abort();
           }
         } else noAnswerRun = 0;
+        if (giveUp.signal.aborted && unreachable && /abandoned by the caller/.test((e as Error).message)) {
+          stats.skipped++;
+          return { verdict: null, error: unreachable, cached: false, heuristic: false };
+        }
         return { verdict: null, error: e instanceof Error ? e.message : describeError(e), cached: false, heuristic: false };
       }
       const usage = called ? { inputTokens: inTok, outputTokens: outTok, costUsd: cost } : undefined;

@@ -120,7 +120,7 @@ test('the per-eval budget: once spent, remaining judgements are judge errors wit
 });
 
 test('deadline settings: options, then env, then defaults; bad values are clear errors', () => {
-  assert.deepEqual(judgeDeadlines({}), { timeoutMs: 30_000, callTimeoutMs: 60_000, budgetMs: 900_000, unreachableAfter: 3 });
+  assert.deepEqual(judgeDeadlines({}), { timeoutMs: 15_000, callTimeoutMs: 30_000, budgetMs: 900_000, unreachableAfter: 2 });
   const saved = { ...process.env };
   try {
     process.env.RANKGATE_JUDGE_TIMEOUT_MS = '1000';
