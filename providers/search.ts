@@ -23,6 +23,10 @@
  *                                # the search overlaps promptfoo's own per-row work, and latencyMs is the
  *                                # query's own time there (no queueing); false: in promptfoo's thread
  *
+ * Unknown keys and values are refused when promptfoo constructs the provider, before any query: one line naming the
+ * config file, the providers[] entry and the key, with a did-you-mean (src/search/provider-config.ts); promptfoo's
+ * CLI then exits 2. With module:, keys the provider does not know go to the module (unless a near miss of its own).
+ *
  * Without module: or url: it is rankgate's own SearchService (src/search). Services are built lazily, once,
  * and shared by every column with the same service settings (columns differ only in search params).
  * Errors, timeouts and malformed responses become `{ error }` rows; the provider never throws.
