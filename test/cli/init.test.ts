@@ -142,6 +142,8 @@ test('a golden set stating routes gets config/routing.yaml with only those parts
     const gate = files.find((f) => f.path === 'config/gate.yaml')!.content;
     assert.match(gate, /routing_accuracy: 0\.\d\d/);
     assert.match(gate, /offtopic \(2\)/);
+    // the regression check (when this rankgate's gate has it): more than one query's worth, 100/14 -> 8 points
+    if (plan.gateKeys.regression) assert.match(gate, /regression:\n  baseline: config\/search-baseline\.json\n  max_drop: 8\n  alpha: 0\.05/);
   } finally {
     removeDir(dir);
   }
