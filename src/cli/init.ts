@@ -234,8 +234,15 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     { path: 'config/gate.yaml', content: gateConfig(plan) },
   ];
   if (routes && corpus) {
-    const d = loadRoutingConfig();
-    files.push({ path: 'config/routing.yaml', content: routingConfig(plan, { stopwordsEn: d.no_results.stopwords.en ?? [], safetyEn: d.safety.lexicon.en ?? [] }) });
+    // English stopwords and crisis phrases from the demo's rules (shipped with the package), as a start
+    let lists = { stopwordsEn: [] as string[], safetyEn: [] as string[] };
+    try {
+      const d = loadRoutingConfig();
+      lists = { stopwordsEn: d.no_results.stopwords.en ?? [], safetyEn: d.safety.lexicon.en ?? [] };
+    } catch {
+      /* no demo rules in this build: empty lists, to fill in */
+    }
+    files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
   files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
   files.push({ path: '.gitignore', append: true, content: '# rankgate: the local index, promptfoo history, eval outputs\n.rankgate/\n.promptfoo/\nresults.json\ncomment.md\n' });

@@ -32,7 +32,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     helpdeskFiles(repo);
     // what the tarball ships: the runtime, not the repo's tests, benchmarks or demo data
     const pkg = join(repo, 'node_modules', 'rankgate');
-    for (const f of ['bin/rankgate.js', 'src/cli/init.ts', 'providers/search.ts', 'assertions/gate.ts', 'datasets/tests.ts', 'config/routing.yaml']) {
+    for (const f of ['bin/rankgate.js', 'src/cli/init.ts', 'providers/search.ts', 'assertions/gate.ts', 'datasets/tests.ts', 'datasets/routing.yaml']) {
       assert.ok(existsSync(join(pkg, f)), `the tarball ships ${f}`);
     }
     for (const f of ['test', 'bench', 'datasets/golden', 'datasets/corpus', '.github']) assert.ok(!existsSync(join(pkg, f)), `the tarball leaves out ${f}`);
