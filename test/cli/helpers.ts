@@ -51,7 +51,7 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Rec
 /** `npm pack` of this checkout into `dest`; returns the tarball's path. Lifecycle scripts are skipped (the
  * checkout's dist/, when present, is what `prepare` built at install time). */
 export function packRankgate(dest: string): string {
-  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const name = out.trim().split('\n').pop()!;
   return join(dest, name);
 }
