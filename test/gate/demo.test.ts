@@ -6,7 +6,7 @@
  *   last thing `promptfoo eval` prints;
  * - a RANKGATE_CATEGORY=metaphorical run against a baseline of the 66 queries compares the shared queries only and
  *   says "partial";
- * - a url: service on a dead port: "66 of 66 queries errored ... ECONNREFUSED", exit 2;
+ * - a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2;
  * - --filter-pattern zzz: 0 rows, exit 2, and --update-baseline refuses;
  * - a typo in the floors file is rejected before any query runs (exit 2, one line).
  */
@@ -103,7 +103,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     assert.match(g.stdout + g.stderr, /NOT CHECKED \(allow_partial\)/);
   });
 
-  it('a url: service on a dead port: "66 of 66 queries errored ... ECONNREFUSED", exit 2, never a quality result', async () => {
+  it('a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2, never a quality result', async () => {
     const port = await closedPort();
     const file = (p: string) => pathToFileURL(join(ROOT, p)).href;
     const cfg = readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8')
@@ -115,11 +115,11 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const out = join(dir, 'dead.json');
     const r = await pf(['-c', path, '--output', out]);
     assert.equal(r.code, 2, r.stderr.slice(-3000));
-    assert.match(r.stderr, /66 of 66 queries errored: 66× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: fetch failed \(ECONNREFUSED\)/);
+    assert.match(r.stderr, /66 of 66 queries errored: 66× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
     assert.doesNotMatch(r.stderr.slice(r.stderr.indexOf('rankgate gate ERROR (exit 2)')), /below/, 'the zeros of errored queries are not reported as a quality drop');
     const g = await rankgate(['gate', out, '--markdown', join(dir, 'dead.md'), '--comment', join(dir, 'comment.md')]);
     assert.equal(g.code, 2);
-    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- 66× search failed: .*ECONNREFUSED/);
+    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- 66× search failed: .*connection refused/);
   });
 
   it('--filter-pattern zzz: 0 rows, exit 2; --update-baseline refuses and keeps the baseline', async () => {
