@@ -170,14 +170,19 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       lines.push(
         `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}`,
       );
-      final.push(...verdictLines(v));
+      const vl = verdictLines(v);
+      // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)
+      if (gateMode === 'off')
+        vl[0] = vl[0]!.replace(/^rankgate gate (PASSED|FAILED|ERROR) \(exit (\d)\)/, (_m, _w, c: string) => `rankgate gate: ${c === '0' ? 'floors met' : c === '1' ? 'floors not met' : 'nothing trustworthy measured'} (report only) — the contract would exit ${c} —`);
+      final.push(...vl);
     }
     if (parsed.columns.length > 1) {
       const base = parsed.columns[0]!;
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
       for (const cand of parsed.columns.slice(1)) {
         const v = shippingCriteria(base, cand);
-        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
+        const errs = v.errors.baseline + v.errors.candidate ? ` · errored queries (not regressions): ${v.errors.candidate} candidate, ${v.errors.baseline} baseline: ${v.errors.reasons.join('; ')}` : '';
+        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}${errs}`);
       }
     }
     code = combinedCode(codes);
