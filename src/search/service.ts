@@ -82,6 +82,8 @@ export interface CreateSearchServiceOptions {
   routing?: RoutingConfig | string | false;
   /** Ingest this corpus when the requested variant is missing (prints progress to stderr). */
   autoIngest?: AutoIngestOptions;
+  /** Default: 'write' with autoIngest, else 'read' (see openDatabase). */
+  access?: 'read' | 'write';
 }
 
 /** Escape `\`, `%` and `_` for LIKE ... ESCAPE '\'. */
@@ -475,7 +477,11 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const sessionEf = new WeakMap<object, number>();
 
 export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
-  const db = opts.db ?? (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir }));
+  // A service that may ingest (autoIngest) is a writer; otherwise it only reads and never creates, initialises,
+  // migrates or repairs the database it is pointed at.
+  const db =
+    opts.db ??
+    (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir, access: opts.access ?? (opts.autoIngest ? 'write' : 'read') }));
   try {
     return new SearchService(db, !opts.db, opts);
   } catch (e) {
