@@ -189,7 +189,7 @@ export default class SearchProvider {
 
   constructor(options: { id?: string; config?: SearchProviderConfig; env?: Record<string, string> } = {}) {
     this.config = { ...(options.config ?? {}) };
-    if (this.config.dataDir === undefined && process.env.RANKGATE_DATA_DIR) this.config.dataDir = resolve(process.env.RANKGATE_DATA_DIR);
+    // DATABASE_URL / RANKGATE_DATA_DIR: resolved by src/db (resolveDatabaseTarget), the same rule as every CLI
     this.basePath = this.config.basePath ?? process.cwd();
     this.providerId = options.id ?? 'rankgate-search';
     const params: Partial<SearchParams> = {};
