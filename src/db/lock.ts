@@ -208,6 +208,7 @@ export function lockDataDir(dataDir: string): () => void {
       continue;
     }
     for (const g of after) if (g < top + 1) rmSync(join(dir, `${LOCK_PREFIX}.${g}`), { force: true });
+    rmSync(join(dir, LOCK_PREFIX), { force: true }); // a stale single-file lock of an older rankgate (checked above)
     heldLocks.set(dir, { refs: 1, gen: top + 1, dir });
     break;
   }
