@@ -180,6 +180,13 @@ export async function createPglite(
     if (before.state !== 'complete' && !(access === 'write' && (before.state === 'missing' || before.state === 'empty'))) {
       throw new UserError(describeDataDirProblem(dataDir, before)!);
     }
+    // PGlite cannot start with less than ~16 MB free ("PGlite failed to initialize properly"): say so, touching nothing
+    const free = before.state === 'complete' ? freeBytes(dataDir) : undefined;
+    if (free !== undefined && free < MIN_FREE_BYTES) {
+      throw new UserError(
+        `${dataDir}: disk full: ${(free / 1048576).toFixed(1)} MB free on its file system, the embedded database needs at least ${MIN_FREE_BYTES / 1048576} MB to start; free some space`,
+      );
+    }
     created = before.state === 'missing' ? 'dir' : before.state === 'empty' ? 'contents' : undefined;
     try {
       mkdirSync(resolve(dataDir), { recursive: true });
@@ -192,13 +199,6 @@ export async function createPglite(
     if (now.state !== 'complete' && !(access === 'write' && now.state === 'empty')) {
       release();
       throw new UserError(describeDataDirProblem(dataDir, now)!);
-    }
-    const free = freeBytes(dataDir);
-    if (now.state === 'complete' && free !== undefined && free < MIN_FREE_BYTES) {
-      release();
-      throw new UserError(
-        `${dataDir}: disk full: ${(free / 1048576).toFixed(1)} MB free on its file system, the embedded database needs at least ${MIN_FREE_BYTES / 1048576} MB to start; free some space`,
-      );
     }
   }
   const [{ PGlite }, { vector }, { pg_textsearch }] = await Promise.all([

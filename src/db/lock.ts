@@ -199,6 +199,7 @@ export function lockDataDir(dataDir: string): () => void {
     } catch (e) {
       if (e instanceof UserError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC') throw new UserError(`${dataDir}: disk full: no room for its lock file; free some space`);
       throw new UserError(`embedded database (PGlite) at ${dataDir}: cannot write its lock file in ${dir} (${code ?? (e as Error).message})`);
     }
     const after = generations(dir);
