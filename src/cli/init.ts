@@ -257,7 +257,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
   for (const f of files) validate(f);
 
   const notes: string[] = [];
-  if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D rankgate) and run init again for paths that work on every clone`);
+  if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D path/to/rankgate-0.1.0.tgz, from npm pack) and run init again for paths that work on every clone`);
   const nonEn = figures.languages.filter((l) => l !== 'en');
   if (corpus && nonEn.length) notes.push(`your golden set has ${nonEn.join(', ')} queries; the default embedder (use-lite) is English-only, so their vector channel is weak: see the embedders in rankgate's docs`);
   if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Recall@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
