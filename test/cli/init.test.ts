@@ -6,8 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, sep } from 'node:path';
 import yaml from 'js-yaml';
 import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
 import { floorFor, planInit } from '../../src/cli/init.ts';
@@ -95,6 +97,56 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal((readFileSync(join(repo, '.gitignore'), 'utf8').match(/^\.rankgate\/$/gm) ?? []).length, 1, '.gitignore lines are added once');
     console.log(`# init -> eval -> gate in a consumer repo: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } finally {
+    removeDir(tmp);
+  }
+});
+
+test('init --url: the written config evaluates a team\'s HTTP search service, and the gate runs on its output', async () => {
+  const tmp = tempDir('init-url');
+  const repo = join(tmp, 'helpdesk');
+  mkdirSync(repo);
+  // the team's search service: word overlap over the help articles, in the portal shape
+  const docs = readdirSync(join(FIXTURES, 'helpdesk', 'help'), { recursive: true, encoding: 'utf8' })
+    .filter((p) => p.endsWith('.md'))
+    .map((p) => ({ path: p.split(sep).join('/'), text: readFileSync(join(FIXTURES, 'helpdesk', 'help', p), 'utf8') }));
+  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9]{3,}/g) ?? []);
+  let calls = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      calls++;
+      const { query, limit } = JSON.parse(body) as { query: string; limit?: number };
+      const q = words(query);
+      const results = docs
+        .map((d) => ({ d, score: [...words(d.text)].filter((w) => q.has(w)).length }))
+        .sort((a, b) => b.score - a.score || a.d.path.localeCompare(b.d.path))
+        .slice(0, limit ?? 10)
+        .map(({ d, score }, i) => ({ chunk_id: `${d.path}#0`, document_id: d.path, path: d.path, content: d.text.slice(0, 400), score, rank: i + 1 }));
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ results }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/search`;
+  try {
+    consumerRepo(repo, packRankgate(tmp));
+    helpdeskFiles(repo);
+    const env = { PROMPTFOO_CONFIG_DIR: join(tmp, 'promptfoo-home'), NODE_OPTIONS: undefined };
+    const init = await run('npx', ['--no-install', 'rankgate', 'init', '--golden', 'eval/golden.yaml', '--url', url], { cwd: repo, env });
+    assert.equal(init.code, 0, init.stderr + init.stdout);
+    assert.match(init.stdout, new RegExp(`evaluating your service at ${url.replace(/[./]/g, '\\$&')}`));
+    const wf = yaml.load(readFileSync(join(repo, '.github/workflows/search-eval.yml'), 'utf8')) as { on: { pull_request: { paths: string[] } } };
+    assert.ok(!wf.on.pull_request.paths.includes('help/**'), 'no corpus to watch: the service owns it');
+    const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.json', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
+    assert.equal(ev.code, 0, ev.stderr.slice(-3000));
+    assert.ok(calls >= 16, `the service answered every golden query (${calls} calls)`);
+    assert.doesNotMatch(ev.stderr, /ingesting/, 'no index is built for a url: service');
+    const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    assert.equal(gate.code, 0, gate.stderr + gate.stdout);
+    assert.match(gate.stdout, /16 queries · Recall@3 \d\.\d+/);
+  } finally {
+    server.close();
     removeDir(tmp);
   }
 });
