@@ -12,7 +12,7 @@
  * --root DIR: the folder searched for *.test.ts (default test/).
  *
  * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
- * PROMPTFOO_CONFIG_DIR removed at the end (unless you set one), and the tests keep their files in temp dirs.
+ * PROMPTFOO_CONFIG_DIR removed at the end (whatever the environment says), and the tests keep their files in temp dirs.
  * At the end: every failed test with its file, every skipped test with its reason, and as the LAST line
  * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
  */
@@ -76,12 +76,14 @@ try {
 const known = (f) => durations[relative(root, f)];
 files.sort((a, b) => (known(b) ?? Infinity) - (known(a) ?? Infinity) || a.localeCompare(b));
 
-const ownConfigDir = process.env.PROMPTFOO_CONFIG_DIR ? undefined : mkdtempSync(join(tmpdir(), 'rankgate-test-promptfoo-'));
+// Always a fresh one, even when the caller's environment names one (.ci/run, a user's own promptfoo setup):
+// test evals must never land in a history someone opens with `promptfoo view`.
+const ownConfigDir = mkdtempSync(join(tmpdir(), 'rankgate-test-promptfoo-'));
 const work = mkdtempSync(join(tmpdir(), 'rankgate-test-run-'));
 const eventsFile = join(work, 'events.jsonl');
 const env = {
   ...process.env,
-  PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? ownConfigDir,
+  PROMPTFOO_CONFIG_DIR: ownConfigDir,
   PROMPTFOO_DISABLE_TELEMETRY: '1',
   PROMPTFOO_DISABLE_UPDATE: '1',
   PROMPTFOO_DISABLE_SHARING: '1',
@@ -167,5 +169,5 @@ try {
   /* best effort */
 }
 rmSync(work, { recursive: true, force: true });
-if (ownConfigDir) rmSync(ownConfigDir, { recursive: true, force: true });
+rmSync(ownConfigDir, { recursive: true, force: true });
 process.exit(code === 0 && !failed.length ? 0 : 1);
