@@ -348,7 +348,7 @@ export async function run(argv: string[]): Promise<number> {
         else o.corpus = await ask(rl, 'Corpus (Markdown folder, JSONL, BEIR folder, NQ JSON): ');
       }
     }
-    if (!o.golden) throw new UserError(`missing --golden PATH: your golden set (not on a terminal, so nothing is asked)\n${USAGE.split('\n')[0]}`);
+    if (!o.golden) throw new UserError(rl ? 'no golden set given: rankgate init needs your golden set (a file or folder)' : `missing --golden PATH: your golden set (not on a terminal, so nothing is asked)\n${USAGE.split('\n')[0]}`);
     const { plan, files, notes } = planInit(o);
     const dir = resolve(o.dir);
     const clash = files.filter((f) => !f.append && existsSync(join(dir, f.path))).map((f) => f.path);
