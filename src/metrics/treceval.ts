@@ -355,12 +355,29 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
   const n = rq.n;
   const sim = rq.sim;
   let order: Int32Array | null = null;
+  let bySim = true; // sims non-increasing in file order (ties may still need docno order)
+  let exact = true; // ... and every tie already docno-descending
   for (let i = 0; i + 1 < n; i++) {
     const a = sim[i]!;
     const b = sim[i + 1]!;
-    if (a < b || (a === b && rq.cmpDoc(i, i + 1) < 0) || a !== a) {
-      order = new Int32Array(n);
-      for (let k = 0; k < n; k++) order[k] = k;
+    if (a < b || a !== a || b !== b) {
+      bySim = false;
+      break;
+    }
+    if (a === b && exact && rq.cmpDoc(i, i + 1) < 0) exact = false;
+  }
+  if (!bySim || !exact) {
+    order = new Int32Array(n);
+    for (let k = 0; k < n; k++) order[k] = k;
+    if (bySim) {
+      // only runs of equal sims need sorting, by docno descending
+      for (let a = 0; a < n; ) {
+        let b = a + 1;
+        while (b < n && sim[b] === sim[a]) b++;
+        if (b - a > 1) order.subarray(a, b).sort((x, y) => rq.cmpDoc(y, x));
+        a = b;
+      }
+    } else {
       order.sort((x, y) => {
         const sx = sim[x]!;
         const sy = sim[y]!;
@@ -368,7 +385,6 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
         if (sx < sy) return 1;
         return rq.cmpDoc(y, x);
       });
-      break;
     }
   }
   const m = Math.min(n, max);

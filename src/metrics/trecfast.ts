@@ -60,9 +60,13 @@ export class Qrels {
   private jEnd: Int32Array;
   private jQuery: Int32Array;
   private jRel: Int32Array;
-  private table: Int32Array;
-  private mask: number;
-  private tHash: Int32Array;
+  /**
+   * One small open-addressing table per query (a run's lines come grouped by query, so the table in
+   * use stays in cache), all in one array; slots are interleaved [judgment index (-1 = empty), hash].
+   */
+  private table: Int32Array = new Int32Array(0);
+  private qOff: Int32Array = new Int32Array(0);
+  private qMask: Int32Array = new Int32Array(0);
 
   private constructor(bytes: Uint8Array, n: number) {
     this.bytes = bytes;
@@ -70,11 +74,20 @@ export class Qrels {
     this.jEnd = new Int32Array(n);
     this.jQuery = new Int32Array(n);
     this.jRel = new Int32Array(n);
-    let size = 16;
-    while (size < n * 2) size <<= 1;
-    this.table = new Int32Array(size).fill(-1);
-    this.tHash = new Int32Array(size);
-    this.mask = size - 1;
+  }
+
+  private allocTables(counts: number[]): void {
+    this.qOff = new Int32Array(counts.length);
+    this.qMask = new Int32Array(counts.length);
+    let total = 0;
+    counts.forEach((c, i) => {
+      let size = 8;
+      while (size < c * 4) size <<= 1;
+      this.qOff[i] = total;
+      this.qMask[i] = size - 1;
+      total += size * 2;
+    });
+    this.table = new Int32Array(total).fill(-1);
   }
 
   /** Parse a qrels file (bytes). Throws UserError `file:line: ...` on a malformed line. */
@@ -126,6 +139,9 @@ export class Qrels {
       q.queries.push(e);
       q.byQid.set(qid, e);
     });
+    const counts = new Array<number>(qids.length).fill(0);
+    for (const l of lines) counts[q.byQid.get(l.qid)!.index]!++;
+    q.allocTables(counts);
     lines.forEach((l, j) => {
       const qq = q.byQid.get(l.qid)!;
       const prev = q.lookup(qq.index, buf, l.ds, l.de);
@@ -136,7 +152,7 @@ export class Qrels {
       q.jEnd[j] = l.de;
       q.jQuery[j] = qq.index;
       q.jRel[j] = l.rel;
-      q.insert(j, hashBytes(buf, l.ds, l.de, qq.index));
+      q.insert(qq.index, j, hashBytes(buf, l.ds, l.de, qq.index));
       qq.numJudged++;
       if (l.rel > 0) qq.numPositive++;
       if (l.rel >= 0) {
@@ -147,28 +163,33 @@ export class Qrels {
     return q;
   }
 
-  private insert(j: number, h: number): void {
-    let s = h & this.mask;
-    while (this.table[s] !== -1) s = (s + 1) & this.mask;
-    this.table[s] = j;
-    this.tHash[s] = h;
+  private insert(qi: number, j: number, h: number): void {
+    const off = this.qOff[qi]!;
+    const mask = this.qMask[qi]!;
+    let s = h & mask;
+    while (this.table[off + s * 2] !== -1) s = (s + 1) & mask;
+    this.table[off + s * 2] = j;
+    this.table[off + s * 2 + 1] = h;
   }
 
   /** The grade of docno bytes buf[s,e) in query qi, or undefined. */
   lookup(qi: number, buf: Uint8Array, s: number, e: number, h = hashBytes(buf, s, e, qi)): number | undefined {
-    let slot = h & this.mask;
+    const off = this.qOff[qi]!;
+    const mask = this.qMask[qi]!;
+    let slot = h & mask;
     const len = e - s;
+    const t = this.table;
     for (;;) {
-      const j = this.table[slot]!;
+      const j = t[off + slot * 2]!;
       if (j === -1) return undefined;
-      if (this.tHash[slot] === h && this.jQuery[j] === qi && this.jEnd[j]! - this.jStart[j]! === len) {
+      if (t[off + slot * 2 + 1] === h && this.jEnd[j]! - this.jStart[j]! === len) {
         const b = this.bytes;
         let k = 0;
         const js = this.jStart[j]!;
         while (k < len && b[js + k] === buf[s + k]) k++;
         if (k === len) return this.jRel[j];
       }
-      slot = (slot + 1) & this.mask;
+      slot = (slot + 1) & mask;
     }
   }
 
@@ -212,7 +233,8 @@ export class RunQuery {
       b.set(this.bytes.subarray(0, start));
       this.bytes = b;
     }
-    this.bytes.set(buf.subarray(s, e), start);
+    const bytes = this.bytes;
+    for (let k = 0; k < len; k++) bytes[start + k] = buf[s + k]!;
     const i = this.n++;
     this.sim[i] = sim;
     this.rel[i] = rel;
