@@ -27,6 +27,10 @@ for (const c of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) SP[c] = 1;
 
 function latin1(buf: Uint8Array, s: number, e: number): string {
   let out = '';
+  if (e - s <= 32) {
+    for (let i = s; i < e; i++) out += String.fromCharCode(buf[i]!);
+    return out;
+  }
   for (let i = s; i < e; i += 4096) out += String.fromCharCode(...buf.subarray(i, Math.min(e, i + 4096)));
   return out;
 }
@@ -97,39 +101,73 @@ export class Qrels {
     let pos = 0;
     let lineNo = 0;
     const n = buf.length;
+    const f = new Int32Array(10);
+    let lastQid = '';
+    let lqs = -1;
+    let lqe = -1;
     while (pos < n) {
       lineNo++;
       let eol = buf.indexOf(0x0a, pos);
       if (eol < 0) eol = n;
-      const where = `${fileName}:${lineNo}`;
       if (buf[pos] === 0x23) {
         pos = eol + 1;
         continue;
       }
-      const f: number[] = [];
+      let nf = 0;
       let i = pos;
       while (i < eol) {
         while (i < eol && SP[buf[i]!]) i++;
         if (i >= eol) break;
         const s = i;
         while (i < eol && !SP[buf[i]!]) {
-          if (buf[i] === 0) throw new UserError(`${where}: NUL byte in a qrels line`);
+          if (buf[i] === 0) throw new UserError(`${fileName}:${lineNo}: NUL byte in a qrels line`);
           i++;
         }
-        f.push(s, i);
+        if (nf < 5) {
+          f[nf * 2] = s;
+          f[nf * 2 + 1] = i;
+        }
+        nf++;
       }
-      if (f.length !== 8) {
+      if (nf !== 4) {
         throw new UserError(
-          `${where}: expected 4 fields 'qid iter docno rel' in a qrels line (fields are split on ASCII whitespace only), found ${f.length / 2}: '${latin1(buf, pos, Math.min(eol, pos + 120)).trim()}'`,
+          `${fileName}:${lineNo}: expected 4 fields 'qid iter docno rel' in a qrels line (fields are split on ASCII whitespace only), found ${nf}: '${latin1(buf, pos, Math.min(eol, pos + 120)).trim()}'`,
         );
       }
-      const relS = latin1(buf, f[6]!, f[7]!);
-      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(relS)) {
-        throw new UserError(`${where}: field 4 (rel) must be an integer grade (or a decimal, read as its integer part like trec_eval), got '${relS}'`);
+      // rel: [+-]digits[.digits] or [+-].digits, read as its integer part (C atol)
+      let k = f[6]!;
+      const ke = f[7]!;
+      let neg = false;
+      if (buf[k] === 0x2b || buf[k] === 0x2d) neg = buf[k++] === 0x2d;
+      let rel = 0;
+      let digits = 0;
+      while (k < ke && buf[k]! >= 0x30 && buf[k]! <= 0x39) {
+        rel = rel * 10 + (buf[k++]! - 0x30);
+        digits++;
       }
-      const rel = Math.trunc(Number(relS)) || 0;
-      if (rel > 1_000_000 || rel < -1_000_000) throw new UserError(`${where}: field 4 (rel) ${relS} is out of range (grades are small integers; trec_eval keeps one counter per grade)`);
-      lines.push({ qid: latin1(buf, f[0]!, f[1]!), ds: f[4]!, de: f[5]!, rel, line: lineNo });
+      if (k < ke && buf[k] === 0x2e) {
+        k++;
+        while (k < ke && buf[k]! >= 0x30 && buf[k]! <= 0x39) {
+          k++;
+          digits++;
+        }
+      }
+      if (k !== ke || digits === 0) {
+        throw new UserError(`${fileName}:${lineNo}: field 4 (rel) must be an integer grade (or a decimal, read as its integer part like trec_eval), got '${latin1(buf, f[6]!, ke)}'`);
+      }
+      if (rel > 1_000_000) throw new UserError(`${fileName}:${lineNo}: field 4 (rel) ${latin1(buf, f[6]!, ke)} is out of range (grades are small integers; trec_eval keeps one counter per grade)`);
+      if (neg) rel = -rel || 0;
+      // qid: decoded only when it differs from the previous line's
+      const qs = f[0]!;
+      const qe = f[1]!;
+      let same = qe - qs === lqe - lqs;
+      for (let x = 0; same && x < qe - qs; x++) if (buf[qs + x] !== buf[lqs + x]) same = false;
+      if (!same) {
+        lastQid = latin1(buf, qs, qe);
+        lqs = qs;
+        lqe = qe;
+      }
+      lines.push({ qid: lastQid, ds: f[4]!, de: f[5]!, rel, line: lineNo });
       pos = eol + 1;
     }
     const q = new Qrels(buf, lines.length);
