@@ -246,7 +246,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
   try {
     sel = selectMeasures(specs);
   } catch (e) {
-    if (e instanceof TrecMeasureError) throw new UserError(`-m: ${e.message}`);
+    if (e instanceof TrecMeasureError) throw new UserError(e.message.startsWith('-m ') ? e.message : `-m: ${e.message}`);
     throw e;
   }
   const qrels = Qrels.parse(readBytes(qrelsPath, 'qrels'), qrelsPath);
