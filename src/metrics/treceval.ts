@@ -5,7 +5,7 @@
  * output formatting byte for byte (`%-22s\t%s\t%6.4f`). Pure: output goes to a callback.
  */
 import { calcNumNonrelJudgedRet, calcNumRel, calcNumRelRet, calcNumRet } from './counts.ts';
-import { calcGmMap, calcMap, calcMapCut, calcRprec, calcRprecMult, calcSetMap } from './ap.ts';
+import { calcGmMap, calcMap, calcMapCut, calcRprec, calcRprecMult, calcSetMap, calcYaap } from './ap.ts';
 import { calcMrrCut, calcRecipRank } from './rr.ts';
 import { calcBpref, calcGmBpref, calcInfAP } from './bpref.ts';
 import { calc11ptAvg, calcIprecAtRecall } from './interpolated.ts';
@@ -52,7 +52,7 @@ const none: Calc = () => {};
 const N = (p: Params) => p as number[];
 const PP = (p: Params) => p as ParamPair[];
 
-/** trec_eval 10's measures in its print order (measures.c te_trec_measures); prefs, *_avgjg, yaap left out. */
+/** trec_eval 10's measures in its print order (measures.c te_trec_measures); prefs_* and *_avgjg left out. */
 export const TREC_MEASURES: readonly Def[] = [
   { name: 'runid', kind: 'runid', avg: 'none', perQuery: false, calc: none },
   { name: 'num_q', kind: 'num_q', avg: 'num_q', perQuery: false, calc: none },
@@ -90,6 +90,7 @@ export const TREC_MEASURES: readonly Def[] = [
   { name: 'set_map', kind: 'double', avg: 'mean', perQuery: true, calc: (r, _c, _p, o, f) => calcSetMap(r, o, f) },
   { name: 'set_F', kind: 'p_double', avg: 'mean', perQuery: true, defaults: [1.0], calc: (r, _c, p, o, f) => calcSetF(r, N(p), o, f) },
   { name: 'num_nonrel_judged_ret', kind: 'long', avg: 'sum', perQuery: true, calc: (r, _c, _p, o, f) => calcNumNonrelJudgedRet(r, o, f) },
+  { name: 'yaap', kind: 'double', avg: 'mean', perQuery: true, calc: (r, c, _p, o, f) => calcYaap(r, c, o, f) },
   { name: 'rbp', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbp(r, PP(p), o, f) },
   { name: 'rbp_resid', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbpResid(r, PP(p), o, f) },
   { name: 'unj', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: [5, 10, 20], calc: (r, _c, p, o, f) => calcUnj(r, N(p), o, f) },
