@@ -237,6 +237,7 @@ describe('module: .ts, .mts, .js and .mjs from a folder outside the repo, in pro
   let rows: Row[];
   let run: RunResult;
   const exts = ['ts', 'mts', 'js', 'mjs'] as const;
+  let hung: DeadBedrock;
   before(async () => {
     const ts = `import { basename } from 'node:path';
 interface Hit { chunkId: string }
@@ -253,6 +254,7 @@ export function createSearchService(config: Record<string, unknown>) {
     const js = ts.replace(/^interface.*\n/m, '').replace(': Record<string, unknown>', '').replace('(query: string)', '(query)').replace('const hits: Hit[]', 'const hits');
     for (const e of exts) writeFileSync(join(dir, `my-search.${e}`), e.endsWith('ts') ? ts : js);
     const port = await deadPort();
+    hung = await startDeadBedrock(); // any server that accepts connections and never answers
     const columns = exts.flatMap((e) =>
       [true, false].map(
         (worker) => `  - id: file://${ROOT}/providers/search.ts
@@ -269,6 +271,9 @@ ${columns.join('\n')}
   - id: file://${ROOT}/providers/search.ts
     label: dead-url
     config: { url: 'http://127.0.0.1:${port}/api/v1/search' }
+  - id: file://${ROOT}/providers/search.ts
+    label: hung-url
+    config: { url: '${hung.url}/api/v1/search', timeoutMs: 1500, unreachableAfter: 1 }
 tests:
   - vars: { query: still water }
     metadata: { id: q1 }
@@ -282,8 +287,9 @@ env:
     assert.ok(existsSync(out), `no results (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
     rows = pfRows(out);
   });
-  after(() => {
+  after(async () => {
     killChildren();
+    await hung?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -304,6 +310,14 @@ env:
     const dead = rows.filter((r) => r.provider.label === 'dead-url');
     assert.equal(dead.length, 2);
     for (const r of dead) assert.match(String(r.response?.error ?? r.error), /connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
+  });
+
+  it('url: a service that accepts connections and never answers is cut off after unreachableAfter queries with no answer', () => {
+    const rs = rows.filter((r) => r.provider.label === 'hung-url');
+    assert.equal(rs.length, 2);
+    for (const r of rs) assert.match(String(r.response?.error ?? r.error), /unreachable: 1 query in a row got no answer \(last: POST .* timed out after 1500 ms \(timeoutMs\)\); not queried/);
+    // the warm-up (and at most one query already on its way) reached it; after that nothing is sent
+    assert.ok(hung.connections >= 1 && hung.connections <= 2, `${hung.connections} connections to the hung service`);
   });
 });
 
