@@ -245,7 +245,7 @@ export default class SearchProvider {
     this.providerId = options.id ?? 'rankgate-search';
     this.basePath = this.config.basePath || process.cwd();
     checkConfig(this.config, this.basePath, this.providerId, (new.target as typeof SearchProvider).extraConfigKeys ?? []);
-    if (this.config.dataDir === undefined && process.env.RANKGATE_DATA_DIR) this.config.dataDir = resolve(process.env.RANKGATE_DATA_DIR);
+    // DATABASE_URL / RANKGATE_DATA_DIR: resolved by src/db (resolveDatabaseTarget), the same rule as every CLI
     const params: Partial<SearchParams> = {};
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
     this.params = params;

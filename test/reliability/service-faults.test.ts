@@ -102,10 +102,10 @@ extensions:
   };
   const errorOf = (r: Row) => String(r.response?.error ?? r.error ?? '');
 
-  it('the eval finishes (no hang) with every row present, and the gate fails it (exit 1)', () => {
+  it('the eval finishes (no hang) with every row present, and the gate says the errored queries (exit 2)', () => {
     assert.equal(rows.length, GOLDEN.length * 2);
-    assert.equal(run.code, 1, run.stderr.slice(-2000));
-    assert.match(run.stderr, /gate FAILED/);
+    assert.equal(run.code, 2, run.stderr.slice(-2000));
+    assert.match(run.stderr, /gate ERROR \(exit 2\)[\s\S]*3 of 6 queries errored/);
   });
 
   it('module: throw, hang and malformed output are error rows with the reason', () => {
@@ -135,11 +135,11 @@ extensions:
     }
   });
 
-  it('rankgate gate: counts and lists each error with its reason, exit 1, report written', async () => {
+  it('rankgate gate: counts and lists each error with its reason, exit 2 (errored queries are not a quality result), report written', async () => {
     for (const [col, n] of [['faulty-module', 3], ['faulty-url', 3]] as const) {
       const report = join(dir, `report-${col}.json`);
       const g = await rankgate(['gate', out, '--column', col, '--report', report]);
-      assert.equal(g.code, 1, g.stderr);
+      assert.equal(g.code, 2, g.stderr);
       assert.match(g.stdout, new RegExp(`${n} errors`));
       assertNoStack(g.stderr);
       const rep = JSON.parse(readFileSync(report, 'utf8'));
@@ -156,7 +156,7 @@ extensions:
     const previous = '{"rankgate_baseline": 1, "created": "earlier", "column": "x", "config": {}, "summary": {}, "queries": {}}\n';
     writeFileSync(baseline, previous);
     const g = await rankgate(['gate', out, '--column', 'faulty-url', '--baseline', baseline, '--update-baseline']);
-    assert.equal(g.code, 1, g.stderr);
+    assert.equal(g.code, 2, g.stderr);
     assert.match(g.stderr, /--update-baseline: 3 of 6 queries of 'faulty-url' errored \(rel-hang: .*timed out/);
     assert.match(g.stderr, /was left as it was/);
     assertNoStack(g.stderr);
