@@ -111,7 +111,7 @@ function gateProblem(doc: unknown): string | undefined {
 function gateKeys(): InitPlan['gateKeys'] {
   const base = { overall: { recall_at_3: 0.5 } };
   return {
-    regression: !gateProblem({ ...base, regression: { baseline: 'b.json', max_drop: 2, alpha: 0.05 } }),
+    regression: !gateProblem({ ...base, regression: { baseline: 'b.json', max_drop: 0.02, alpha: 0.05 } }),
     maxErrorRate: !gateProblem({ ...base, max_error_rate: 0 }),
   };
 }
@@ -217,8 +217,9 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
       overall: floorFor(figures.n),
       categories: catFloors,
       ...(routes ? { routing: floorFor(figures.n, 0.95) } : {}),
-      // percentage points: at least one query's worth of Recall@3, never under the gate's default of 2
-      maxDrop: Math.max(2, Math.ceil(100 / figures.n - 1e-9)),
+      // in the metric's 0..1 units like the floors: at least one query's worth of Recall@3, never under the gate's 0.02
+      // (and at most 0.5: a set of one or two queries has no meaningful regression check anyway)
+      maxDrop: Math.min(0.5, Math.max(0.02, Math.ceil(100 / figures.n - 1e-9) / 100)),
     },
     gateKeys: gateKeys(),
     routing: routes,

@@ -196,8 +196,8 @@ test('a golden set stating routes gets config/routing.yaml with only those parts
     const gate = files.find((f) => f.path === 'config/gate.yaml')!.content;
     assert.match(gate, /routing_accuracy: 0\.\d\d/);
     assert.match(gate, /offtopic \(2\)/);
-    // the regression check (when this rankgate's gate has it): more than one query's worth, 100/14 -> 8 points
-    if (plan.gateKeys.regression) assert.match(gate, /regression:\n  baseline: config\/search-baseline\.json\n  max_drop: 8\n  alpha: 0\.05/);
+    // the regression check (when this rankgate's gate has it): one query's worth at least, 1/14 -> 0.08
+    if (plan.gateKeys.regression) assert.match(gate, /regression:\n  baseline: config\/search-baseline\.json\n  max_drop: 0\.08\n  alpha: 0\.05/);
   } finally {
     removeDir(dir);
   }
@@ -218,6 +218,8 @@ test('--url and --module: no corpus, no routing rules; the workflow watches the 
     const mcfg = yaml.load(m.files[0]!.content) as { providers: { config: Record<string, unknown> }[] };
     assert.equal(mcfg.providers[0]!.config.module, './search/service.mts');
     assert.ok(m.plan.watch.includes('search/**'), m.plan.watch.join(','));
+    // one query: one query's worth would be a drop of 1.0; the regression threshold stays a valid 0..1 share
+    assert.equal(m.plan.floors.maxDrop, 0.5);
   } finally {
     removeDir(dir);
   }

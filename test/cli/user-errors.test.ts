@@ -38,11 +38,7 @@ interface Case {
 const PENDING: Record<string, string> = {
   'compare unknown option': 'compare: parseCliArgs in src/cli/compare.ts (view engineer)',
   'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
-  'ingest unknown option': 'ingest: parseCliArgs in src/cli/ingest.ts (db engineer)',
-  'search unknown option': 'search: parseCliArgs in src/cli/search.ts (db engineer)',
   'search bad value': "search: did-you-mean for --mode values in src/cli/search.ts (db engineer)",
-  'eval unknown option': 'eval: parseCliArgs in src/cli/eval.ts (gate engineer)',
-  'gate unknown option': 'gate: parseCliArgs in src/cli/gate.ts (gate engineer)',
 };
 
 const dir = tempDir('user-errors');
