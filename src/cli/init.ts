@@ -388,7 +388,9 @@ export async function run(argv: string[]): Promise<number> {
       ...(o.dir !== '.' ? [`  cd ${o.dir}`] : []),
       '  npx promptfoo eval -o results.json     # exit 0 pass, 1 a floor fails, 2 bad input or broken setup',
       '  npx rankgate gate results.json         # the verdict with the per-category table',
-      `  npx rankgate gate results.json --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
+      plan.gateKeys.regression
+        ? `  npx rankgate gate results.json --update-baseline   # writes ${plan.baseline}; commit it: PRs are compared with it`
+        : `  npx rankgate gate results.json --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
       '  npx promptfoo view -y                  # the matrix in a browser (-n: serve without opening)',
     ];
     console.log(out.join('\n'));

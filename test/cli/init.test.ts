@@ -79,6 +79,16 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.match(gate.stdout, /\| account \| 6 \|/);
     assert.match(gate.stdout, /gate PASSED/);
 
+    // the first baseline, where gate.yaml says (when this rankgate's gate has the regression check), then compared with
+    if (/^regression:/m.test(readFileSync(join(repo, 'config/gate.yaml'), 'utf8'))) {
+      const upd = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json', '--update-baseline'], { cwd: repo, env });
+      assert.equal(upd.code, 0, upd.stderr + upd.stdout);
+      assert.ok(existsSync(join(repo, 'config/search-baseline.json')), 'baseline written at regression.baseline');
+      const again = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+      assert.equal(again.code, 0, again.stderr + again.stdout);
+      assert.doesNotMatch(again.stdout + again.stderr, /regression check off/);
+    }
+
     // the same results against a floor they miss: exit 1, the failed floor named
     writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));
     const failed = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
