@@ -187,8 +187,8 @@ export function gateConfig(p: InitPlan): string {
   if (small.length) lines.push(`# Reported, not gated (under 10 queries): ${small.map(([c, n]) => `${c} (${n})`).join(', ')}.`);
   if (p.gateKeys.regression) {
     lines.push(
-      `# Regression check against the baseline (\`npx rankgate gate results.json --update-baseline --baseline ${p.baseline}\``,
-      '# writes it; off while the file does not exist): fails when a metric drops by more than max_drop (0..1 units like',
+      '# Regression check against the baseline below (`npx rankgate gate results.json --update-baseline` writes it; off',
+      '# while the file does not exist): fails when a metric drops by more than max_drop (0..1 units like',
       `# the floors; here ${fl.maxDrop.toFixed(2)}: at least one query's worth of Recall@3) AND a paired test over the same queries gives p < alpha.`,
       'regression:',
       `  baseline: ${p.baseline}`,
