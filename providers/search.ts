@@ -37,6 +37,7 @@ import { loadModuleService } from '../src/search/module.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
+import { RANKGATE_VERSION } from '../src/version.ts';
 
 const PARAM_KEYS = [
   'mode',
@@ -367,6 +368,7 @@ export default class SearchProvider {
         ...(resolution ? { resolution } : {}),
         params,
         service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
+        rankgate: RANKGATE_VERSION,
       },
     };
   }

@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
   eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the DES-058 report (npm run eval:search)' },
+  merge: { module: './merge.ts', summary: 'merge the results files of the shards of one eval into one (exact: every metric as one process)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
 };
 
