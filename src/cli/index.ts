@@ -10,6 +10,7 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   compare: { module: './compare.ts', summary: 'significance tests between runs (TREC runs or promptfoo results columns)' },
   golden: { module: './golden.ts', summary: 'validate | convert | stats | diff | bootstrap | check golden sets' },
   ingest: { module: './ingest.ts', summary: 'chunk, embed and index a corpus (one index variant per chunk size x embedder)' },
+  'embed-cache': { module: './embed-cache.ts', summary: 'build | merge | import | export the embedding cache as files (embed a large corpus 1/N per machine)' },
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
   eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the DES-058 report (npm run eval:search)' },

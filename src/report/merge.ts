@@ -24,7 +24,7 @@
  *
  * Refused, each with one line naming the file (UserError, exit 2): a file that is not promptfoo output;
  * rows without the golden selection identity (metadata.selection, datasets/tests.ts); shards of a different
- * golden selection; a different configuration (providers, prompts, assertions, derived metrics, tests),
+ * golden selection; a different configuration (providers, prompts, assertions, derived metrics, extensions),
  * promptfoo version or rankgate version; the same query twice (overlapping shards); missing shards or
  * queries; a file whose column metrics are not the sums of its rows (edited or truncated).
  */
@@ -161,8 +161,11 @@ export interface MergeSummary {
   columns: number;
 }
 
-/** The config keys two shards must share: what was run and how it was scored. */
-const CONFIG_KEYS = ['providers', 'prompts', 'tests', 'defaultTest', 'derivedMetrics', 'extensions', 'scenarios', 'nunjucksFilters'] as const;
+/**
+ * The config keys two shards must share: what was run and how it was scored. (config.tests holds the shard's own
+ * expanded test cases: the golden selection identity stands for it.)
+ */
+const CONFIG_KEYS = ['providers', 'prompts', 'defaultTest', 'derivedMetrics', 'extensions', 'scenarios', 'nunjucksFilters'] as const;
 
 const fail = (msg: string): never => {
   throw new UserError(msg);
