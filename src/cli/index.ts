@@ -4,6 +4,7 @@
  * message and no stack trace.
  */
 import { isUserError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -13,7 +14,8 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   'embed-cache': { module: './embed-cache.ts', summary: 'build | merge | import | export the embedding cache as files (embed a large corpus 1/N per machine)' },
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
-  eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the DES-058 report (npm run eval:search)' },
+  eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the report (the portal DES-058 spec\'s format; npm run eval:search)' },
+  init: { module: './init.ts', summary: 'start evaluating your own search: promptfoo config, gate floors and CI workflow for your golden set' },
   merge: { module: './merge.ts', summary: 'merge the results files of the shards of one eval into one (exact: every metric as one process)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
 };
@@ -33,7 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    console.error(`rankgate: unknown command '${name}'\n\n${usage()}`);
+    console.error(`rankgate: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 2;
   }
   try {
