@@ -105,7 +105,7 @@ interface Row {
   namedScores?: Record<string, number>;
   gradingResult?: { namedScoreWeights?: Record<string, number> } | null;
   testCase?: { metadata?: Record<string, unknown> };
-  response?: { metadata?: Record<string, unknown> } | null;
+  response?: { output?: unknown; metadata?: Record<string, unknown> } | null;
   [k: string]: unknown;
 }
 
@@ -216,7 +216,7 @@ function selectionOf(file: string, rows: Row[]): SelectionIdentity {
   rows.forEach((r, i) => {
     const s = r.testCase?.metadata?.selection as SelectionIdentity | undefined;
     if (!s || typeof s !== 'object' || typeof s.id !== 'string' || typeof s.size !== 'number') {
-      fail(
+      return fail(
         `${file}: results[${i}].testCase.metadata.selection is missing, expected the golden selection identity {id, size, files, shard} ` +
           `that datasets/tests.ts records (re-run the shard with the current tests loader)`,
       );
