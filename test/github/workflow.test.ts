@@ -114,6 +114,11 @@ test('shards input (default 1 = the single eval job); N > 1 = plan -> embed x N 
   assert.match(wf.env.RANKGATE_SHARDS!, /inputs\.shards \|\| vars\.RANKGATE_SHARDS \|\| 1/);
   assert.match(String(wf.jobs.eval!.if), /<= 1/);
   assert.match(String(wf.jobs.plan!.if), /> 1/);
+  // The embedding jobs are skipped when the index is already cached (lookup only); the index job still runs then.
+  assert.match(String(wf.jobs.embed!.if), /needs\.plan\.outputs\.index-hit != 'true'/);
+  assert.match(String(wf.jobs.index!.if), /needs\.embed\.result == 'skipped'/);
+  const look = wf.jobs.plan!.steps.find((s) => s.id === 'index-cache')!;
+  assert.equal(look.with?.['lookup-only'], true);
   const needs = (j: string) => [wf.jobs[j]!.needs ?? []].flat();
   assert.deepEqual(needs('embed'), ['plan']);
   assert.deepEqual(needs('index'), ['plan', 'embed']);
