@@ -45,6 +45,7 @@ import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '..
 import { WorkerSearchService } from '../src/search/worker.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
+import { RANKGATE_VERSION } from '../src/version.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
@@ -421,6 +422,7 @@ export default class SearchProvider {
         ...(resolution ? { resolution } : {}),
         params,
         service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
+        rankgate: RANKGATE_VERSION,
       },
     };
   }
