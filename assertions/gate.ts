@@ -12,8 +12,8 @@
  * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/report/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
- * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and the golden
- * selection size (rankgate_selection_size) as namedScores.
+ * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
+ * kept no rows (--no-write), the golden selection size (rankgate_selection_size) as namedScores.
  *
  * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; built-in DES-058 floors when absent),
  * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
@@ -131,10 +131,12 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   try {
     const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
     lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`);
-    // The golden selection the suite was given (contract A), recorded in the column sums so that a --no-write
-    // results file (no rows) still says how many queries the run should have had.
+    // The golden selection the suite was given (contract A), recorded in the column sums when promptfoo kept no rows
+    // (--no-write), so that such a results file still says how many queries the run should have had.
     const selectionHint = selectionOfSuite(context.suite?.tests);
-    if (selectionHint) for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
+    // Only then: rows carry their selection themselves (and `rankgate merge` sums every other named score).
+    if (selectionHint && context.results.length === 0)
+      for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
     const parsed = parseResultsObject(
       { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
       'eval results',

@@ -222,6 +222,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       if (!prevSel) {
         selIds.set(pi, { id: sel.id, at: i });
         col.selection = sel;
+      } else if (col.selection?.shard && JSON.stringify(col.selection.shard) !== JSON.stringify(sel.shard ?? null)) {
+        // rows of several shards of one selection (`rankgate merge`): the column stands for the whole selection
+        col.selection = { id: sel.id, size: sel.size, ...(sel.files ? { files: sel.files } : {}) };
       }
     }
     const ix = row.response?.metadata?.diagnostics?.index;
