@@ -62,7 +62,7 @@ export function errorGroups(qs: readonly QueryRecord[]): ErrorGroup[] {
   for (const q of qs) {
     if (q.error === null) continue;
     const line = q.error.split('\n').find((l) => l.trim()) ?? q.error;
-    const reason = line.trim().slice(0, 240);
+    const reason = line.trim().slice(0, 400).replace(/[\s;,]+$/, '');
     m.set(reason, (m.get(reason) ?? 0) + 1);
   }
   return [...m.entries()].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));

@@ -115,11 +115,12 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const out = join(dir, 'dead.json');
     const r = await pf(['-c', path, '--output', out]);
     assert.equal(r.code, 2, r.stderr.slice(-3000));
-    assert.match(r.stderr, /66 of 66 queries errored: 66× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
+    // the provider stops calling a service that refused 3 queries in a row: two distinct reasons, both naming the refusal
+    assert.match(r.stderr, /66 of 66 queries errored: \d+× search failed: [^\n]*connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
     assert.doesNotMatch(r.stderr.slice(r.stderr.indexOf('rankgate gate ERROR (exit 2)')), /below/, 'the zeros of errored queries are not reported as a quality drop');
     const g = await rankgate(['gate', out, '--markdown', join(dir, 'dead.md'), '--comment', join(dir, 'comment.md')]);
     assert.equal(g.code, 2);
-    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- 66× search failed: .*connection refused/);
+    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- \d+× search failed: .*connection refused/);
   });
 
   it('--filter-pattern zzz: 0 rows, exit 2; --update-baseline refuses and keeps the baseline', async () => {

@@ -89,7 +89,7 @@ const MUTATIONS: Mutation[] = [
       Object.assign(r, { error: 'search failed: timed out', success: false, namedScores: {}, response: { error: 'search failed: timed out' } });
       return resync(d);
     }, expect: 0, says: /under max_error_rate 0\.2/ },
-  { name: 'every row errored (real dead url: service)', from: 'dead', expect: 2, says: /10 of 10 queries errored: 10× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: connection refused \(nothing listening at 127\.0\.0\.1:\d+/ },
+  { name: 'every row errored (real dead url: service)', from: 'dead', expect: 2, says: /10 of 10 queries errored: \d+× search failed: [^\n]*connection refused \(nothing listening at 127\.0\.0\.1:\d+/ },
   { name: 'selection metadata removed (older results file)', from: 'fail', mutate: (d) => {
       for (const r of d.results.results) delete r.testCase.metadata.selection;
       return d;
