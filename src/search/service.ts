@@ -288,7 +288,7 @@ export class SearchService implements SearchServiceLike {
     } catch (e) {
       const { didYouMean } = await import('../util/suggest.ts');
       const known = [...mod.EMBEDDER_IDS, ...this.embedders.keys()];
-      throw new UserError(`embedder "${id}" does not exist${didYouMean(id, known)}: expected one of ${[...new Set(known)].join(', ')}`);
+      throw new UserError(`embedder "${id}" does not exist: expected one of ${[...new Set(known)].join(', ')}${didYouMean(id, known)}`);
     }
   }
 
