@@ -141,6 +141,14 @@ describe('corpus identity', () => {
       } finally {
         await other.close();
       }
+      // autoIngest off (the provider's `autoIngest: false` with `corpus:`): checked all the same, never ingested
+      const checkOnly = await createSearchService({ dataDir: db, routing: false, autoIngest: { corpus: JSONL, ingest: false } });
+      try {
+        await assert.rejects(checkOnly.search('still water'), /^UserError: index variant c300:use-lite in .* was built from test\/fixtures\/corpus\/markdown/);
+        await assert.rejects(checkOnly.search('still water', { chunkSize: 999 }), /index variant c999:use-lite not found/);
+      } finally {
+        await checkOnly.close();
+      }
       const same = await createSearchService({ dataDir: db, routing: false, autoIngest: { corpus: CORPUS } });
       const printed: string[] = [];
       const write = process.stderr.write.bind(process.stderr);
