@@ -288,7 +288,10 @@ export default class SearchProvider {
       if (c.worker !== false) return WorkerSearchService.start({ kind: 'module', path, label: c.module, config });
       return loadModuleService(path, c.module, config);
     }
-    const autoIngest = c.corpus && c.autoIngest !== false ? { corpus: this.abs(c.corpus), ...(c.corpusFormat ? { format: c.corpusFormat } : {}) } : undefined;
+    // with autoIngest: false the corpus is still checked against the index variant's (never ingested)
+    const autoIngest = c.corpus
+      ? { corpus: this.abs(c.corpus), ...(c.corpusFormat ? { format: c.corpusFormat } : {}), ...(c.autoIngest === false ? { ingest: false } : {}) }
+      : undefined;
     const options = {
       ...(c.databaseUrl ? { databaseUrl: c.databaseUrl } : {}),
       ...(c.dataDir ? { dataDir: this.abs(c.dataDir) } : {}),
