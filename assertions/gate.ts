@@ -25,6 +25,7 @@ import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../src/repor
 import { buildReport, percentile } from '../src/report/report.ts';
 import { parseResultsObject } from '../src/report/results.ts';
 import { shippingCriteria } from '../src/report/shipping.ts';
+import { weightUnitMeans } from '../src/report/view.ts';
 
 interface AssertionLike {
   type?: string;
@@ -94,7 +95,7 @@ function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
 }
 
 interface AfterAllContext {
-  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number> } }[];
+  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number> } }[];
   results: unknown[];
   suite?: { env?: Record<string, string> };
   evalId?: string;
@@ -134,6 +135,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       lines.push(gateMessage(report).replace(/^/gm, '  '));
     }
   }
+  weightUnitMeans(context.prompts); // promptfoo view: derived means read as their value, not "Pass 0.00%" (src/report/view.ts)
   if (parsed.columns.length > 1) {
     const base = parsed.columns[0]!;
     lines.push(`shipping criteria (seed 002) against '${base.label}':`);

@@ -9,8 +9,8 @@
  * promptfoo imports this file and calls the default export with the `config` object (or undefined).
  * Environment variables override the config: RANKGATE_GOLDEN (comma-separated paths, any supported
  * format), RANKGATE_LANG (code(s) or `all`), RANKGATE_CATEGORY, RANKGATE_TAG (comma lists).
- * Each TestCase: description `<id>: <query>`, string-only vars { query, category, language, id },
- * ground truth in metadata { id, category, language, tags, golden }.
+ * Each TestCase: one var { query } (the matrix shows the query and the outputs), ground truth and the id,
+ * category and language in metadata { id, category, language, tags, golden } (filters: --filter-metadata).
  */
 import { mergeSelection, selectQueries, toTestCases, type GoldenTestCase, type Selection } from '../src/golden/promptfoo.ts';
 

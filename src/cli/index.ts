@@ -14,6 +14,7 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
   eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the DES-058 report (npm run eval:search)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
+  report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
 };
 
 function usage(): string {

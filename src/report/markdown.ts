@@ -2,6 +2,7 @@
 import type { BaselineDelta } from './baseline.ts';
 import type { Des058Report } from './report.ts';
 import type { ShippingVerdict } from './shipping.ts';
+import { mermaidCategoryChart } from './html/index.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
 export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';
@@ -153,6 +154,8 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     gateSection(report),
     '',
     categoryTable(report, delta),
+    '',
+    mermaidCategoryChart(report, delta),
     '',
     deltaSection(delta),
     '',

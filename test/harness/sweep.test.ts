@@ -104,7 +104,7 @@ describe('fixture sweep through promptfoo, compare --results and shipping criter
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /recall_at_3 over 8 queries/);
     assert.match(r.stdout, /fixture keyword-only\s+0\.6250\s+\+0\.1250/);
-    assert.match(r.stdout, /shipping criteria \(seed 002\): fixture semantic-only vs fixture hybrid rrf60: ship no/);
+    assert.match(r.stdout, /blind-test shipping criteria: fixture semantic-only vs fixture hybrid rrf60: ship no/);
     const md = await rankgate(['compare', '--results', out, '--markdown']);
     assert.match(md.stdout, /^## ndcg_at_10: each column against `fixture hybrid rrf60` \(8 queries\)/);
     const bad = await rankgate(['compare', '--results', out, '-m', 'recall@3']);

@@ -20,7 +20,7 @@ const TIMEOUT_MS = 1500;
 interface Row {
   provider: { label?: string; id?: string };
   testCase: { metadata: { id: string } };
-  response?: { output?: { ids?: string[] }; error?: string };
+  response?: { output?: unknown; metadata?: { harness?: { ids?: string[] } }; error?: string };
   error?: string | null;
   success: boolean;
   gradingResult?: { componentResults?: { pass: boolean; reason: string }[] };
@@ -128,7 +128,7 @@ extensions:
       const reasons = (r.gradingResult?.componentResults ?? []).filter((c) => !c.pass).map((c) => c.reason);
       assert.ok(reasons.some((x) => /0 hits/.test(x)), `the failed routing assertion says why: ${JSON.stringify(reasons)}`);
       assert.ok(reasons.some((x) => /no relevant reference returned/.test(x)), 'and so does the rank assertion');
-      assert.deepEqual(r.response?.output?.ids, []);
+      assert.deepEqual(r.response?.metadata?.harness?.ids, []);
       assert.equal(r.success, false);
     }
   });
