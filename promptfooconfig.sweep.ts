@@ -46,7 +46,7 @@ export function embeddersFor(env: NodeJS.ProcessEnv = process.env): string[] {
   return bedrockConfigured(env) ? ['use-lite', 'titan-v2-512', 'cohere-v3-english'] : ['use-lite'];
 }
 
-const base = { keywordScorer: 'bm25', vectorSearch: 'hnsw', candidates: 50, topK: 10, routing: true, corpus: 'datasets/corpus' };
+const base = { keywordScorer: 'bm25', vectorSearch: 'hnsw', candidates: 50, topK: 10, routing: true, routingConfig: 'datasets/routing.yaml', corpus: 'datasets/corpus' };
 
 function hybrid(rrfK: number, wName: string, weights: Weights, chunkSize: number, embedder: string): Column {
   return {

@@ -1,34 +1,144 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts with Node's own test runner through tsx (Node 20 has no --test globs).
-import { readdirSync, statSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+/**
+ * npm test: every test/**\/*.test.ts through Node's test runner with tsx (Node 20 has no --test globs).
+ *
+ *   node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]
+ *
+ * FILTER: keep test files whose path contains one of these substrings.
+ * --jobs N (or RANKGATE_TEST_JOBS): test files run in N processes at once (default 2, 1 on a one-core machine).
+ *   Every test isolates its state (temp dirs, port 0, its own Postgres schema or database, shared fixtures built
+ *   under a per-process name and renamed into place), so files can run side by side; --jobs 1 runs them one by one.
+ * --reporter: what is printed while the tests run (default dot: one character per test, failures in full at the end).
+ *
+ * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
+ * PROMPTFOO_CONFIG_DIR removed at the end (unless you set one), and the tests keep their files in temp dirs.
+ * At the end: every failed test with its file, every skipped test with its reason, and as the LAST line
+ * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, dirname, relative } from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const only = process.argv.slice(2);
+
+function usage(msg) {
+  console.error(`run-tests: ${msg}\nusage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]`);
+  process.exit(2);
+}
+
+const filters = [];
+let jobs = Number(process.env.RANKGATE_TEST_JOBS ?? Math.min(2, availableParallelism()));
+let reporter = 'dot';
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  const [flag, inline] = a.startsWith('--') ? a.split(/=(.*)/s) : [a];
+  const value = () => inline ?? args[++i] ?? usage(`${flag} needs a value`);
+  if (flag === '--jobs' || flag === '-j') jobs = Number(value());
+  else if (flag === '--reporter') reporter = value();
+  else if (flag === '--help' || flag === '-h') {
+    console.log('usage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]');
+    process.exit(0);
+  } else if (a.startsWith('-')) usage(`unknown option '${flag}' (options: --jobs N, --reporter dot|spec|tap)`);
+  else filters.push(a);
+}
+if (!Number.isInteger(jobs) || jobs < 1) usage(`--jobs ${jobs}: expected a whole number >= 1`);
+if (!['dot', 'spec', 'tap'].includes(reporter)) usage(`--reporter ${reporter}: expected dot, spec or tap`);
+
 function walk(dir, out) {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
+    if (name === 'fixtures' || name === 'node_modules') continue;
     if (statSync(p).isDirectory()) walk(p, out);
     else if (name.endsWith('.test.ts')) out.push(p);
   }
   return out;
 }
 let files = walk(join(root, 'test'), []);
-if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
+if (filters.length) files = files.filter((f) => filters.some((o) => f.includes(o)));
+if (!files.length) usage(`no test file matches ${filters.join(', ')}`);
+
+const ownConfigDir = process.env.PROMPTFOO_CONFIG_DIR ? undefined : mkdtempSync(join(tmpdir(), 'rankgate-test-promptfoo-'));
+const work = mkdtempSync(join(tmpdir(), 'rankgate-test-run-'));
+const eventsFile = join(work, 'events.jsonl');
 const env = {
   ...process.env,
-  PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? join(root, '.promptfoo'),
+  PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? ownConfigDir,
   PROMPTFOO_DISABLE_TELEMETRY: '1',
   PROMPTFOO_DISABLE_UPDATE: '1',
   PROMPTFOO_DISABLE_SHARING: '1',
   PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
   PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+  // promptfoo's start-up telemetry call builds an undici agent whose experimental interceptor warns on every eval
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, '--disable-warning=ExperimentalWarning'].filter(Boolean).join(' '),
 };
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
-  stdio: 'inherit',
-  cwd: root,
-  env,
-});
-process.exit(r.status ?? 1);
+
+const t0 = Date.now();
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${jobs}`,
+    `--test-reporter=${reporter}`,
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${pathToFileURL(join(root, 'scripts', 'test-events-reporter.mjs')).href}`,
+    `--test-reporter-destination=${eventsFile}`,
+    ...files,
+  ],
+  { stdio: 'inherit', cwd: root, env },
+);
+const code = await new Promise((res) => child.on('close', (c, sig) => res(c ?? (sig ? 1 : 1))));
+
+// ------------------------------------------------------------------------------------------------- summary
+let events = [];
+try {
+  events = readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+} catch {
+  /* no events: the runner itself failed */
+}
+const rel = (f) => (f ? relative(root, f) : '?');
+const passed = [];
+const failed = [];
+const skipped = [];
+// A test with subtests is counted through its subtests: events arrive children first, so a test at nesting n
+// that follows unclaimed events at nesting n+1 (same file) is their parent.
+const pendingChildren = new Map(); // `${file}\0${nesting}` -> { count, failed }
+for (const e of events) {
+  if (e.suite) continue;
+  const key = (n) => `${e.file}\0${n}`;
+  const kids = pendingChildren.get(key(e.nesting + 1));
+  pendingChildren.delete(key(e.nesting + 1));
+  const mine = pendingChildren.get(key(e.nesting)) ?? { count: 0, failed: 0 };
+  mine.count++;
+  if (e.type === 'fail') mine.failed++;
+  pendingChildren.set(key(e.nesting), mine);
+  const rec = { name: e.name, file: rel(e.file), reason: e.skip ?? e.todo, error: e.error };
+  if (kids && kids.count) {
+    if (e.type === 'fail' && !kids.failed) failed.push(rec); // failed after its subtests passed (a hook, a leak)
+    continue;
+  }
+  if (e.skip !== undefined || e.todo !== undefined) skipped.push({ ...rec, reason: e.todo !== undefined ? `todo: ${e.todo === true ? '' : e.todo}` : e.skip === true ? '(no reason given)' : e.skip });
+  else if (e.type === 'fail') failed.push(rec);
+  else passed.push(rec);
+}
+const lines = [''];
+if (failed.length) {
+  lines.push(`failed (${failed.length}):`);
+  for (const f of failed) lines.push(`  ✖ ${f.file}: ${f.name}${f.error ? ` — ${f.error}` : ''}`);
+}
+if (skipped.length) {
+  lines.push(`skipped (${skipped.length}):`);
+  for (const s of skipped) lines.push(`  - ${s.file}: ${s.name} — ${s.reason}`);
+}
+if (code !== 0 && !failed.length) lines.push(`the test runner exited with code ${code} without a failed test (a file that did not load, or a crash): see above`);
+lines.push(`${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)} s with ${jobs} job${jobs === 1 ? '' : 's'}`);
+lines.push(`${passed.length} passed, ${failed.length + (code !== 0 && !failed.length ? 1 : 0)} failed, ${skipped.length} skipped`);
+console.log(lines.join('\n'));
+
+rmSync(work, { recursive: true, force: true });
+if (ownConfigDir) rmSync(ownConfigDir, { recursive: true, force: true });
+process.exit(code === 0 && !failed.length ? 0 : 1);

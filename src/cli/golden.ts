@@ -7,7 +7,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { parseCliArgs } from './args.ts';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import {
@@ -26,9 +27,10 @@ import { knownItemQueries, mergeBootstrap, readKnownItemDocs } from '../golden/b
 
 const USAGE = `usage: rankgate golden <command> [options]
 
-  validate FILE|DIR...                 check golden sets (a plain folder: every set under it); one line per problem: FILE:LINE (id or #index) field: what, expected
+  validate FILE|DIR...                 check golden sets (a plain folder: every set under it); one line per problem: FILE:LINE (id or #index) field: what, expected;
+                                       ids must be unique across the files (or folders) named: they form one selection
   convert IN --to FORMAT [-o OUT]      FORMAT: ${OUTPUT_FORMATS.join('|')} (stdout without -o; BEIR/TREC need -o)
-  stats FILE... [--json]               counts per category, language, tag, routing, slice; theme balance
+  stats FILE|DIR... [--json]           counts per category, language, tag, routing, slice; theme balance
   diff OLD NEW                         added/changed queries; fails (exit 1) if an id was removed or reused
   bootstrap --corpus PATH [--out FILE] known-item queries (title -> document); never touches reviewed entries
   check ...                            resolve expectations against the indexed corpus (search engineer's tool)
@@ -44,11 +46,7 @@ const COMMON = {
 } as const;
 
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
-  try {
-    return parseArgs({ args: argv, allowPositionals: true as const, strict: true as const, options: { ...COMMON, ...options } });
-  } catch (e) {
-    throw new UserError(`${(e as Error).message}\n${USAGE}`);
-  }
+  return parseCliArgs(argv, { ...COMMON, ...options }, USAGE);
 }
 
 function loadOpts(values: Record<string, unknown>): LoadOptions {
@@ -92,19 +90,35 @@ async function validate(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { quiet: { type: 'boolean', short: 'q' } } as const);
   if (values.help) return help();
   if (!positionals.length) throw new UserError(`validate: no file given, expected one or more golden-set files\n${USAGE}`);
-  const files = expandPaths(positionals);
   let errors = 0;
   let warnings = 0;
-  for (const file of files) {
-    const f = readGoldenFile(file, loadOpts(values));
-    errors += f.errorCount;
-    const w = f.problems.filter((p) => p.severity === 'warning').length;
-    warnings += w;
-    for (const line of f.lines) if (!(values.quiet && line.includes(': warning: '))) console.log(line);
-    if (f.errorCount === 0) console.log(`${file}: ok (${f.format}, ${f.queries.length} queries${w ? `, ${w} warning${w > 1 ? 's' : ''}` : ''})`);
+  let nfiles = 0;
+  // Files named separately form one selection (as RANKGATE_GOLDEN=A,B would): an id may appear in only one of
+  // them. The files found under one plain folder are compared only within their own file.
+  const owner = new Map<string, { arg: number; file: string }>();
+  for (const [arg, given] of positionals.entries()) {
+    for (const file of expandPaths([given])) {
+      nfiles++;
+      const f = readGoldenFile(file, loadOpts(values));
+      const dup: string[] = [];
+      const seenHere = new Set<string>();
+      for (const q of f.queries) {
+        const prev = owner.get(q.id);
+        if (prev && prev.arg !== arg && !seenHere.has(q.id)) dup.push(`${file} (${q.id}) id: duplicate id, already in ${prev.file}, expected ids unique across the files of one selection`);
+        else if (!prev) owner.set(q.id, { arg, file });
+        seenHere.add(q.id);
+      }
+      errors += f.errorCount + dup.length;
+      const w = f.problems.filter((p) => p.severity === 'warning').length;
+      warnings += w;
+      for (const line of f.lines) if (!(values.quiet && line.includes(': warning: '))) console.log(line);
+      for (const line of dup.slice(0, 20)) console.log(line);
+      if (dup.length > 20) console.log(`${file}: ... and ${dup.length - 20} more duplicate ids not shown`);
+      if (f.errorCount === 0 && dup.length === 0) console.log(`${file}: ok (${f.format}, ${f.queries.length} queries${w ? `, ${w} warning${w > 1 ? 's' : ''}` : ''})`);
+    }
   }
   if (errors > 0) {
-    console.error(`golden validate: ${errors} error${errors > 1 ? 's' : ''}${warnings ? `, ${warnings} warnings` : ''} in ${files.length} file${files.length > 1 ? 's' : ''}`);
+    console.error(`golden validate: ${errors} error${errors > 1 ? 's' : ''}${warnings ? `, ${warnings} warnings` : ''} in ${nfiles} file${nfiles > 1 ? 's' : ''}`);
     return 2;
   }
   return 0;
@@ -142,9 +156,11 @@ async function stats(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } } as const);
   if (values.help) return help();
   if (!positionals.length) throw new UserError(`stats: no file given, expected one or more golden-set files`);
+  // the same paths validate accepts: a plain folder stands for every golden set under it
+  const files = expandPaths(positionals);
   const all = [];
   const per: Record<string, ReturnType<typeof goldenStats>> = {};
-  for (const file of positionals) {
+  for (const file of files) {
     const g = loadGolden(file, loadOpts(values));
     all.push(...g.queries);
     per[file] = goldenStats(g.queries);
@@ -153,8 +169,8 @@ async function stats(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ files: per, total: goldenStats(all) }, null, 2));
     return 0;
   }
-  const blocks = positionals.map((f) => formatStats(per[f]!, f));
-  if (positionals.length > 1) blocks.push(formatStats(goldenStats(all), `all ${positionals.length} files`));
+  const blocks = files.map((f) => formatStats(per[f]!, f));
+  if (files.length > 1) blocks.push(formatStats(goldenStats(all), `all ${files.length} files`));
   console.log(blocks.join('\n\n'));
   return 0;
 }

@@ -4,6 +4,7 @@
  * message and no stack trace.
  */
 import { isUserError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -12,7 +13,8 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   ingest: { module: './ingest.ts', summary: 'chunk, embed and index a corpus (one index variant per chunk size x embedder)' },
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
-  eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the DES-058 report (npm run eval:search)' },
+  eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the report (the portal DES-058 spec\'s format; npm run eval:search)' },
+  init: { module: './init.ts', summary: 'start evaluating your own search: promptfoo config, gate floors and CI workflow for your golden set' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
   report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
 };
@@ -32,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    console.error(`rankgate: unknown command '${name}'\n\n${usage()}`);
+    console.error(`rankgate: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 2;
   }
   try {

@@ -87,6 +87,7 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
       if (!f.failed) unjudged.push({ position: index, raw });
       return;
     }
+    f.nearMisses(['_id', 'text', 'metadata']);
     candidates.push({
       fields: f,
       query: compact({ id, query: text, language: 'en', category, expected: j.refs, extra: f.rest(), origin: { format: 'beir', derived: ['language', 'category'] } }),

@@ -26,11 +26,16 @@
  * converting from another format). Other fields are kept in `extra`.
  */
 import yaml from 'js-yaml';
+import { isUserError } from '../errors.ts';
+import { checkExpandedSize } from '../util/yaml.ts';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { isDerived, readPassageList, readRoutingFields, readTail, toPassage, type ReadResult } from './des058.ts';
+
+/** The entry fields a blind-test YAML set knows (anything else is kept in `extra`; a near miss is flagged). */
+export const YAML_KEYS = ['id', 'query', 'language', 'category', 'intent', 'expected_paths', 'relevance', 'tags', 'filters', 'answer_contains', 'expansion', 'expected_passages', 'expected_routing', 'retrieval_intent', 'expect_safety', 'notes', 'source', 'slices'] as const;
 
 export function readBlindYaml(text: string, c: Collector): ReadResult {
   let data: unknown;
@@ -39,6 +44,15 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
   } catch (e) {
     const err = e as { reason?: string; mark?: { line: number; column: number }; message?: string };
     c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`);
+    return { queries: [] };
+  }
+  // Aliases are shared by js-yaml, so an "alias bomb" loads quickly but expands to billions of values in
+  // anything that walks it: refuse it (bounded count) before any walk.
+  try {
+    checkExpandedSize(data, c.file);
+  } catch (e) {
+    if (!isUserError(e)) throw e;
+    c.error({ line: 1 }, 'file', 'yaml', e.message.startsWith(`${c.file}: `) ? e.message.slice(c.file.length + 2) : e.message);
     return { queries: [] };
   }
   let list: unknown;
@@ -126,7 +140,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     if (passages) refs.push(...passages);
     q.expected = refs;
     readRoutingFields(f, q, derived);
-    readTail(f, q);
+    readTail(f, q, YAML_KEYS);
     q.origin = compact({ format: 'yaml', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });

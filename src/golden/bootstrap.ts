@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import yaml from 'js-yaml';
+import { loadYaml } from '../util/yaml.ts';
 import type { GoldenQuery } from './schema.ts';
 import { UserError } from '../errors.ts';
 
@@ -153,7 +153,7 @@ export function minimalCorpus(path: string): KnownItemDoc[] {
       .map((f) => {
         const text = readFileSync(join(path, f), 'utf8').replace(/^\uFEFF/, '');
         const fm = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
-        const meta = (fm ? yaml.load(fm[1]!) : {}) as Record<string, unknown> | null;
+        const meta = (fm ? loadYaml(fm[1]!, join(path, f)) : {}) as Record<string, unknown> | null;
         const heading = /^#\s+(.+)$/m.exec(text)?.[1];
         const stem = basename(f, extname(f));
         return { id: String(meta?.slug ?? meta?.id ?? stem), title: String(meta?.title ?? heading ?? stem), language: typeof meta?.language === 'string' ? meta.language : undefined };

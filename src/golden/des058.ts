@@ -21,6 +21,9 @@ import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
 export const RETRIEVAL_INTENTS = ['meet_first', 'console'];
 
+/** The entry fields a DES-058 set knows (anything else is kept in `extra`; a near miss is flagged). */
+export const DES058_KEYS = ['id', 'query', 'language', 'category', 'tags', 'expected_passages', 'expected_routing', 'retrieval_intent', 'safety_interstitial', 'notes', 'source', 'filters', 'expansion', 'intent', 'slices'] as const;
+
 export interface ReadResult {
   queries: GoldenQuery[];
   /** set-level data a writer of the same format needs (e.g. a YAML wrapper, an NQ corpus). */
@@ -94,7 +97,7 @@ export function readRoutingFields(f: Fields, q: Record<string, unknown>, derived
 
 /** The fields that end a DES-058 or blind-test YAML entry: notes, source (bootstrap | reviewed), the extension
  * fields, and every field left over (kept in `extra`, so a round trip loses nothing). */
-export function readTail(f: Fields, q: Record<string, unknown>): void {
+export function readTail(f: Fields, q: Record<string, unknown>, known: readonly string[]): void {
   const notes = f.str('notes');
   if (notes !== undefined) q.notes = notes;
   const source = f.str('source');
@@ -103,6 +106,7 @@ export function readTail(f: Fields, q: Record<string, unknown>): void {
     else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
   }
   readExtensions(f, q);
+  f.nearMisses(known);
   const extra = f.rest();
   if (extra) q.extra = extra;
 }
@@ -175,7 +179,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
     const safety = f.bool('safety_interstitial');
     if (safety !== undefined) q.expect_safety = safety;
-    readTail(f, q);
+    readTail(f, q, DES058_KEYS);
     q.origin = compact({ format: 'des058', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });
@@ -228,6 +232,7 @@ function readPassage(f: Fields, p: unknown, i: number, key: string): Reference |
   const g = pf.int('grade');
   if (g !== undefined) grade = g;
   ref.grade = grade;
+  pf.nearMisses([...PASSAGE_KEYS]);
   const extra: Record<string, unknown> = {};
   let any = false;
   for (const [k, v] of Object.entries(p)) {

@@ -3,8 +3,9 @@
  * and the checks every format shares (zod schema, duplicate ids, no_results with expectations,
  * category balance).
  */
-import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, type GoldenQuery } from './schema.ts';
+import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, badId, hasExpectation, type GoldenQuery } from './schema.ts';
 import { MAX_NESTING, nestingDepth, show, type Collector, type Ref } from './problems.ts';
+import { editDistance } from '../util/suggest.ts';
 
 export function fieldName(path: readonly (string | number)[]): string {
   let s = '';
@@ -140,6 +141,18 @@ export class Fields {
     }
     return v;
   }
+  /**
+   * Fields left over (kept in `extra`) whose name is ONE edit away from a field the format knows are almost
+   * certainly typos (`expected_path` for `expected_paths`): an error with a did-you-mean.
+   */
+  nearMisses(known: readonly string[], at: readonly (string | number)[] = []): void {
+    const norm = (x: string) => x.toLowerCase().replace(/-/g, '_');
+    for (const k of Object.keys(this.raw)) {
+      if (this.used.has(k) || known.includes(k)) continue;
+      const hit = known.find((c) => editDistance(norm(k), norm(c)) <= 1);
+      if (hit) this.err([...at, k], `unknown field ${show(k)}; did you mean '${hit}'? (unknown fields are kept as extra data, but this one is one letter away from a field of this format)`);
+    }
+  }
   /** Fields not read by the format: kept in `extra`. */
   rest(): Record<string, unknown> | undefined {
     const out: Record<string, unknown> = {};
@@ -195,6 +208,19 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
       continue;
     }
     seen.set(q.id, { index: fields.index, query: q.query });
+    const idProblem = badId(q.id);
+    if (idProblem) fields.err(['id'], `id ${show(q.id)} ${idProblem}`);
+    q.expected.forEach((r, i) => {
+      for (const k of ['chunk_id', 'doc_id', 'path'] as const) {
+        const v = r[k];
+        const bad = v === undefined ? undefined : badId(v);
+        if (bad) fields.err([opts.expectedField, i], `${k} ${show(v)} ${bad}`);
+      }
+    });
+    if (!hasExpectation(q) && !fields.failed) {
+      fields.err([opts.expectedField], `nothing to score: no expected reference, no expected_routing and no expect_safety, expected at least one (a query without expectations would run unscored)`);
+      continue;
+    }
     if (q.expected_routing === 'no_results' && q.expected.length > 0) {
       fields.err([opts.expectedField], `${q.expected.length} expectation(s) on a no_results query, expected none (remove them or change expected_routing)`);
       continue;

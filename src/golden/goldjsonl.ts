@@ -55,6 +55,9 @@ export function rowLocator(rows: readonly JsonlRow[]) {
   };
 }
 
+/** The fields a gold-set JSONL line knows (anything else is kept in `extra`; a near miss is flagged). */
+export const JSONL_KEYS = ['id', 'query', 'practice_area', 'corpus', 'relevant_case_law_ids', 'source', 'note', 'language', 'category', 'tags', 'expected_passages', 'expected_routing', 'retrieval_intent', 'expect_safety', 'filters', 'expansion', 'intent', 'slices'] as const;
+
 export function readGoldJsonl(text: string, c: Collector): ReadResult {
   const rows = parseJsonLines(text, c);
   const candidates: Candidate[] = [];
@@ -108,6 +111,7 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
     readRoutingFields(f, q, derived);
     readExtensions(f, q);
     q.slices = { ...slices, ...((q.slices as Record<string, string> | undefined) ?? {}) };
+    f.nearMisses(JSONL_KEYS);
     const extra = f.rest();
     if (extra) q.extra = extra;
     q.origin = compact({ format: 'jsonl', derived: derived.length ? derived : undefined, raw: Object.keys(rawVals).length ? rawVals : undefined });

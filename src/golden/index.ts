@@ -11,7 +11,7 @@ import { existsSync, readdirSync, statSync, openSync, readSync, closeSync } from
 import { basename, dirname, extname, join } from 'node:path';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from './schema.ts';
-import { Collector, GoldenProblemsError, formatProblem, type Problem } from './problems.ts';
+import { Collector, GoldenProblemsError, formatProblem, oneLine, type Problem } from './problems.ts';
 import { readTextFile } from './text.ts';
 import { readDes058, writeDes058, type ReadResult } from './des058.ts';
 import { readBlindYaml, writeBlindYaml } from './blindyaml.ts';
@@ -208,6 +208,7 @@ export function trecQrelsPath(topicsPath: string): string {
  * and the qrels beside it (trecQrelsPath).
  */
 export async function renderGolden(format: OutputFormat, queries: readonly GoldenQuery[], meta: Record<string, unknown> | undefined, out: string): Promise<Map<string, string>> {
+  checkWritable(format, queries, meta, out);
   const m = new Map<string, string>();
   const sameMeta = (f: string) => (queries[0]?.origin?.format === f ? meta : undefined);
   switch (format) {
@@ -247,6 +248,60 @@ export async function renderGolden(format: OutputFormat, queries: readonly Golde
     }
   }
   return m;
+}
+
+const WS = /\s/;
+const TSV_BREAK = /[\t\r\n]/;
+const SGML_TAG = /<\/?[a-z]+>/i;
+
+function describeChar(s: string, re: RegExp): string {
+  const ch = re.exec(s)?.[0] ?? '';
+  const names: Record<string, string> = { ' ': 'a space', '\t': 'a tab', '\n': 'a newline', '\r': 'a carriage return' };
+  return names[ch] ?? `U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * Refuse, before anything is written, values the target format cannot hold (they would be written and then
+ * read back differently, or not at all): one line `OUTFILE (id) field: what, expected ...`.
+ *   TREC: whitespace in a query id or document id (qrels columns and `<num>` are whitespace-separated);
+ *         a newline in a TSV topic's query or a tab in it; tag-like text (`</top>`) in SGML topic text, and a
+ *         newline in an SGML title (collapsed to one line when read).
+ *   BEIR: tabs or newlines in a query id or document id (qrels are tab-separated lines).
+ */
+export function checkWritable(format: OutputFormat, queries: readonly GoldenQuery[], meta: Record<string, unknown> | undefined, out: string): void {
+  const fail = (file: string, id: string, field: string, msg: string): never => {
+    throw new UserError(`${file} (${oneLine(id)}) ${field}: ${msg}; nothing written`);
+  };
+  const refId = (r: GoldenQuery['expected'][number]) => r.doc_id ?? r.chunk_id ?? r.path;
+  if (format === 'trec') {
+    const qrels = trecQrelsPath(out);
+    const tsv = meta?.topicsFormat === 'tsv' && queries[0]?.origin?.format === 'trec';
+    for (const q of queries) {
+      if (WS.test(q.id)) fail(out, q.id, 'id', `contains ${describeChar(q.id, WS)}, which TREC topics and qrels cannot hold (whitespace-separated columns), expected an id without whitespace`);
+      for (const r of q.expected) {
+        const d = refId(r);
+        if (d !== undefined && WS.test(d)) fail(qrels, q.id, 'docno', `${JSON.stringify(d)} contains ${describeChar(d, WS)}, which a TREC qrels line cannot hold (qid iter docno rel), expected document ids without whitespace`);
+      }
+      if (tsv) {
+        if (TSV_BREAK.test(q.query)) fail(out, q.id, 'query', `contains ${describeChar(q.query, TSV_BREAK)}, which a qid<TAB>query topics line cannot hold, expected one line without tabs`);
+      } else {
+        if (/[\r\n]/.test(q.query)) fail(out, q.id, 'query', 'contains a newline, which an SGML <title> cannot hold (read back as one line), expected a one-line query');
+        for (const [field, v] of [['query', q.query], ['intent', q.intent], ['notes', q.notes]] as const) {
+          if (v !== undefined && SGML_TAG.test(v)) fail(out, q.id, field, `contains tag-like text ${JSON.stringify(SGML_TAG.exec(v)![0])}, which SGML topics cannot hold, expected text without <tag> markup`);
+        }
+      }
+    }
+  } else if (format === 'beir') {
+    const split = typeof meta?.split === 'string' ? meta.split : 'test';
+    const qrels = join(out, 'qrels', `${split}.tsv`);
+    for (const q of queries) {
+      if (TSV_BREAK.test(q.id)) fail(qrels, q.id, 'query-id', `contains ${describeChar(q.id, TSV_BREAK)}, which a tab-separated qrels line cannot hold, expected an id without tabs or newlines`);
+      for (const r of q.expected) {
+        const d = refId(r);
+        if (d !== undefined && TSV_BREAK.test(d)) fail(qrels, q.id, 'corpus-id', `${JSON.stringify(d)} contains ${describeChar(d, TSV_BREAK)}, which a tab-separated qrels line cannot hold, expected ids without tabs or newlines`);
+      }
+    }
+  }
 }
 
 /** Parse canonical queries (e.g. from promptfoo metadata) back through the schema. */

@@ -17,6 +17,7 @@ import { LineIndex } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
 import { jsonLocator, parseJsonText, type ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
+import { editDistance } from '../util/suggest.ts';
 
 export const NQ_DOCUMENT_ID = 'natural_questions';
 export const NQ_CATEGORY = 'natural_questions';
@@ -71,6 +72,11 @@ export function readNqCsv(text: string, c: Collector): ReadResult {
   const li = header.indexOf('long_answer');
   const si = header.indexOf('short_answer');
   const extraCols = header.map((h, i) => [h, i] as const).filter(([h]) => h !== 'question' && h !== 'long_answer' && h !== 'short_answer');
+  for (const [h] of extraCols) {
+    const hit = ['question', 'long_answer', 'short_answer'].find((k) => editDistance(h.toLowerCase(), k) <= 1);
+    if (hit) c.error({ line: 1 }, 'header', h, `unknown column ${show(h)}; did you mean '${hit}'? (extra columns are kept, but this one is one letter away from a column of this format)`);
+  }
+  if (c.errorCount) return { queries: [] };
   const queries: GoldenQuery[] = [];
   rows.forEach((row, index) => {
     const id = nqChunkId(index);
@@ -148,9 +154,11 @@ export function readNqJson(text: string, c: Collector): ReadResult {
       const mf = new Fields(c, md, index, label, ['metadata']);
       question = mf.str('question', { required: true, nonEmpty: true, expect: 'the question text' });
       const short = mf.str('short_answer');
+      mf.nearMisses(['question', 'short_answer', 'question_id']);
       if (mf.failed) f.failed = true;
       refExtra = compact({ document_id: documentId, short_answer: short, metadata: mf.rest() });
     }
+    f.nearMisses(['chunk_id', 'document_id', 'content', 'metadata']);
     candidates.push({ fields: f, query: makeQuery(id ?? '', question, content, refExtra, f.rest(), 'nq-json') });
   });
   const queries = finalize(c, candidates, { expectedField: 'content' });

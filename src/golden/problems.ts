@@ -32,7 +32,13 @@ export interface Ref {
 export function formatProblem(p: Problem): string {
   const loc = p.line === undefined ? p.file : `${p.file}:${p.line}${p.col === undefined ? '' : `:${p.col}`}`;
   const msg = p.severity === 'warning' ? `warning: ${p.message}` : p.message;
-  return `${loc} (${p.entry}) ${p.field}: ${oneLine(msg)}`;
+  return `${loc} (${entryLabel(p.entry)}) ${p.field}: ${oneLine(msg)}`;
+}
+
+/** An entry label (usually the id) as printed: control characters escaped, at most 80 characters. */
+export function entryLabel(s: string): string {
+  const esc = s.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+  return esc.length > 80 ? `${esc.slice(0, 77)}...` : esc;
 }
 
 /** Keep a message on one line (values quoted from the file may contain newlines). */

@@ -91,3 +91,34 @@ export type GoldenQuery = z.infer<typeof GoldenQuerySchema>;
 
 export const GoldenSetSchema = z.array(GoldenQuerySchema);
 export type GoldenSet = z.infer<typeof GoldenSetSchema>;
+
+/** Formats with an expected_routing field; the others (NQ, BEIR, TREC) never state a routing expectation. */
+const ROUTING_FORMATS = new Set(['des058', 'yaml', 'jsonl']);
+
+/**
+ * Whether the golden set states this query's expected_routing (rather than the model's default `search`):
+ * given in the entry of a format that has the field, or set in code (no `origin`). Scoring checks routing
+ * only where this holds.
+ */
+export function routingStated(q: Pick<GoldenQuery, 'origin'>): boolean {
+  if (!q.origin) return true;
+  return ROUTING_FORMATS.has(q.origin.format) && !(q.origin.derived?.includes('expected_routing') ?? false);
+}
+
+/** Whether a query has anything to score: an expected reference, a stated expected_routing, or expect_safety. */
+export function hasExpectation(q: Pick<GoldenQuery, 'origin' | 'expected' | 'expect_safety'>): boolean {
+  return q.expected.length > 0 || q.expect_safety !== undefined || routingStated(q);
+}
+
+/** Longest id (query or reference) a golden set may hold. */
+export const MAX_ID_LENGTH = 512;
+
+/** Why an id cannot be used (control character, too long), or undefined when it is fine. */
+export function badId(id: string): string | undefined {
+  const m = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/.exec(id);
+  if (m) return `contains a control character (U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}${CONTROL_NAMES[m[0]] ? `, ${CONTROL_NAMES[m[0]]}` : ''}), expected an id without tabs, newlines or other control characters`;
+  if (id.length > MAX_ID_LENGTH) return `is ${id.length} characters long, expected at most ${MAX_ID_LENGTH}`;
+  return undefined;
+}
+
+const CONTROL_NAMES: Record<string, string> = { '\n': 'newline', '\r': 'carriage return', '\t': 'tab', '\u0000': 'NUL' };

@@ -153,6 +153,7 @@ export function readTrec(path: string, opts: { qrels?: string }, cs: Collector[]
     const query = f.str('title', { required: true, nonEmpty: true, expect: 'the topic title (the query)' });
     const intent = f.str('desc');
     const notes = f.str('narr');
+    f.nearMisses(['num', 'title', 'desc', 'narr']);
     return {
       fields: f,
       query: compact({ id, query, language: 'en', category: 'trec', intent, notes, expected: judged.get(id ?? '') ?? [], extra: f.rest(), origin: { format: 'trec', derived: ['language', 'category'] } }),

@@ -10,9 +10,9 @@
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { basename, extname, join, relative, resolve } from 'node:path';
-import yaml from 'js-yaml';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
+import { UserError, isUserError } from '../errors.ts';
+import { loadYaml } from '../util/yaml.ts';
 import type { CorpusDocument, CorpusFormat, DocumentSection, PrechunkedPassage } from './types.ts';
 
 export const CORPUS_FORMATS: readonly CorpusFormat[] = ['markdown', 'jsonl', 'beir', 'nq'];
@@ -283,11 +283,11 @@ function splitFrontMatter(text: string, file: string): { data: Record<string, un
   const body = t.slice(3 + end.index + end[0].length);
   let data: unknown;
   try {
-    data = yaml.load(yamlText, { schema: yaml.CORE_SCHEMA, filename: file });
+    data = loadYaml(yamlText, file); // bounded alias expansion (src/util/yaml.ts)
   } catch (e) {
-    const ye = e as { mark?: { line: number }; reason?: string; message: string };
-    const line = ye.mark ? ye.mark.line + 2 : 1;
-    throw new UserError(`${file}:${line}: front matter is not valid YAML (${ye.reason ?? ye.message})`);
+    const m = isUserError(e) && e.message.startsWith(file) ? /^:(\d+):\d+: not valid YAML \((.*)\)$/s.exec(e.message.slice(file.length)) : null;
+    if (m) throw new UserError(`${file}:${Number(m[1]) + 1}: front matter is not valid YAML (${m[2]})`);
+    throw e;
   }
   if (data === null || data === undefined) return { data: {}, body };
   if (typeof data !== 'object' || Array.isArray(data)) {

@@ -1,21 +1,31 @@
 /**
- * Query routing, configured in YAML (config/routing.yaml), never in code:
+ * Query routing, configured in YAML, never in code:
  * - practice_bridge: requests for technique instructions, by regular expressions and by cosine similarity
  *   of the query vector to configurable exemplar queries (exemplar vectors computed once per router);
  * - no_results: best normalised relevance of the hits under a threshold (off-topic queries);
  * - safety: crisis-adjacent queries, by a per-language lexicon (phrases + optional patterns).
- * The exact definitions are in config/routing.yaml's comments and the README.
+ *
+ * Routing rules are specific to a corpus: there is no default. A SearchService given no routing config does
+ * no routing (every query routes 'search', no safety flag). The demo's rules live beside the demo corpus in
+ * datasets/routing.yaml (DEMO_ROUTING_PATH), referenced by promptfooconfig.yaml (`routingConfig:`); the exact
+ * definitions are in that file's comments and docs/search.md.
+ *
+ * A routing file is refused, before any query runs, with ONE line naming the file, the line and the key:
+ * unknown keys get a did-you-mean and the list of valid ones; YAML goes through src/util/yaml.ts (bounded
+ * alias expansion).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yaml from 'js-yaml';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
+import { loadYaml } from '../util/yaml.ts';
+import { unknownKeyMessage } from '../util/suggest.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import type { RoutingDecision, SearchHit } from './types.ts';
 
-export const DEFAULT_ROUTING_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'routing.yaml');
+/** The demo corpus's routing rules (tuned for datasets/corpus; not a default for other data). */
+export const DEMO_ROUTING_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'datasets', 'routing.yaml');
 
 const unit = z.number().min(0).max(1);
 const regexString = z.string().min(1).superRefine((s, ctx) => {
@@ -83,32 +93,77 @@ export const routingConfigSchema = z.strictObject({
 
 export type RoutingConfig = z.infer<typeof routingConfigSchema>;
 
-/** Validate an already-parsed config object; `source` names it in errors. */
-export function parseRoutingConfig(value: unknown, source = 'routing config'): RoutingConfig {
-  const r = routingConfigSchema.safeParse(value ?? {});
-  if (!r.success) {
-    const lines = r.error.issues.map((i) => `${source}: field '${i.path.join('.') || '(root)'}': ${i.message}`);
-    throw new UserError(lines.join('\n'));
+/** The keys an object of `schema` accepts at `path` (through defaults, prefaults, optionals and records). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let cur: unknown = schema;
+  const unwrap = () => {
+    for (let i = 0; i < 10; i++) {
+      const def = (cur as { _zod?: { def?: { innerType?: unknown; in?: unknown } } })._zod?.def;
+      if (def?.innerType) cur = def.innerType;
+      else if (def?.in) cur = def.in;
+      else break;
+    }
+  };
+  for (const p of path) {
+    unwrap();
+    const def = (cur as { _zod?: { def?: { type?: string; shape?: Record<string, unknown>; valueType?: unknown } } })._zod?.def;
+    if (def?.type === 'object' && def.shape && typeof p === 'string' && p in def.shape) cur = def.shape[p];
+    else if (def?.type === 'record') cur = def.valueType;
+    else return [];
   }
-  return r.data;
+  unwrap();
+  const def = (cur as { _zod?: { def?: { type?: string; shape?: Record<string, unknown> } } })._zod?.def;
+  return def?.type === 'object' && def.shape ? Object.keys(def.shape) : [];
 }
 
-/** Load and validate a routing YAML file (default config/routing.yaml of this package). */
-export function loadRoutingConfig(path: string = DEFAULT_ROUTING_PATH): RoutingConfig {
+/** 1-based line of `path` in a block-style YAML text (each key searched after its parent's line), or undefined. */
+function lineOf(text: string | undefined, path: readonly PropertyKey[]): number | undefined {
+  if (!text || path.length === 0) return undefined;
+  const lines = text.split('\n');
+  let from = 0;
+  let found: number | undefined;
+  for (const p of path) {
+    const esc = String(p).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const re = new RegExp(`^\\s*(-\\s+)?(${esc}|"${esc}"|'${esc}')\\s*:`);
+    let i = from;
+    while (i < lines.length && !re.test(lines[i]!)) i++;
+    if (i >= lines.length) return found;
+    found = i + 1;
+    from = i + 1;
+  }
+  return found;
+}
+
+/**
+ * Validate an already-parsed config object; `source` names it in errors, `text` (the YAML) gives line numbers.
+ * The first problem is ONE line: `FILE:LINE: KEY: what is wrong, expected ...` (unknown keys with a
+ * did-you-mean and the valid keys).
+ */
+export function parseRoutingConfig(value: unknown, source = 'routing config', text?: string): RoutingConfig {
+  const r = routingConfigSchema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const path = issue.path;
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0]!;
+    const line = lineOf(text, [...path, key]);
+    throw new UserError(unknownKeyMessage(`${source}${line ? `:${line}` : ''}`, path.map(String).join('.'), key, keysAt(routingConfigSchema, path)));
+  }
+  const line = lineOf(text, path);
+  const where = path.map(String).join('.') || '(root)';
+  const more = r.error.issues.length > 1 ? ` (and ${r.error.issues.length - 1} more problem${r.error.issues.length > 2 ? 's' : ''})` : '';
+  throw new UserError(`${source}${line ? `:${line}` : ''}: ${where}: ${issue.message.split('\n')[0]}${more}`);
+}
+
+/** Load and validate a routing YAML file (no argument: the demo's rules, datasets/routing.yaml). */
+export function loadRoutingConfig(path: string = DEMO_ROUTING_PATH): RoutingConfig {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    throw new UserError(`${path}: routing config not found`);
+    throw new UserError(`${path}: routing config not found, expected a routing YAML file (routingConfig: / --routing)`);
   }
-  let value: unknown;
-  try {
-    value = yaml.load(text, { filename: path, schema: yaml.CORE_SCHEMA });
-  } catch (e) {
-    const ye = e as { mark?: { line: number }; reason?: string; message: string };
-    throw new UserError(`${path}${ye.mark ? `:${ye.mark.line + 1}` : ''}: not valid YAML (${ye.reason ?? ye.message})`);
-  }
-  return parseRoutingConfig(value, path);
+  return parseRoutingConfig(loadYaml(text, path), path, text);
 }
 
 // ------------------------------------------------------------------------------------ text helpers

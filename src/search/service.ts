@@ -8,7 +8,6 @@
  * over the first `candidates` of each channel; ties broken by chunk id (ascending) everywhere.
  * Routing (practice_bridge / no_results / safety) is delegated to src/search/routing.ts.
  */
-import { existsSync } from 'node:fs';
 import type pg from 'pg';
 import { loadSql, openDatabase, availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
@@ -78,7 +77,7 @@ export interface CreateSearchServiceOptions {
   /** Extra embedders by id (variant selection by `params.embedder`). */
   embedders?: Embedder[];
   defaults?: Partial<SearchParams>;
-  /** Routing config object or YAML path; default config/routing.yaml when present; false: no routing. */
+  /** Routing config object or YAML path; none (or false): no routing, every query routes 'search' (routing rules are corpus-specific). */
   routing?: RoutingConfig | string | false;
   /** Ingest this corpus when the requested variant is missing (prints progress to stderr). */
   autoIngest?: AutoIngestOptions;
@@ -216,7 +215,6 @@ export class SearchService implements SearchServiceLike {
         let config: RoutingConfig | undefined;
         if (typeof this.routingOpt === 'string') config = mod.loadRoutingConfig(this.routingOpt);
         else if (this.routingOpt) config = this.routingOpt;
-        else if (mod.DEFAULT_ROUTING_PATH && existsSync(mod.DEFAULT_ROUTING_PATH)) config = mod.loadRoutingConfig();
         if (!config) return undefined;
         // The router embeds exemplars with the default embedder when it can; without one, patterns only.
         const emb = await this.embedderFor(this.defaults.embedder).catch(() => undefined);

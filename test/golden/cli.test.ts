@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { loadGoldenFile } from '../../src/golden/index.ts';
@@ -109,7 +109,7 @@ test('diff: added/changed pass, a removed or reused id fails', (t) => {
   const d = tempDir(t);
   const base = JSON.parse(readFileSync(DES, 'utf8')) as Record<string, unknown>[];
   const grown = join(d, 'grown.json');
-  writeFileSync(grown, JSON.stringify([...base.map((q, i) => (i === 0 ? { ...q, notes: 'edited' } : q)), { id: 'en-direct-002', query: 'new one', language: 'en', category: 'direct' }]));
+  writeFileSync(grown, JSON.stringify([...base.map((q, i) => (i === 0 ? { ...q, notes: 'edited' } : q)), { id: 'en-direct-002', query: 'new one', language: 'en', category: 'direct', expected_routing: 'search' }]));
   let r = rg('diff', DES, grown);
   assert.equal(r.code, 0, r.out + r.err);
   assert.match(r.out, /added    en-direct-002/);
@@ -164,6 +164,129 @@ test('usage errors: unknown subcommand and unknown flag exit 2 without a stack',
   assert.match(a.err, /unknown golden command 'frobnicate'/);
   const b = rg('validate', '--bogus', DES);
   assert.equal(b.code, 2);
-  assert.match(b.err, /Unknown option '--bogus'/);
-  noStack(a.err + b.err);
+  assert.match(b.err, /unknown option '--bogus'/);
+  const c = rg('validate', '--quite', DES);
+  assert.equal(c.code, 2);
+  assert.match(c.err, /^rankgate golden: unknown option '--quite'; did you mean '--quiet'\?$/m);
+  noStack(a.err + b.err + c.err);
+});
+
+test('validate: an alias bomb under 1 KB exits 2 in bounded time with one clear line', (t) => {
+  const p = join(tempDir(t), 'bomb.yaml');
+  const lines = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+  for (let i = 1; i < 9; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
+  lines.push('queries: [*i]');
+  writeFileSync(p, `${lines.join('\n')}\n`);
+  assert.ok(readFileSync(p).length < 1024);
+  const t0 = Date.now();
+  const r = rg('validate', p);
+  const ms = Date.now() - t0;
+  assert.equal(r.code, 2, r.out + r.err);
+  assert.deepEqual(r.out.trim().split('\n'), [
+    `${p}:1 (file) yaml: refused: the document expands to more than 5,000,000 values (YAML aliases such as *name reused many times); write the values out or split the file`,
+  ]);
+  assert.ok(ms < 30_000, `bounded: ${ms} ms`);
+  noStack(r.out + r.err);
+});
+
+test('validate: a field one edit from a known one is flagged with a did-you-mean; a query with nothing to score is an error', (t) => {
+  const d = tempDir(t);
+  const y = join(d, 'queries.yaml');
+  // the blind-test shipping criteria's format, with expected_paths misspelled
+  writeFileSync(y, '- id: bt-1\n  query: how to find inner peace\n  expected_path:\n    - the-lamp-within.md\n  relevence:\n    the-lamp-within.md: 3\n- id: bt-2\n  query: grief\n  expected_paths: [a.md]\n  owner: alice\n');
+  let r = rg('validate', y);
+  assert.equal(r.code, 2, r.out + r.err);
+  assert.deepEqual(r.out.trim().split('\n'), [
+    `${y}:3 (bt-1) expected_path: unknown field "expected_path"; did you mean 'expected_paths'? (unknown fields are kept as extra data, but this one is one letter away from a field of this format)`,
+    `${y}:5 (bt-1) relevence: unknown field "relevence"; did you mean 'relevance'? (unknown fields are kept as extra data, but this one is one letter away from a field of this format)`,
+  ]);
+  // DES-058 passages and gold-set JSONL too; a far-off extra field (owner) stays extra data
+  const j = join(d, 'gold.jsonl');
+  writeFileSync(j, '{"id":"g1","query":"q","relevant_case_law_id":["x"]}\n{"id":"g2","query":"q","relevant_case_law_ids":[]}\n');
+  r = rg('validate', j);
+  assert.equal(r.code, 2);
+  assert.deepEqual(r.out.trim().split('\n'), [
+    `${j}:1 (g1) relevant_case_law_ids: missing, expected a list of strings`,
+    `${j}:1 (g1) relevant_case_law_id: unknown field "relevant_case_law_id"; did you mean 'relevant_case_law_ids'? (unknown fields are kept as extra data, but this one is one letter away from a field of this format)`,
+    `${j}:2 (g2) relevant_case_law_ids: nothing to score: no expected reference, no expected_routing and no expect_safety, expected at least one (a query without expectations would run unscored)`,
+  ]);
+  const des = join(d, 'golden-set-en.json');
+  writeFileSync(des, JSON.stringify([{ id: 'a', query: 'q', language: 'en', category: 'direct', expected_routing: 'search', expected_passages: [{ passage_substring: 'x', relevanse: 'high' }] }], null, 2));
+  r = rg('validate', des);
+  assert.equal(r.code, 2);
+  assert.match(r.out, /\(a\) expected_passages\[0\]\.relevanse: unknown field "relevanse"; did you mean 'relevance'\?/);
+  noStack(r.out + r.err);
+});
+
+test('validate: ids with control characters or absurd length are errors', (t) => {
+  const d = tempDir(t);
+  const p = join(d, 'gold.jsonl');
+  const rows = [
+    { id: 'a\nb', query: 'q', relevant_case_law_ids: ['x'] },
+    { id: 'nul\u0000', query: 'q', relevant_case_law_ids: ['x'] },
+    { id: 'tab', query: 'q', relevant_case_law_ids: ['x\ty'] },
+    { id: 'x'.repeat(100_000), query: 'q', relevant_case_law_ids: ['x'] },
+    { id: 'fine', query: 'q', relevant_case_law_ids: ['x'.repeat(513)] },
+  ];
+  writeFileSync(p, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
+  const r = rg('validate', p);
+  assert.equal(r.code, 2, r.out + r.err);
+  const out = r.out.trim().split('\n');
+  assert.equal(out.length, 5, r.out);
+  assert.ok(out.every((l) => l.length < 400), 'short lines');
+  assert.match(out[0]!, /:1 \(a\\nb\) id: id "a\\nb" contains a control character \(U\+000A, newline\), expected an id without tabs, newlines or other control characters/);
+  assert.match(out[1]!, /:2 \(nul\\u0000\) id: id "nul\\u0000" contains a control character \(U\+0000, NUL\)/);
+  assert.match(out[2]!, /:3 \(tab\) relevant_case_law_ids\[0\]: doc_id "x\\ty" contains a control character \(U\+0009, tab\)/);
+  assert.match(out[3]!, /:4 \(x{77}\.\.\.\) id: id "x{30,}\.\.\. is 100000 characters long, expected at most 512/);
+  assert.match(out[4]!, /:5 \(fine\) relevant_case_law_ids\[0\]: doc_id "x+\.\.\. is 513 characters long, expected at most 512/);
+  noStack(r.out + r.err);
+});
+
+test('validate A B: ids duplicated across the files of one selection are errors; stats accepts what validate accepts', (t) => {
+  const d = tempDir(t);
+  let r = rg('validate', DES, DES);
+  assert.equal(r.code, 2);
+  assert.match(r.out, new RegExp(`^${DES.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(en-direct-001\\) id: duplicate id, already in .*golden-set-en\\.json, expected ids unique across the files of one selection$`, 'm'));
+  assert.match(r.err, /golden validate: 5 errors in 2 files/);
+  const other = join(d, 'other.json');
+  writeFileSync(other, JSON.stringify([{ id: 'en-adversarial-001', query: 'x', language: 'en', category: 'adversarial', expected_routing: 'no_results' }]));
+  r = rg('validate', DES, other);
+  assert.equal(r.code, 2);
+  assert.deepEqual(r.out.trim().split('\n'), [`${DES}: ok (des058, 5 queries)`, `${other} (en-adversarial-001) id: duplicate id, already in ${DES}, expected ids unique across the files of one selection`]);
+  // a folder: validate and stats accept the same paths
+  mkdirSync(join(d, 'sets'));
+  writeFileSync(join(d, 'sets', 'golden-set-en.json'), readFileSync(DES));
+  writeFileSync(join(d, 'sets', 'queries.yaml'), readFileSync(YAML));
+  assert.equal(rg('validate', join(d, 'sets')).code, 0);
+  const s = rg('stats', join(d, 'sets'), '--json');
+  assert.equal(s.code, 0, s.err);
+  assert.equal((JSON.parse(s.out) as { total: { queries: number } }).total.queries, 8);
+});
+
+test('convert: a writer refuses values its format cannot hold, names file, id and field, and writes nothing', (t) => {
+  const d = tempDir(t);
+  const src = join(d, 'gold.jsonl');
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ id: 'a b', query: 'q', relevant_case_law_ids: ['x'] }, 'trec', /topics\.txt \(a b\) id: contains a space, which TREC topics and qrels cannot hold \(whitespace-separated columns\), expected an id without whitespace; nothing written$/],
+    [{ id: 'a', query: 'q', relevant_case_law_ids: ['doc 1'] }, 'trec', /qrels\.txt \(a\) docno: "doc 1" contains a space, which a TREC qrels line cannot hold/],
+    [{ id: 'a', query: 'see </top> here', relevant_case_law_ids: ['d'] }, 'trec', /topics\.txt \(a\) query: contains tag-like text "<\/top>", which SGML topics cannot hold/],
+    [{ id: 'a', query: 'line one\nline two', relevant_case_law_ids: ['d'] }, 'trec', /topics\.txt \(a\) query: contains a newline, which an SGML <title> cannot hold/],
+  ];
+  for (const [row, to, re] of cases) {
+    writeFileSync(src, `${JSON.stringify(row)}\n`);
+    const out = join(d, `out-${to}`);
+    mkdirSync(out, { recursive: true });
+    const r = rg('convert', src, '--to', to, '-o', join(out, 'topics.txt'));
+    assert.equal(r.code, 2, r.out + r.err);
+    assert.match(r.err.trim(), re);
+    assert.equal(r.err.trim().split('\n').length, 1);
+    assert.deepEqual(readdirSync(out), [], 'nothing written');
+    noStack(r.err);
+  }
+  // BEIR qrels are tab-separated: an id that survives JSON but holds a tab cannot be written... and validate refuses it first
+  writeFileSync(src, `${JSON.stringify({ id: 'a', query: 'q', relevant_case_law_ids: ['d\te'] })}\n`);
+  const r = rg('convert', src, '--to', 'beir', '-o', join(d, 'beir'));
+  assert.equal(r.code, 2);
+  assert.match(r.err, /doc_id "d\\te" contains a control character \(U\+0009, tab\)/);
+  assert.equal(existsSync(join(d, 'beir')), false);
 });

@@ -36,7 +36,7 @@ test('TestCase shape: one var (query), no description, id/category/language and 
   assert.equal(t.metadata.id, 'en-dark_night-001');
   assert.equal(t.metadata.category, 'dark_night');
   for (const tc of tests) for (const v of Object.values(tc.vars)) assert.equal(typeof v, 'string');
-  assert.deepEqual(Object.keys(t.metadata), ['id', 'category', 'language', 'tags', 'golden']);
+  assert.deepEqual(Object.keys(t.metadata), ['id', 'category', 'language', 'tags', 'golden', 'selection']);
   assert.equal(t.metadata.tags, 'fear');
   assert.equal(tests[0]!.metadata.tags, 'love,god-realization');
   assert.deepEqual(t.metadata.golden, golden[1]);
@@ -68,7 +68,18 @@ test('a missing or broken golden file is a UserError naming the file', async () 
 
 test('a selection that matches nothing is a UserError, not an empty eval', async () => {
   await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'emotional' }, async () => {
-    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /no golden query matches category emotional in .*golden-set-en\.json \(5 queries there\)/.test(e.message));
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /^RANKGATE_CATEGORY \/ category: no query in .*golden-set-en\.json has category 'emotional' \(categories there: adversarial, dark_night, direct, metaphorical, technique_boundary\)$/.test(e.message));
+  });
+  // a typo in one value of a list is refused too (never a silently smaller run), with a did-you-mean
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'direct,metaphoric' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /has category 'metaphoric'; did you mean 'metaphorical'\?/.test(e.message));
+  });
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_TAG: 'feer' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /^RANKGATE_TAG \/ tag: no query in .* has tag 'feer'; did you mean 'fear'\?/.test(e.message));
+  });
+  // filters that each exist but select nothing together
+  await withEnv({ RANKGATE_GOLDEN: DES, RANKGATE_CATEGORY: 'direct', RANKGATE_TAG: 'fear' }, async () => {
+    await assert.rejects(generateTests(), (e: unknown) => isUserError(e) && /no golden query matches category direct, tag fear in .*golden-set-en\.json \(5 queries there/.test(e.message));
   });
 });
 

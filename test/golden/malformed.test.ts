@@ -187,15 +187,15 @@ test('a 50 MB golden set with one bad entry at the end: the error names its line
 test('DES-058 warnings: search query without passages, no high passage, >3 passages, unknown retrieval intent', (t) => {
   const p = join(tempDir(t), 'golden-set-en.json');
   const partial = { ...hi, relevance: 'partial' };
-  writeFileSync(p, des(q({ id: 'none' }), q({ id: 'low', expected_passages: [partial] }), q({ id: 'many', expected_passages: [hi, hi, hi, hi], retrieval_intent: 'cheer' })));
+  writeFileSync(p, des(q({ id: 'none', expected_routing: 'search' }), q({ id: 'low', expected_passages: [partial] }), q({ id: 'many', expected_passages: [hi, hi, hi, hi], retrieval_intent: 'cheer' })));
   const f = readGoldenFile(p);
   assert.equal(f.errorCount, 0);
   const w = f.lines.map((l) => l.split(p).join('F'));
   assert.deepEqual(w, [
     'F:2 (none) expected_passages: warning: no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)',
-    'F:13 (low) expected_passages: warning: no passage with relevance "high", expected at least one (Recall@3 counts only high passages)',
-    'F:25 (many) expected_passages: warning: 4 passages, expected 1-3 (DES-058)',
-    'F:43 (many) retrieval_intent: warning: unknown retrieval intent "cheer", expected meet_first or console (allowed, but the judge knows only those)',
+    'F:14 (low) expected_passages: warning: no passage with relevance "high", expected at least one (Recall@3 counts only high passages)',
+    'F:26 (many) expected_passages: warning: 4 passages, expected 1-3 (DES-058)',
+    'F:44 (many) retrieval_intent: warning: unknown retrieval intent "cheer", expected meet_first or console (allowed, but the judge knows only those)',
   ]);
 });
 

@@ -4,11 +4,11 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { createRouter, loadRoutingConfig, parseRoutingConfig, cosine } from '../../src/search/routing.ts';
+import { DEMO_ROUTING_PATH, createRouter, loadRoutingConfig, parseRoutingConfig, cosine } from '../../src/search/routing.ts';
 import type { Embedder } from '../../src/embeddings/types.ts';
 import type { SearchHit } from '../../src/search/types.ts';
 
-const config = loadRoutingConfig(); // config/routing.yaml, the shipped defaults
+const config = loadRoutingConfig(DEMO_ROUTING_PATH); // datasets/routing.yaml, the demo corpus's rules
 const tmp = mkdtempSync(join(tmpdir(), 'rankgate-routing-'));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -175,28 +175,48 @@ test('hostile queries: regex metacharacters, SQL, template syntax, 100 KB, NUL, 
   }
 });
 
-test('loadRoutingConfig: YAML and schema errors name the file and the field', () => {
+test('loadRoutingConfig: every problem is ONE line naming the file, the line and the key (did-you-mean for unknown keys)', () => {
   const bad = (name: string, text: string) => {
     const p = join(tmp, name);
     writeFileSync(p, text);
     return p;
   };
-  assert.throws(() => loadRoutingConfig(bad('a.yaml', 'practice_bridge: [unclosed\n')), { name: 'UserError', message: /a\.yaml:\d+: not valid YAML/ });
-  assert.throws(() => loadRoutingConfig(bad('b.yaml', 'practice_bridge:\n  similarity_threshold: high\n')), {
-    name: 'UserError',
-    message: /b\.yaml: field 'practice_bridge\.similarity_threshold'/,
-  });
-  assert.throws(() => loadRoutingConfig(bad('c.yaml', "practice_bridge:\n  patterns: ['(unclosed']\n")), {
-    name: 'UserError',
-    message: /c\.yaml: field 'practice_bridge\.patterns\.0': not a valid regular expression/,
-  });
-  assert.throws(() => loadRoutingConfig(bad('d.yaml', 'no_results:\n  cosine_floor: 0.5\n  cosine_ceiling: 0.4\n')), {
-    name: 'UserError',
-    message: /d\.yaml: field 'no_results\.cosine_ceiling'/,
-  });
-  assert.throws(() => loadRoutingConfig(bad('e.yaml', 'safety:\n  lexikon: {}\n')), { name: 'UserError', message: /e\.yaml: field 'safety'.*lexikon/ });
-  assert.throws(() => loadRoutingConfig(join(tmp, 'missing.yaml')), { name: 'UserError', message: /missing\.yaml: routing config not found/ });
-  // the shipped file round-trips through the schema unchanged
+  const oneLine = (fn: () => unknown, expected: RegExp) =>
+    assert.throws(fn, (e: unknown) => {
+      const err = e as Error;
+      assert.equal(err.name, 'UserError');
+      assert.doesNotMatch(err.message, /\n/, 'one line');
+      assert.match(err.message, expected);
+      return true;
+    });
+  oneLine(() => loadRoutingConfig(bad('a.yaml', 'practice_bridge: [unclosed\n')), /a\.yaml:\d+:\d+: not valid YAML/);
+  oneLine(() => loadRoutingConfig(bad('b.yaml', 'practice_bridge:\n  similarity_threshold: high\n')), /b\.yaml:2: practice_bridge\.similarity_threshold: /);
+  oneLine(() => loadRoutingConfig(bad('c.yaml', "practice_bridge:\n  patterns: ['(unclosed']\n")), /c\.yaml:2: practice_bridge\.patterns\.0: not a valid regular expression/);
+  oneLine(() => loadRoutingConfig(bad('d.yaml', 'no_results:\n  cosine_floor: 0.5\n  cosine_ceiling: 0.4\n')), /d\.yaml:3: no_results\.cosine_ceiling: cosine_ceiling must be greater/);
+  // unknown keys, at every level: did-you-mean and the valid keys of that level
+  oneLine(
+    () => loadRoutingConfig(bad('e.yaml', 'safety:\n  enabled: true\n  lexikon: {}\n')),
+    /^.*e\.yaml:3: safety: unknown key 'lexikon'; did you mean 'lexicon'\? \(valid: check_all_languages, enabled, lexicon, patterns, suppress_no_results\)$/,
+  );
+  oneLine(() => loadRoutingConfig(bad('f.yaml', 'version: 1\nsafty: {}\n')), /f\.yaml:2: unknown key 'safty'; did you mean 'safety'\? \(valid: no_results, practice_bridge, safety, version\)$/);
+  oneLine(
+    () => loadRoutingConfig(bad('g.yaml', 'no_results:\n  thresholds: { both: 0.3, vector_only: 0.3, keyword_only: 0.5, keywrd_only: 1 }\n')),
+    /g\.yaml:2: no_results\.thresholds: unknown key 'keywrd_only'; did you mean 'keyword_only'\? \(valid: both, keyword_only, vector_only\)$/,
+  );
+  oneLine(
+    () => loadRoutingConfig(bad('h.yaml', 'no_results:\n  language_thresholds:\n    hi: { vectr_only: 0.2 }\n')),
+    /h\.yaml:3: no_results\.language_thresholds\.hi: unknown key 'vectr_only'; did you mean 'vector_only'\? \(valid: both, keyword_only, vector_only\)$/,
+  );
+  oneLine(() => loadRoutingConfig(join(tmp, 'missing.yaml')), /missing\.yaml: routing config not found/);
+  // an alias bomb (< 1 KB) is refused in bounded time (src/util/yaml.ts)
+  const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+  for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  const bomb = bad('bomb.yaml', `${levels.join('\n')}\n`);
+  assert.ok(Buffer.byteLength(levels.join('\n')) < 1024);
+  const t0 = Date.now();
+  oneLine(() => loadRoutingConfig(bomb), /bomb\.yaml: refused: the document expands to more than/);
+  assert.ok(Date.now() - t0 < 20_000, 'bounded');
+  // the demo's file round-trips through the schema unchanged
   assert.deepEqual(parseRoutingConfig(yaml.load(yaml.dump(config))), config);
 });
 
@@ -229,6 +249,36 @@ test('no_results: vector signal ignored for languages the embedder does not mode
   const other = createRouter(parseRoutingConfig({ no_results: { vector_languages_by_embedder: { 'use-lite': ['en'] } } }), emb);
   assert.equal(other.relevance('मन', [h], 'hi').signals, 'both');
   assert.throws(() => parseRoutingConfig({ no_results: { script_languages: { Klingon: 'tlh' } } }, 'r.yaml'), {
-    message: /r\.yaml: field 'no_results\.script_languages\.Klingon': unknown Unicode script/,
+    message: /^r\.yaml: no_results\.script_languages\.Klingon: unknown Unicode script "Klingon"/,
   });
+});
+
+test('a SearchService given no routing config does no routing: every query routes search, no safety flag', async () => {
+  const { openPgliteFixture, FIXTURE_EMBEDDER } = await import('./fixture.ts');
+  const { createSearchService } = await import('../../src/search/service.ts');
+  const db = await openPgliteFixture();
+  const defaults = { chunkSize: 48, embedder: FIXTURE_EMBEDDER.id };
+  const plain = await createSearchService({ db, embedder: FIXTURE_EMBEDDER, defaults });
+  // rules that send every query to no_results and flag "zzz" as a safety phrase, to show they are what routes
+  const strict = await createSearchService({
+    db,
+    embedder: FIXTURE_EMBEDDER,
+    defaults,
+    routing: parseRoutingConfig({ no_results: { thresholds: { both: 1, vector_only: 1, keyword_only: 1 } }, safety: { lexicon: { en: ['zzz'] } } }),
+  });
+  try {
+    for (const q of ['quantum chromodynamics on a lattice', 'zzz', 'how do I sleep when worried']) {
+      const r = await plain.search(q, { routing: true });
+      assert.deepEqual([r.routing.route, r.routing.safety, r.routing.reasons], ['search', false, []], q);
+      const s = await strict.search(q, { routing: true });
+      // a safety query is never sent to no_results (suppress_no_results, default on)
+      assert.equal(s.routing.route, q === 'zzz' ? 'search' : 'no_results', q);
+      assert.equal(s.routing.safety, q === 'zzz', q);
+      assert.ok(s.routing.reasons.length > 0, q);
+    }
+  } finally {
+    await plain.close();
+    await strict.close();
+    await db.close();
+  }
 });

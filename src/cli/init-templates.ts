@@ -1,0 +1,346 @@
+/**
+ * The files `rankgate init` writes into a team's own repository, as text. Kept in TypeScript (not asset files)
+ * so they ship in any build of the package without a copy step.
+ *
+ * Every template is a pure function of an InitPlan: the paths (relative to the team's repo, POSIX separators),
+ * the golden set's figures and the floors chosen from its size (src/cli/init.ts).
+ */
+import yaml from 'js-yaml';
+
+export interface GoldenFigures {
+  /** queries in the golden set */
+  n: number;
+  /** queries per category, largest first */
+  categories: [string, number][];
+  languages: string[];
+  /** queries expecting each non-default route */
+  routes: { no_results: number; practice_bridge: number };
+  /** queries expecting the safety flag */
+  safety: number;
+}
+
+export interface InitPlan {
+  /** how rankgate's own files are reached from the team's repo, e.g. node_modules/rankgate */
+  pkg: string;
+  golden: string;
+  goldenFormat?: string;
+  /** exactly one of corpus / url / module */
+  corpus?: string;
+  corpusFormat?: string;
+  url?: string;
+  module?: string;
+  figures: GoldenFigures;
+  /** overall Recall@3 floor, per-category floors (categories big enough for one), routing floor */
+  floors: { overall: number; categories: [string, number][]; routing?: number; maxDrop: number };
+  /** keys of gate.yaml this rankgate's gate understands (regression / max_error_rate arrive with the regression gate) */
+  gateKeys: { regression: boolean; maxErrorRate: boolean };
+  /** true: write config/routing.yaml and check routes */
+  routing: boolean;
+  chunkSize: number;
+  embedder: string;
+  /** repo-relative paths the workflow watches */
+  watch: string[];
+  baseline: string;
+  today: string;
+}
+
+const q = (s: string) => JSON.stringify(s);
+/** A string literal inside a GitHub Actions expression: single quotes, doubled to escape. */
+const expr = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+function providerBlock(p: InitPlan): string {
+  if (p.url) {
+    return `  - id: file://${p.pkg}/providers/search.ts
+    label: ${q(`your service (${new URL(p.url).host})`)}
+    config:
+      # Your search over HTTP: POST {query, limit} -> {results: [{chunk_id, document_id, content, score}]}
+      # (the portal shape), or a /search/v1/{mode} URL (the NQ shape). Routing is your service's own.
+      url: ${q(p.url)}
+      topK: 10
+      timeoutMs: 10000`;
+  }
+  if (p.module) {
+    return `  - id: file://${p.pkg}/providers/search.ts
+    label: ${q(`your service (${p.module})`)}
+    config:
+      # Your search in-process: the module exports createSearchService(config) -> { search(query, params) }.
+      module: ${q(p.module)}
+      topK: 10`;
+  }
+  const routing = p.routing
+    ? `      routing: true
+      routingConfig: config/routing.yaml   # written by rankgate init: your golden set states expected routes`
+    : `      # Your golden set states no expected route (no_results, practice_bridge, safety), so no routing rules:
+      # every query is plain search. Add config/routing.yaml and set these two when it does.
+      routing: false
+      routingConfig: false`;
+  return `  - id: file://${p.pkg}/providers/search.ts
+    label: ${q(`hybrid rrf60 c${p.chunkSize} ${p.embedder}`)}
+    config:
+      # rankgate's own hybrid search (BM25 + vector, RRF) over an embedded PGlite index in .rankgate/db
+      # (or Postgres with pgvector: set DATABASE_URL). The index of ${p.corpus} is built on first use.
+      corpus: ${q(p.corpus!)}${p.corpusFormat ? `\n      corpusFormat: ${p.corpusFormat}` : ''}
+      mode: hybrid
+      rrfK: 60
+      topK: 10
+      chunkSize: ${p.chunkSize}
+      embedder: ${p.embedder}
+${routing}`;
+}
+
+export function promptfooConfig(p: InitPlan): string {
+  const f = p.figures;
+  const golden = p.goldenFormat ? `{ golden: ${q(p.golden)}, format: ${p.goldenFormat} }` : `{ golden: ${q(p.golden)} }`;
+  const routingAssert = p.routing
+    ? `
+    # Routes and the safety flag, for the queries whose golden entry states one.
+    - type: javascript
+      value: file://${p.pkg}/assertions/routing.ts:routing`
+    : '';
+  return `# Search-quality eval of ${p.golden} (${f.n} queries), written by \`rankgate init\` on ${p.today}.
+#
+#   npx promptfoo eval -o results.json       # the eval; the gate (config/gate.yaml) sets the exit code
+#   npx rankgate gate results.json           # the verdict again, with the per-category table
+#   npx promptfoo view -y                    # the matrix in a browser (-y opens it, -n only serves it)
+#
+# Exit codes: 0 every floor passes, 1 a floor (or a significant regression) fails, 2 bad input or a broken
+# setup. A single query failing its own assertions does not fail the run; the floors decide.
+description: ${q(`search quality: ${p.golden}`)}
+
+prompts:
+  - '{{query}}'
+
+# One entry = one column of the matrix. Copy an entry and change its config to compare settings
+# (chunkSize, rrfK, weights, mode: keyword | vector | hybrid); give every entry its own label.
+providers:
+${providerBlock(p)}
+
+# Your golden set, read by rankgate's loader (format detected from the file; every problem is one line).
+tests:
+  - path: file://${p.pkg}/datasets/tests.ts
+    config: ${golden}
+
+defaultTest:
+  assert:
+    # Recall@k, MRR, nDCG per query (overall and per category) as named scores.
+    - type: javascript
+      value: file://${p.pkg}/assertions/rank.ts:rank
+      config: { passAt: 3 }${routingAssert}
+    # Top-5 results cut mid-sentence or inside an open code fence.
+    - type: javascript
+      value: file://${p.pkg}/assertions/integrity.ts:integrity
+
+# Means over the sums promptfoo keeps per column; per-category means are added by the beforeAll hook.
+derivedMetrics:
+  - { name: avg_recall_at_1, value: recall_at_1 / n_ranked }
+  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }
+  - { name: avg_recall_at_5, value: recall_at_5 / n_ranked }
+  - { name: avg_recall_at_10, value: recall_at_10 / n_ranked }
+  - { name: avg_mrr, value: mrr / n_ranked }
+  - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
+  - { name: not_found_rate, value: 1 - found / n_ranked }${p.routing ? '\n  - { name: routing_accuracy, value: routing_ok / n_routing }' : ''}
+  - { name: avg_latency_ms, value: latency_ms / n_latency }
+
+extensions:
+  - file://${p.pkg}/assertions/gate.ts:beforeAll
+  - file://${p.pkg}/assertions/gate.ts:afterAll
+
+env:
+  PROMPTFOO_DISABLE_TELEMETRY: '1'
+  PROMPTFOO_DISABLE_UPDATE: '1'
+  PROMPTFOO_DISABLE_SHARING: '1'
+  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+
+evaluateOptions:
+  maxConcurrency: 4
+`;
+}
+
+const pct = (x: number) => x.toFixed(2);
+
+export function gateConfig(p: InitPlan): string {
+  const f = p.figures;
+  const fl = p.floors;
+  const small = f.categories.filter(([c]) => !fl.categories.some(([k]) => k === c));
+  const lines = [
+    `# Search-quality gate for ${p.golden} (${f.n} queries), written by \`rankgate init\` on ${p.today}.`,
+    '# Applied by the afterAll hook of promptfooconfig.yaml (a bare `npx promptfoo eval` exits 1 when a floor fails)',
+    '# and by `npx rankgate gate results.json`. A single query failing its own assertions never fails the gate.',
+    '#',
+    `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
+    `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
+    `# ${pct(1 / f.n)}. Grow the set to tighten them; raise them once you know where your search stands.`,
+    'metric_family: strict',
+    'overall:',
+    `  recall_at_3: ${pct(fl.overall)}`,
+  ];
+  if (fl.routing !== undefined) lines.push(`  routing_accuracy: ${pct(fl.routing)}   # ${f.routes.no_results + f.routes.practice_bridge} queries expect a route other than search, ${f.safety} the safety flag`);
+  if (fl.categories.length) {
+    lines.push('# Categories with at least 10 queries get their own floor (same rule, n = the category size).');
+    lines.push('categories:');
+    for (const [c, v] of fl.categories) lines.push(`  ${q(c)}:`, `    recall_at_3: ${pct(v)}`);
+  } else {
+    lines.push('# No category has the 10 queries a floor of its own needs; categories are reported, not gated.');
+    lines.push('categories: {}');
+  }
+  if (small.length) lines.push(`# Reported, not gated (under 10 queries): ${small.map(([c, n]) => `${c} (${n})`).join(', ')}.`);
+  if (p.gateKeys.regression) {
+    lines.push(
+      '# Regression check against a baseline (`rankgate gate results.json --baseline ' + p.baseline + '`; off without one):',
+      `# fails when a metric drops by more than max_drop (here ${pct(fl.maxDrop)}: more than one query's worth of Recall@3)`,
+      '# AND a paired test over the same queries gives p < alpha.',
+      'regression:',
+      `  max_drop: ${pct(fl.maxDrop)}`,
+      '  alpha: 0.05',
+    );
+  }
+  if (p.gateKeys.maxErrorRate) lines.push('# Rows that errored (service down, timeout) make the run untrustworthy: exit 2 above this share.', 'max_error_rate: 0');
+  return lines.join('\n') + '\n';
+}
+
+/** Routing rules for a golden set that states routes: only the parts it checks are on, with neutral defaults. */
+export function routingConfig(p: InitPlan, defaults: { stopwordsEn: string[]; safetyEn: string[] }): string {
+  const f = p.figures;
+  const body = {
+    version: 1,
+    practice_bridge: { enabled: f.routes.practice_bridge > 0, patterns: [] as string[], exemplars: [] as string[], similarity_threshold: 0.8 },
+    no_results: {
+      enabled: f.routes.no_results > 0,
+      consider_top: 5,
+      cosine_floor: 0.2,
+      cosine_ceiling: 0.6,
+      weights: { vector: 0.6, keyword: 0.4 },
+      thresholds: { both: 0.35, vector_only: 0.35, keyword_only: 0.6 },
+      vector_languages_by_embedder: { 'use-lite': ['en'] },
+      min_term_length: 3,
+      stem_prefix: 5,
+      stopwords: { en: defaults.stopwordsEn },
+    },
+    safety: { enabled: f.safety > 0, check_all_languages: true, suppress_no_results: true, lexicon: { en: defaults.safetyEn }, patterns: {} },
+  };
+  return `# Routing rules for ${p.golden}, written by \`rankgate init\` on ${p.today} because the golden set states routes:
+# ${f.routes.no_results} queries expect no_results, ${f.routes.practice_bridge} practice_bridge, ${f.safety} the safety flag.
+# Only those parts are enabled. The thresholds are neutral starting points, not tuned on your data: run the eval,
+# look at the routing failures (npx promptfoo view -y), and adjust. Each field is described in rankgate's
+# docs (routing); practice_bridge needs your own patterns or exemplars before it can route anything.
+${yaml.dump(body, { lineWidth: 120, flowLevel: 3 })}`;
+}
+
+export function workflow(p: InitPlan): string {
+  const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
+  const ours = !!p.corpus;
+  const cache = ours
+    ? `
+      # The PGlite index and the embedding cache, keyed by corpus x chunk size x embedder: a PR that does not
+      # touch the corpus reuses the index instead of re-embedding every document.
+      - uses: actions/cache@v4
+        with:
+          path: .rankgate
+          key: rankgate-index-\${{ hashFiles(${expr(corpusGlob(p.corpus!))}) }}-c${p.chunkSize}-${p.embedder}
+          restore-keys: |
+            rankgate-index-`
+    : '';
+  const service = p.url
+    ? `
+      # Your service must answer at ${p.url} here: start it (or point url: at a staging deployment) before the eval.`
+    : '';
+  return `# Search-quality gate, written by \`rankgate init\` on ${p.today}: runs the golden-set eval on pull requests that
+# can change search results, writes the table to the job summary and one PR comment, and fails the job when
+# the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup).
+name: search-eval
+
+on:
+  pull_request:
+    paths:
+${paths}
+  workflow_dispatch:
+
+permissions:
+  contents: read
+  pull-requests: write
+
+concurrency:
+  group: search-eval-\${{ github.ref }}
+  cancel-in-progress: true
+
+env:
+  PROMPTFOO_DISABLE_TELEMETRY: '1'
+  PROMPTFOO_DISABLE_UPDATE: '1'
+  PROMPTFOO_DISABLE_SHARING: '1'
+  PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1'
+  PROMPTFOO_DISABLE_DEBUG_LOG: '1'
+
+jobs:
+  eval:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 20
+          cache: npm
+      - run: npm ci${cache}${service}
+      - name: Baseline from the base branch
+        id: baseline
+        run: |
+          if [ -n "\${{ github.base_ref }}" ] && git show "origin/\${{ github.base_ref }}:${p.baseline}" > base-baseline.json 2>/dev/null; then
+            echo "path=base-baseline.json" >> "$GITHUB_OUTPUT"
+          else
+            rm -f base-baseline.json
+            echo "path=" >> "$GITHUB_OUTPUT"
+          fi
+      - name: Eval (promptfoo)
+        continue-on-error: true
+        run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.json
+      - name: Gate
+        id: gate
+        continue-on-error: true
+        run: |
+          if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
+            npx rankgate gate results.json --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md
+          else
+            npx rankgate gate results.json --comment comment.md
+          fi
+      - name: Job summary
+        if: always() && hashFiles('comment.md') != ''
+        run: cat comment.md >> "$GITHUB_STEP_SUMMARY"
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: search-eval-results
+          path: |
+            results.json
+            comment.md
+          if-no-files-found: warn
+      # A pull request from a fork gets a read-only token: the comment is then skipped, never a failure.
+      # The gate step alone decides the job.
+      - name: Post or update the PR comment
+        if: always() && github.event_name == 'pull_request' && hashFiles('comment.md') != ''
+        continue-on-error: true
+        uses: actions/github-script@v7
+        with:
+          script: |
+            const fs = require('fs');
+            const marker = '<!-- rankgate:search-eval -->';
+            const body = fs.readFileSync('comment.md', 'utf8');
+            const { owner, repo } = context.repo;
+            const issue_number = context.issue.number;
+            const comments = await github.paginate(github.rest.issues.listComments, { owner, repo, issue_number });
+            const mine = comments.find((c) => c.body && c.body.includes(marker));
+            if (mine) await github.rest.issues.updateComment({ owner, repo, comment_id: mine.id, body });
+            else await github.rest.issues.createComment({ owner, repo, issue_number, body });
+      - name: Fail when the gate fails
+        if: steps.gate.outcome != 'success'
+        run: |
+          echo "Search-quality gate failed (see the job summary and the search-eval-results artifact)."
+          exit 1
+`;
+}
+
+/** A hashFiles() pattern for a corpus path: a folder's files, or the file itself. */
+export function corpusGlob(corpus: string): string {
+  return /\.[A-Za-z0-9]+$/.test(corpus) ? corpus : `${corpus.replace(/\/+$/, '')}/**`;
+}

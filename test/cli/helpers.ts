@@ -1,0 +1,83 @@
+/**
+ * A team's repository with rankgate installed as a dependency, the way `npm i -D ./rankgate-x.tgz` leaves it:
+ * the packed tarball (`npm pack`: exactly the files package.json's `files` ships) unpacked in
+ * node_modules/rankgate with its bin linked in node_modules/.bin, and rankgate's dependencies beside it.
+ *
+ * npm itself is not run: an offline `npm i` needs the registry's metadata for every dependency (ENOTCACHED here)
+ * and would copy ~1.4 GB per run. The dependencies are symlinks to this checkout's node_modules instead, which is
+ * what npm would put there (same versions, from the same lockfile).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FIXTURES = join(ROOT, 'test', 'cli', 'fixtures');
+export const RANKGATE_BIN = join(ROOT, 'bin', 'rankgate.js');
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `rankgate-${prefix}-`));
+}
+
+/** Run a command (no shell); NO_COLOR; a private promptfoo config dir unless the caller gives one. */
+export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...opts.env } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 180_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(t);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/** `npm pack` of this checkout into `dest`; returns the tarball's path. Lifecycle scripts are skipped (the
+ * checkout's dist/, when present, is what `prepare` built at install time). */
+export function packRankgate(dest: string): string {
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: ROOT, encoding: 'utf8' });
+  const name = out.trim().split('\n').pop()!;
+  return join(dest, name);
+}
+
+/** A fresh repository at `dir` with rankgate from `tarball` installed as a dependency. */
+export function consumerRepo(dir: string, tarball: string): void {
+  mkdirSync(join(dir, 'node_modules', 'rankgate'), { recursive: true });
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'helpdesk', version: '1.0.0', private: true, devDependencies: { rankgate: `file:${tarball}` } }, null, 2) + '\n');
+  execFileSync('tar', ['xzf', tarball, '-C', join(dir, 'node_modules', 'rankgate'), '--strip-components=1']);
+  const deps = realpathSync(join(ROOT, 'node_modules'));
+  for (const name of readdirSync(deps)) {
+    if (name === 'rankgate' || name === '.bin' || name.startsWith('.')) continue;
+    symlinkSync(join(deps, name), join(dir, 'node_modules', name));
+  }
+  symlinkSync('../rankgate/bin/rankgate.js', join(dir, 'node_modules', '.bin', 'rankgate'));
+  symlinkSync(realpathSync(join(deps, '.bin', 'promptfoo')), join(dir, 'node_modules', '.bin', 'promptfoo'));
+}
+
+/** The help-centre corpus and golden set of test/cli/fixtures/helpdesk copied into `dir` (help/, eval/golden.yaml). */
+export function helpdeskFiles(dir: string): void {
+  cpSync(join(FIXTURES, 'helpdesk', 'help'), join(dir, 'help'), { recursive: true });
+  mkdirSync(join(dir, 'eval'), { recursive: true });
+  cpSync(join(FIXTURES, 'helpdesk', 'golden.yaml'), join(dir, 'eval', 'golden.yaml'));
+}
+
+export function removeDir(dir: string): void {
+  if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,193 @@
+/**
+ * `rankgate init` in a team's own repository, end to end: rankgate installed from its packed tarball, init
+ * against a 14-article help-centre corpus and a blind-test YAML golden set (the demo's is DES-058 JSON), then a
+ * real `npx promptfoo eval` there and `npx rankgate gate` on its output. Plus the choices init makes from the
+ * golden set (floors by size, routing only when routes are stated, the workflow's paths) and its refusals.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
+import { floorFor, planInit } from '../../src/cli/init.ts';
+import { loadFloors } from '../../src/report/gate.ts';
+import { parseRoutingConfig } from '../../src/search/routing.ts';
+import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
+
+async function workflowErrors(text: string): Promise<string[]> {
+  const r = parseWorkflow({ name: 'search-eval.yml', content: text }, new NoOperationTraceWriter());
+  if (r.value) await convertWorkflowTemplate(r.context, r.value);
+  return r.context.errors.getErrors().map((e) => e.message);
+}
+
+test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankgate installed from its tarball', async () => {
+  const t0 = Date.now();
+  const tmp = tempDir('init');
+  const repo = join(tmp, 'helpdesk');
+  mkdirSync(repo);
+  try {
+    const tarball = packRankgate(tmp);
+    consumerRepo(repo, tarball);
+    helpdeskFiles(repo);
+    // what the tarball ships: the runtime, not the repo's tests, benchmarks or demo data
+    const pkg = join(repo, 'node_modules', 'rankgate');
+    for (const f of ['bin/rankgate.js', 'src/cli/init.ts', 'providers/search.ts', 'assertions/gate.ts', 'datasets/tests.ts', 'config/routing.yaml']) {
+      assert.ok(existsSync(join(pkg, f)), `the tarball ships ${f}`);
+    }
+    for (const f of ['test', 'bench', 'datasets/golden', 'datasets/corpus', '.github']) assert.ok(!existsSync(join(pkg, f)), `the tarball leaves out ${f}`);
+
+    const env = { PROMPTFOO_CONFIG_DIR: join(tmp, 'promptfoo-home'), NODE_OPTIONS: undefined };
+    const init = await run('npx', ['--no-install', 'rankgate', 'init', '--golden', 'eval/golden.yaml', '--corpus', 'help'], { cwd: repo, env });
+    assert.equal(init.code, 0, init.stderr + init.stdout);
+    assert.match(init.stdout, /16 golden queries in eval\/golden\.yaml \(4 categories\)/);
+
+    // the workflow watches the team's paths, not rankgate's
+    const wfText = readFileSync(join(repo, '.github/workflows/search-eval.yml'), 'utf8');
+    assert.deepEqual(await workflowErrors(wfText), []);
+    const wf = yaml.load(wfText) as { on: { pull_request: { paths: string[] } }; jobs: { eval: { steps: { uses?: string; run?: string; 'continue-on-error'?: boolean; name?: string }[] } } };
+    const paths = wf.on.pull_request.paths;
+    for (const p of ['eval/golden.yaml', 'help/**', 'config/**', 'promptfooconfig.yaml', 'package-lock.json']) assert.ok(paths.includes(p), `watches ${p}: ${paths}`);
+    assert.ok(!paths.some((p) => p.startsWith('src/') || p.startsWith('providers/')), `no rankgate-internal paths: ${paths}`);
+    const steps = wf.jobs.eval.steps;
+    assert.ok(steps.some((s) => s.uses?.startsWith('actions/cache') ), 'caches the index');
+    assert.equal(steps.find((s) => s.name === 'Post or update the PR comment')?.['continue-on-error'], true, 'a fork PR comment failure never fails the job');
+    assert.ok(steps.some((s) => s.run?.includes('GITHUB_STEP_SUMMARY')));
+
+    // gate floors from the size: 16 queries -> 0.8 - 1.645*sqrt(0.16/16) = 0.6355 -> 0.63; no category has 10 queries
+    const floors = loadFloors(join(repo, 'config/gate.yaml'));
+    assert.equal(floors.overall.recall_at_3, 0.63);
+    assert.deepEqual(floors.categories, {});
+    assert.ok(!existsSync(join(repo, 'config/routing.yaml')), 'no routing rules for a golden set without routes');
+    const cfg = yaml.load(readFileSync(join(repo, 'promptfooconfig.yaml'), 'utf8')) as { providers: { id: string; config: Record<string, unknown> }[]; tests: { path: string }[] };
+    assert.equal(cfg.providers[0]!.id, 'file://node_modules/rankgate/providers/search.ts');
+    assert.equal(cfg.providers[0]!.config.routing, false);
+    assert.equal(cfg.tests[0]!.path, 'file://node_modules/rankgate/datasets/tests.ts');
+    assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^\.rankgate\/$/m);
+
+    const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.json', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
+    assert.equal(ev.code, 0, ev.stderr.slice(-3000));
+    assert.match(ev.stdout + ev.stderr, /16 queries · Recall@3 \d\.\d+ .*gate PASSED/);
+    assert.doesNotMatch(ev.stderr, /ExperimentalWarning/, 'the .npmrc init wrote silences DecompressInterceptor');
+    assert.doesNotMatch(ev.stderr, /\n\s+at /, 'no stack trace');
+
+    const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    assert.equal(gate.code, 0, gate.stderr + gate.stdout);
+    assert.match(gate.stdout, /\| account \| 6 \|/);
+    assert.match(gate.stdout, /gate PASSED/);
+
+    // the same results against a floor they miss: exit 1, the failed floor named
+    writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));
+    const failed = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    assert.equal(failed.code, 1, failed.stdout + failed.stderr);
+    assert.match(failed.stdout + failed.stderr, /recall_at_3 = 0\.\d+ is below the floor 0\.99/);
+
+    // init again: existing files are kept (exit 2, one line); --force rewrites them
+    const again = await run(process.execPath, [join(pkg, 'bin', 'rankgate.js'), 'init', '--golden', 'eval/golden.yaml', '--corpus', 'help'], { cwd: repo, env });
+    assert.equal(again.code, 2);
+    assert.equal(again.stderr.trim().split('\n').length, 1, again.stderr);
+    assert.match(again.stderr, /promptfooconfig\.yaml, config\/gate\.yaml, .* already exist .*--force/);
+    const forced = await run(process.execPath, [join(pkg, 'bin', 'rankgate.js'), 'init', '--golden', 'eval/golden.yaml', '--corpus', 'help', '--force'], { cwd: repo, env });
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(loadFloors(join(repo, 'config/gate.yaml')).overall.recall_at_3, 0.63);
+    assert.equal((readFileSync(join(repo, '.gitignore'), 'utf8').match(/^\.rankgate\/$/gm) ?? []).length, 1, '.gitignore lines are added once');
+    console.log(`# init -> eval -> gate in a consumer repo: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    removeDir(tmp);
+  }
+});
+
+test('floors follow the golden set size (0.80 less the one-sided 95% margin, down to 0.01)', () => {
+  assert.equal(floorFor(16), 0.63);
+  assert.equal(floorFor(50), 0.7);
+  assert.equal(floorFor(400), 0.76);
+  assert.equal(floorFor(5), 0.5);
+  assert.equal(floorFor(1), 0.14);
+  assert.ok(floorFor(100_000) < 0.8 && floorFor(100_000) >= 0.79);
+});
+
+function goldenFile(dir: string, entries: object[]): string {
+  const p = join(dir, 'golden.yaml');
+  writeFileSync(p, yaml.dump(entries));
+  return p;
+}
+
+test('a golden set stating routes gets config/routing.yaml with only those parts on, and routing checks', () => {
+  const dir = tempDir('init-routes');
+  try {
+    mkdirSync(join(dir, 'docs'));
+    writeFileSync(join(dir, 'docs', 'a.md'), '# A\n\nSome text.\n');
+    const entries = [
+      ...Array.from({ length: 12 }, (_, i) => ({ id: `q${i}`, query: `refund question ${i}`, category: 'billing', expected_paths: ['a.md'] })),
+      { id: 'none', query: 'weather on mars tomorrow', category: 'offtopic', expected_routing: 'no_results' },
+      { id: 'crisis', query: 'I want to end my life', category: 'offtopic', expect_safety: true, expected_paths: ['a.md'] },
+    ];
+    const { files, plan } = planInit({ golden: goldenFile(dir, entries), corpus: join(dir, 'docs'), dir, today: '2026-01-01' });
+    const routing = files.find((f) => f.path === 'config/routing.yaml');
+    assert.ok(routing, 'routing.yaml planned');
+    const rc = parseRoutingConfig(yaml.load(routing.content), 'routing.yaml');
+    assert.equal(rc.no_results.enabled, true);
+    assert.equal(rc.safety.enabled, true);
+    assert.equal(rc.practice_bridge.enabled, false, 'no query expects practice_bridge');
+    assert.ok(rc.safety.lexicon.en!.length > 5);
+    const cfg = yaml.load(files.find((f) => f.path === 'promptfooconfig.yaml')!.content) as {
+      providers: { config: Record<string, unknown> }[];
+      defaultTest: { assert: { value: string }[] };
+    };
+    assert.equal(cfg.providers[0]!.config.routingConfig, 'config/routing.yaml');
+    assert.ok(cfg.defaultTest.assert.some((a) => a.value.endsWith('assertions/routing.ts:routing')));
+    // 14 queries: overall floor 0.8 - 1.645*sqrt(0.16/14) -> 0.62; billing (12 queries) has its own floor
+    assert.equal(plan.floors.overall, 0.62);
+    assert.deepEqual(plan.floors.categories, [['billing', floorFor(12)]]);
+    const gate = files.find((f) => f.path === 'config/gate.yaml')!.content;
+    assert.match(gate, /routing_accuracy: 0\.\d\d/);
+    assert.match(gate, /offtopic \(2\)/);
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('--url and --module: no corpus, no routing rules; the workflow watches the module folder', () => {
+  const dir = tempDir('init-svc');
+  try {
+    const golden = goldenFile(dir, [{ id: 'a', query: 'hello', category: 'x', expected_paths: ['a.md'] }]);
+    const u = planInit({ golden, url: 'http://localhost:8080/api/v1/search', dir });
+    const ucfg = yaml.load(u.files[0]!.content) as { providers: { config: Record<string, unknown> }[] };
+    assert.equal(ucfg.providers[0]!.config.url, 'http://localhost:8080/api/v1/search');
+    assert.equal(ucfg.providers[0]!.config.corpus, undefined);
+    assert.ok(!u.files.some((f) => f.path === 'config/routing.yaml'));
+    mkdirSync(join(dir, 'search'));
+    writeFileSync(join(dir, 'search', 'service.mts'), 'export function createSearchService() { return { search: async () => ({ hits: [] }) }; }\n');
+    const m = planInit({ golden, module: join(dir, 'search', 'service.mts'), dir });
+    const mcfg = yaml.load(m.files[0]!.content) as { providers: { config: Record<string, unknown> }[] };
+    assert.equal(mcfg.providers[0]!.config.module, './search/service.mts');
+    assert.ok(m.plan.watch.includes('search/**'), m.plan.watch.join(','));
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('init refuses bad input with one line and exit 2', async () => {
+  const dir = tempDir('init-bad');
+  try {
+    const golden = join(FIXTURES, 'helpdesk', 'golden.yaml');
+    const cases: [string[], RegExp][] = [
+      [['--golden', golden], /missing the search to evaluate: --corpus PATH/],
+      [['--golden', golden, '--corpus', 'x', '--url', 'http://h/'], /give one search to evaluate, got --corpus and --url/],
+      [['--golden', join(dir, 'nope.yaml'), '--corpus', dir], /--golden .*nope\.yaml: no such file or folder/],
+      [['--corpus', dir], /missing --golden PATH/],
+      [['--golden', golden, '--url', 'localhost:8080'], /--url localhost:8080: not an http\(s\) URL/],
+      [['--golden', golden, '--corpus', dir, '--corpus-format', 'markdwn'], /did you mean 'markdown'/],
+      [['--golden', golden, '--corpus', dir, '--gloden', 'x'], /unknown option '--gloden'.*did you mean '--golden'/],
+      [['--golden', golden, '--corpus', dir, '--dir', join(dir, 'missing')], /--dir .*missing: no such folder/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await run(process.execPath, [RANKGATE_BIN, 'init', ...args], { cwd: dir });
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr.split('\n')[0]!, re, args.join(' '));
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
