@@ -17,8 +17,8 @@
  *   RANKGATE_SWEEP_EMBEDDERS=use-lite,titan-v2-1024 overrides the list. Missing index variants are ingested on
  *   first use (autoIngest), so the full grid needs time for three chunk sizes per embedder.
  * The first column is the baseline of `rankgate compare` and of the blind-test shipping criteria printed after the run.
- * In `promptfoo view`, "% passing" is each column's query success rate (docs/view.md); the chips "1 Recall@3",
- * "2 MRR@10", "3 nDCG@10", "4 routing" come first.
+ * In `promptfoo view`, "% passing" is each column's query success rate (docs/view.md); the chips "#1 Recall@3",
+ * "#2 MRR@10", "#3 nDCG@10", "#4 routing" come first.
  * No gate here: the sweep deliberately includes weak configurations (RANKGATE_GATE=off for the afterAll hook).
  */
 import { overallDerivedMetrics } from './src/report/derived.ts';

@@ -411,12 +411,13 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
 
 /**
  * The key metrics under names that sort before every other namedScore (promptfoo's web UI lists metric chips
- * alphabetically, localeCompare, and shows the first 10 of a row or column before "Show more..."): a digit
- * first, and the reading order Recall@3, MRR@10, nDCG@10, routing. Sums per column with their counts, so the
- * column header shows e.g. "1 Recall@3 57.81% (37.00/64.00)" = the mean. Never used in derivedMetrics (they
+ * with localeCompare and shows the first 10 of a row or column before "Show more..."; its metrics dialog sorts with
+ * tanstack's alphanumeric order, where a leading digit sorts LAST): `#` then a digit comes first in both, in the
+ * reading order Recall@3, MRR@10, nDCG@10, routing. Sums per column with their counts, so the column header shows
+ * e.g. "#1 Recall@3 57.81% (37.00/64.00)" = the mean. Never used in derivedMetrics (they
  * are not mathjs names); the avg_* keys stay for the gate.
  */
-export const VIEW_KEYS = { recall_at_3: '1 Recall@3', mrr: '2 MRR@10', ndcg_at_10: '3 nDCG@10', routing_ok: '4 routing' } as const;
+export const VIEW_KEYS = { recall_at_3: '#1 Recall@3', mrr: '#2 MRR@10', ndcg_at_10: '#3 nDCG@10', routing_ok: '#4 routing' } as const;
 
 /**
  * namedScores of the routing assertion: routing_ok overall and per category with n_routing counters and

@@ -110,7 +110,7 @@ describe('scoreRouting and integrity', () => {
     assert.match(s.reason, /safety flag missing/);
     const ns = routingNamedScores('direct', null, 12);
     assert.deepEqual(ns, { latency_ms: 12, n_latency: 1 }, 'an unchecked query adds no routing counts');
-    assert.equal(routingNamedScores('direct', scoreRouting(g({}), out([hit('a', 'd')])), 1)['4 routing'], 1);
+    assert.equal(routingNamedScores('direct', scoreRouting(g({}), out([hit('a', 'd')])), 1)['#4 routing'], 1);
   });
 
   it('flags mid-sentence cuts and open code fences in the top results only', () => {

@@ -4,7 +4,7 @@
  * (promptfooconfig.sweep.ts, 7 columns), and rankgate's own HTML report of that sweep.
  *
  * DOM checks: each column's headline "% passing" equals the success rate computed from the results JSON; an output
- * cell shows a ranked list with titles (not JSON); "1 Recall@3" is visible in the column header and the row without
+ * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
  * "Show more..."; only the query is a variable column; the metrics dialog shows avg_recall_at_3 as its value, not
  * "0.00%"; the report has exactly one chart per chart section, every chart drawn, no console errors.
  * Screenshots go to test-output/ (gitignored; CI uploads them), their paths printed.
@@ -119,7 +119,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   async function checkEval(doc: PfDoc, shot: string): Promise<void> {
     await withPage(async (page) => {
       await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
-      await page.locator('[data-testid="metric-name-1 Recall@3"]').first().waitFor({ timeout: 60_000 });
+      await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: 60_000 });
       await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: 30_000 });
       const body = await page.innerText('body');
       // The headline of every column is the success rate of the results JSON (query met its golden expectation).
@@ -131,12 +131,12 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       assert.match(body, /route (search|no_results|practice_bridge) · /);
       assert.match(body, /#1 [✓~ ] (The Lamp Within|The River Of Sorrow|The Purposeful Life|Antar Deep|The Wave And The Ocean|La Lampara Interior)/i);
       assert.doesNotMatch(body, /\{"ids":\[/, 'no raw JSON in the cells');
-      // Key metrics first: "1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
-      const chips = page.locator('[data-testid="metric-name-1 Recall@3"]');
+      // Key metrics first: "#1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
+      const chips = page.locator('[data-testid="metric-name-#1 Recall@3"]');
       assert.ok((await chips.count()) >= doc.results.prompts.length + 1, 'in every column header and in the rows');
       assert.ok(await chips.first().isVisible());
-      assert.ok(await page.locator('[data-testid="metric-name-2 MRR@10"]').first().isVisible());
-      assert.ok(await page.locator('[data-testid="metric-name-3 nDCG@10"]').first().isVisible());
+      assert.ok(await page.locator('[data-testid="metric-name-#2 MRR@10"]').first().isVisible());
+      assert.ok(await page.locator('[data-testid="metric-name-#3 nDCG@10"]').first().isVisible());
       // Only the query is a variable column (id, category, language are metadata).
       const headers = (await page.locator('thead th').allInnerTexts()).map((t) => t.trim().toLowerCase());
       for (const v of ['category', 'language', 'id']) assert.ok(!headers.includes(v), `no '${v}' column (headers: ${headers.slice(0, 6).join(' | ')})`);
@@ -155,7 +155,13 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     await withPage(async (page) => {
       await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
       await page.locator('[data-testid="toggle-show-more"]').first().click();
-      const row = page.locator('tr', { hasText: 'avg_recall_at_3' }).first();
+      const dialog = page.locator('[role="dialog"]').first();
+      await dialog.waitFor({ timeout: 30_000 });
+      // The key metrics are the dialog's first rows too (its own sort puts '#1 ...' before letters).
+      const firstRows = (await dialog.locator('tbody tr').allInnerTexts()).slice(0, 4).map((t) => t.trim().split(/\s/)[0]);
+      assert.deepEqual(firstRows, ['#1', '#2', '#3', '#4'], 'key metrics first in the metrics dialog');
+      await dialog.getByPlaceholder('Search...').fill('avg_recall_at_3');
+      const row = dialog.locator('tr', { hasText: 'avg_recall_at_3' }).first();
       await row.waitFor({ timeout: 30_000 });
       const text = await row.innerText();
       // avg_recall_at_3 of the first column, as a percentage (weight 1 set by the afterAll hook), never "0.00%".
@@ -164,6 +170,13 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       const shot = join(SHOTS, 'view-sweep-metrics-dialog.png');
       await page.screenshot({ path: shot });
       console.log(`# screenshot: ${shot}`);
+      // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
+      await page.keyboard.press('Escape');
+      await page.getByText('Show Charts').first().click();
+      await page.waitForTimeout(1500);
+      const charts = join(SHOTS, 'view-sweep-charts.png');
+      await page.screenshot({ path: charts });
+      console.log(`# screenshot: ${charts}`);
     });
   });
 
