@@ -7,13 +7,14 @@
  * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
  * "Show more..."; only the query is a variable column; the metrics dialog shows avg_recall_at_3 as its value, not
  * "0.00%"; the report has exactly one chart per chart section, every chart drawn, no console errors.
- * Screenshots go to test-output/ (gitignored; CI uploads them), their paths printed.
+ * Screenshots go to test-output/ (gitignored; CI uploads them). Their paths are printed as test diagnostics
+ * (`node scripts/run-tests.mjs view --reporter spec`) and listed in test-output/view-artifacts.txt.
  * Skips when Chromium is missing (.ci/setup-chromium.sh installs it).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir } from './helpers.ts';
@@ -21,6 +22,13 @@ import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir } from './helpers.ts';
 const CHROMIUM = process.env.RANKGATE_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test-output');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const ARTIFACTS = join(SHOTS, 'view-artifacts.txt');
+/** A path or figure worth seeing: a test diagnostic, and a line in test-output/view-artifacts.txt. */
+function note(t: { diagnostic(msg: string): void }, msg: string): void {
+  t.diagnostic(msg);
+  appendFileSync(ARTIFACTS, msg + '\n');
+}
 
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -70,6 +78,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    writeFileSync(ARTIFACTS, '');
     const a = await runNode([PROMPTFOO_BIN, 'eval', '--output', defaultOut, '--no-cache', '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
     assert.ok(a.code === 0 || a.code === 1, `default eval exits through the gate (0/1), got ${a.code}\n${a.stderr.slice(-2000)}`);
     const b = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--output', sweepOut, '--no-cache', '--no-table', '--no-progress-bar'], {
@@ -116,7 +125,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     }
   }
 
-  async function checkEval(doc: PfDoc, shot: string): Promise<void> {
+  async function checkEval(t: { diagnostic(msg: string): void }, doc: PfDoc, shot: string): Promise<void> {
     await withPage(async (page) => {
       await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
       await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: 60_000 });
@@ -141,17 +150,17 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       const headers = (await page.locator('thead th').allInnerTexts()).map((t) => t.trim().toLowerCase());
       for (const v of ['category', 'language', 'id']) assert.ok(!headers.includes(v), `no '${v}' column (headers: ${headers.slice(0, 6).join(' | ')})`);
       await page.screenshot({ path: shot });
-      console.log(`# screenshot: ${shot}`);
+      note(t, `screenshot: ${shot}`);
     });
   }
 
-  it('default eval: headline = success rate, readable cells, Recall@3 first, only the query as a var', async () => {
-    await checkEval(def, join(SHOTS, 'view-default.png'));
+  it('default eval: headline = success rate, readable cells, Recall@3 first, only the query as a var', async (t) => {
+    await checkEval(t, def, join(SHOTS, 'view-default.png'));
   });
 
-  it('quick sweep: the same for all 7 columns, and the metrics dialog shows derived means as values', async () => {
+  it('quick sweep: the same for all 7 columns, and the metrics dialog shows derived means as values', async (t) => {
     assert.equal(sweep.results.prompts.length, 7);
-    await checkEval(sweep, join(SHOTS, 'view-sweep.png'));
+    await checkEval(t, sweep, join(SHOTS, 'view-sweep.png'));
     await withPage(async (page) => {
       await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
       await page.locator('[data-testid="toggle-show-more"]').first().click();
@@ -169,28 +178,28 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       assert.ok(text.includes(`${(100 * shipped).toFixed(2)}%`), `dialog row shows ${(100 * shipped).toFixed(2)}%: ${text.replace(/\s+/g, ' ')}`);
       const shot = join(SHOTS, 'view-sweep-metrics-dialog.png');
       await page.screenshot({ path: shot });
-      console.log(`# screenshot: ${shot}`);
+      note(t, `screenshot: ${shot}`);
       // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
       await page.keyboard.press('Escape');
       await page.getByText('Show Charts').first().click();
       await page.waitForTimeout(1500);
       const charts = join(SHOTS, 'view-sweep-charts.png');
       await page.screenshot({ path: charts });
-      console.log(`# screenshot: ${charts}`);
+      note(t, `screenshot: ${charts}`);
     });
   });
 
-  it('rankgate report: one self-contained HTML file, one chart per section, no console errors, loads offline', async () => {
+  it('rankgate report: one self-contained HTML file, one chart per section, no console errors, loads offline', async (t) => {
     const r = await rankgate(['report', sweepOut, '--html', reportHtml]);
     assert.equal(r.code, 0, r.stderr);
     const html = readFileSync(reportHtml, 'utf8');
     assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i, 'nothing loaded from elsewhere');
-    console.log(`# report: ${reportHtml} (${(statSync(reportHtml).size / 1024).toFixed(0)} KB)`);
+    note(t, `report: ${reportHtml} (${(statSync(reportHtml).size / 1024).toFixed(0)} KB)`);
     await withPage(async (page, errors) => {
       await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
       const t0 = Date.now();
       await page.goto(`file://${reportHtml}`, { waitUntil: 'load' });
-      console.log(`# report load: ${Date.now() - t0} ms`);
+      note(t, `report load: ${Date.now() - t0} ms`);
       const sections = await page.locator('section.chart-section').all();
       assert.ok(sections.length >= 5, 'overall, categories, sweep, latency, significance');
       for (const s of sections) {
@@ -204,7 +213,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       assert.deepEqual(errors, [], 'no console errors');
       const shot = join(SHOTS, 'view-sweep-report.png');
       await page.screenshot({ path: shot, fullPage: false });
-      console.log(`# screenshot: ${shot}`);
+      note(t, `screenshot: ${shot}`);
     });
   });
 });
