@@ -105,6 +105,15 @@ describe('fixture sweep through promptfoo, compare --results and shipping criter
     assert.match(r.stdout, /recall_at_3 over 8 queries/);
     assert.match(r.stdout, /fixture keyword-only\s+0\.6250\s+\+0\.1250/);
     assert.match(r.stdout, /blind-test shipping criteria: fixture semantic-only vs fixture hybrid rrf60: ship no/);
+    // The honest estimate of picking the best of the three columns (seeded, so the figures are stable).
+    assert.match(r.stdout, /Pick-the-best, cross-validated \(5-fold x 20 seeded repeats, seed 42, 8 queries, 3 columns\), recall_at_3:/);
+    assert.match(r.stdout, /in-sample best: fixture keyword-only 0\.6250 -> optimism/);
+    const j = JSON.parse((await rankgate(['compare', '--results', out, '-m', 'recall_at_3', '--json', '--folds', '4', '--repeats', '3'])).stdout);
+    assert.deepEqual([j.selection.folds, j.selection.repeats, j.selection.queries, j.selection.inSampleBest], [4, 3, 8, 'fixture keyword-only']);
+    assert.ok(j.selection.heldOutMean <= j.selection.inSampleMean + 1e-12);
+    const badFolds = await rankgate(['compare', '--results', out, '--folds', '1']);
+    assert.equal(badFolds.code, 2);
+    assert.match(badFolds.stderr, /--folds must be an integer >= 2, got '1'/);
     const md = await rankgate(['compare', '--results', out, '--markdown']);
     assert.match(md.stdout, /^## ndcg_at_10: each column against `fixture hybrid rrf60` \(8 queries\)/);
     const bad = await rankgate(['compare', '--results', out, '-m', 'recall@3']);
