@@ -7,25 +7,31 @@
  *                                             # judge assertion (assertions/judge.ts:judged) runs with the judge on
  *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
  *
- * afterAll prints the per-column summary and, when a floor fails, a clear message and
- * process.exitCode = 1, so a bare `npx promptfoo eval` fails CI on the gate. A single query failing its own
- * assertions does not: set PROMPTFOO_PASS_RATE_THRESHOLD=0 (promptfooconfig.yaml `env:`) so promptfoo's own
- * exit code 100 for failed rows stays off and the floors decide. It also records latency p50/p95 per column
- * as namedScores (latency_p50_ms, latency_p95_ms).
+ * beforeAll also validates the floors file (a bad gate.yaml: one line, exit 2, before any query runs).
+ * afterAll prints the per-column summary, and LAST (from a process 'exit' handler, after promptfoo's own summary)
+ * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/report/verdict.ts):
+ * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
+ * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
+ * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and the golden
+ * selection size (rankgate_selection_size) as namedScores.
  *
  * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; built-in DES-058 floors when absent),
- * RANKGATE_GATE=off (report only, never set the exit code).
+ * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
+ * RANKGATE_ACCEPT_BASELINE_MISMATCH=1 (compare with a baseline of another corpus or golden set).
  */
 import { existsSync } from 'node:fs';
 import { compile, type EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { resolveJudgeMode } from '../src/judge/judge.ts';
 import { derivedMetricsFor } from '../src/report/derived.ts';
-import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../src/report/gate.ts';
-import { buildReport, percentile } from '../src/report/report.ts';
-import { parseResultsObject } from '../src/report/results.ts';
+import { isUserError } from '../src/errors.ts';
+import { readBaseline } from '../src/report/baseline.ts';
+import { DEFAULT_FLOORS, loadFloors } from '../src/report/gate.ts';
+import { percentile } from '../src/report/report.ts';
+import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/report/results.ts';
 import { shippingCriteria } from '../src/report/shipping.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
+import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/report/verdict.ts';
 
 interface AssertionLike {
   type?: string;
@@ -41,6 +47,15 @@ interface Suite {
 }
 
 export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Suite }> {
+  // A bad gate.yaml is rejected once, before any query runs (exit 2), not after the eval.
+  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  try {
+    if (existsSync(floorsPath)) loadFloors(floorsPath);
+  } catch (e) {
+    if (!isUserError(e)) throw e;
+    process.stderr.write(`rankgate gate ERROR (exit 2): ${e.message}\n`);
+    process.exit(2);
+  }
   const goldens: GoldenQuery[] = [];
   for (const t of context.suite.tests ?? []) {
     const g = GoldenQuerySchema.safeParse(t?.metadata?.golden);
@@ -97,56 +112,100 @@ function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
 interface AfterAllContext {
   prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number> } }[];
   results: unknown[];
-  suite?: { env?: Record<string, string> };
+  suite?: { env?: Record<string, string>; tests?: { metadata?: Record<string, unknown> }[] };
   evalId?: string;
   config?: { providers?: unknown; env?: Record<string, unknown> };
 }
 
+/**
+ * The gate over every column (src/report/verdict.ts, the same code as `rankgate gate`). The detail is printed at
+ * once; the verdict with its reasons is printed LAST, from a process 'exit' handler (promptfoo prints its own
+ * summary after this hook), which also sets the exit code: 0 pass, 1 floor or significant regression, 2 nothing
+ * trustworthy measured / bad input. promptfoo keeps no rows with --no-write: the gate then reads its column sums.
+ */
 export async function afterAll(context: AfterAllContext): Promise<void> {
   const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
-  const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-  const parsed = parseResultsObject(
-    { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
-    'eval results',
-  );
   const gateMode = String(process.env.RANKGATE_GATE ?? context.config?.env?.RANKGATE_GATE ?? context.suite?.env?.RANKGATE_GATE ?? 'on');
-  let failed = false;
-  const lines: string[] = ['', `rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`];
-  for (const col of parsed.columns) {
-    const report = buildReport(col, { evalId: context.evalId ?? null });
-    applyGate(report, floors);
-    const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
-    const metrics = context.prompts[col.index]?.metrics;
-    if (metrics?.namedScores && lat.length) {
-      metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
-      metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
-    }
-    const r3 = report.overall_recall_at_3;
-    const jr3 = report.overall_judged_recall_at_3;
-    const judgedPart = report.judge_stats
-      ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} R@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
-        ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
-      : '';
-    lines.push(
-      `  [${col.label}] ${report.total_queries} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge} · ${gateMode === 'off' ? 'floors ' + (report.gate_passed ? 'met' : 'not met') + ' (report only)' : 'gate ' + (report.gate_passed ? 'PASSED' : 'FAILED')}`,
+  const lines: string[] = [''];
+  const final: string[] = [];
+  let code: ExitCode = 0;
+  try {
+    const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
+    lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`);
+    // The golden selection the suite was given (contract A), recorded in the column sums so that a --no-write
+    // results file (no rows) still says how many queries the run should have had.
+    const selectionHint = selectionOfSuite(context.suite?.tests);
+    if (selectionHint) for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
+    const parsed = parseResultsObject(
+      { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
+      'eval results',
     );
-    if (!report.gate_passed && gateMode !== 'off') {
-      failed = true;
-      lines.push(gateMessage(report).replace(/^/gm, '  '));
+    const reg = floors.regression;
+    const baseline = reg && existsSync(reg.baseline) ? { path: reg.baseline, data: readBaseline(reg.baseline) } : null;
+    const codes: ExitCode[] = [];
+    for (const col of parsed.columns) {
+      const v = gateColumn(col, {
+        floors,
+        floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+        allowPartial: process.env.RANKGATE_ALLOW_PARTIAL === '1',
+        acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+        // The baseline's column: the first (a sweep's other columns are compared by the shipping criteria).
+        baseline: col.index === 0 ? baseline : null,
+        selectionHint,
+        report: { evalId: context.evalId ?? null },
+      });
+      codes.push(v.code);
+      const report = v.report;
+      const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+      const metrics = context.prompts[col.index]?.metrics;
+      if (metrics?.namedScores && lat.length) {
+        metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
+        metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
+      }
+      const r3 = report.overall_recall_at_3;
+      const jr3 = report.overall_judged_recall_at_3;
+      const judgedPart = report.judge_stats
+        ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} R@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
+          ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
+        : '';
+      lines.push(
+        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}`,
+      );
+      final.push(...verdictLines(v));
     }
-  }
-  weightUnitMeans(context.prompts); // promptfoo view: derived means read as their value, not "Pass 0.00%" (src/report/view.ts)
-  if (parsed.columns.length > 1) {
-    const base = parsed.columns[0]!;
-    lines.push(`shipping criteria (seed 002) against '${base.label}':`);
-    for (const cand of parsed.columns.slice(1)) {
-      const v = shippingCriteria(base, cand);
-      lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria[0]!.detail} · ${v.criteria[1]!.detail}`);
+    weightUnitMeans(context.prompts); // promptfoo view: derived means read as their value, not "Pass 0.00%" (src/report/view.ts)
+    if (parsed.columns.length > 1) {
+      const base = parsed.columns[0]!;
+      lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
+      for (const cand of parsed.columns.slice(1)) {
+        const v = shippingCriteria(base, cand);
+        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
+      }
     }
+    code = combinedCode(codes);
+  } catch (e) {
+    if (!isUserError(e)) throw e;
+    code = 2;
+    final.push(`rankgate gate ERROR (exit 2): ${e.message}`);
   }
   console.error(lines.join('\n'));
-  if (failed && gateMode !== 'off') {
-    console.error('rankgate: the search-quality gate FAILED (exit code 1). Floors: ' + floorsPath);
-    process.exitCode = 1;
+  if (gateMode === 'off') final.push('rankgate gate: report only (RANKGATE_GATE=off): the exit code is left to promptfoo');
+  process.once('exit', (pfCode: number) => {
+    let out = code;
+    // promptfoo's own failure after this hook (not its failed-rows code 100, which the gate replaces) is not a pass.
+    if (out === 0 && pfCode !== 0 && pfCode !== 100) {
+      out = 2;
+      final.push(`rankgate gate ERROR (exit 2): promptfoo itself exited with code ${pfCode} after the gate (see its output above)`);
+    }
+    process.stderr.write('\n' + final.join('\n') + '\n');
+    if (gateMode !== 'off') process.exitCode = out;
+  });
+}
+
+function selectionOfSuite(tests: { metadata?: Record<string, unknown> }[] | undefined): SelectionInfo | null {
+  for (const t of tests ?? []) {
+    const s = t?.metadata?.selection as Partial<SelectionInfo> | undefined;
+    if (s && typeof s === 'object' && typeof s.size === 'number') return { id: typeof s.id === 'string' ? s.id : null, size: s.size, ...(typeof s.shardSize === 'number' ? { shardSize: s.shardSize } : {}) };
   }
+  return null;
 }

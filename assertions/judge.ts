@@ -5,8 +5,11 @@
  *   - type: javascript
  *     value: file://assertions/judge.ts:judged
  *     config: { mode: auto|bedrock|similarity|off, model: us.anthropic.claude-haiku-4-5-20251001-v1:0,
- *               region, endpoint, concurrency: 4, timeoutMs: 30000, maxAttempts: 3, retries: 2,
- *               cacheDir: .rankgate/cache/judge, refresh: false, passAt: 3 }
+ *               region, endpoint, concurrency: 4, timeoutMs: 15000 (one attempt), callTimeoutMs: 30000 (one
+ *               judgement, all attempts), budgetSeconds: 900 (this eval), unreachableAfter: 2, maxAttempts: 3,
+ *               retries: 2, cacheDir: .rankgate/cache/judge, refresh: false, passAt: 3 }
+ * (env: RANKGATE_JUDGE_TIMEOUT_MS, RANKGATE_JUDGE_CALL_TIMEOUT_MS, RANKGATE_JUDGE_BUDGET_S,
+ * RANKGATE_JUDGE_UNREACHABLE_AFTER; see docs/judge.md). A dead judge ends the eval with judge errors, never a hang.
  *
  * `judged`: every top-10 result that matches no expected passage is judged (src/judge/query.ts).
  * namedScores (SUMS per promptfoo column; divide by the counters): judged_recall_at_{1,3,5,10},
@@ -32,7 +35,25 @@ import { failsRow, goldenFrom, metadataFrom, outputFrom, type AssertionContext, 
 
 const judges = new Map<string, Promise<Judge>>();
 
-const CONFIG_KEYS = ['mode', 'model', 'region', 'endpoint', 'concurrency', 'timeoutMs', 'maxAttempts', 'retries', 'retryBaseMs', 'cacheDir', 'refresh', 'maxTokens', 'thresholds', 'embedder'] as const;
+const CONFIG_KEYS = [
+  'mode',
+  'model',
+  'region',
+  'endpoint',
+  'concurrency',
+  'timeoutMs',
+  'callTimeoutMs',
+  'budgetSeconds',
+  'unreachableAfter',
+  'maxAttempts',
+  'retries',
+  'retryBaseMs',
+  'cacheDir',
+  'refresh',
+  'maxTokens',
+  'thresholds',
+  'embedder',
+] as const;
 
 /** One judge per distinct config per process (shares the concurrency limit, stats and model load). */
 export function judgeFor(config: Record<string, unknown> | undefined): Promise<Judge> {

@@ -1,8 +1,11 @@
 /**
- * Load test of `rankgate serve` on loopback: throughput, p50/p95 latency and failed requests at 1, 8 and 32
- * concurrent clients. Prints figures; asserts nothing about time (exit 1 only when a request failed).
+ * Load test of `rankgate serve` on loopback: throughput, p50/p95 latency of the requests it accepted, and how
+ * many it accepted and shed (503 + Retry-After: its bounded queue was full) at 1, 8, 32, 64 and 128 concurrent
+ * clients. Prints figures; asserts nothing about time (exit 1 only when a request failed: an error, a timeout,
+ * or any answer but 200 and a shed 503).
  *
- *   node --import tsx bench/serve-load.ts [--requests 150] [--seconds 45] [--clients 1,8,32] [--db DIR]
+ *   node --import tsx bench/serve-load.ts [--requests 300] [--seconds 30] [--clients 1,8,32,64,128] [--db DIR]
+ *        [--max-concurrent N] [--max-queue N] [--max-queue-wait-ms MS]   (passed to rankgate serve)
  *
  * - Index: a PGlite index of the demo corpus (datasets/corpus, c300, use-lite), built on first use into
  *   .rankgate/serve-load/db (about a minute) and reused afterwards; --db uses another data directory.
@@ -10,8 +13,10 @@
  *   (so the load generator does not share its event loop), stopped with SIGTERM at the end.
  * - Load: POST /api/v1/search with the English golden queries (datasets/golden/golden-set-en.json) in a fixed
  *   rotation; each level stops after --requests requests or --seconds seconds, whichever comes first; a
- *   request is failed when it errors, takes over 30 s, or answers anything but 200 with a results array.
- * - Latency: per request, client-side wall time; nearest-rank percentiles.
+ *   request is shed when it gets 503 {code: "overloaded"} with a Retry-After header (that client then waits the
+ *   Retry-After seconds before its next request, as a well-behaved client does), failed when it errors, takes
+ *   over 30 s, or answers anything else but 200 with a results array.
+ * - Latency: per accepted request, client-side wall time; nearest-rank percentiles.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -24,12 +29,16 @@ const BIN = join(ROOT, 'bin', 'rankgate.js');
 
 const { values } = parseArgs({
   options: {
-    requests: { type: 'string', default: '150' },
-    seconds: { type: 'string', default: '45' },
-    clients: { type: 'string', default: '1,8,32' },
+    requests: { type: 'string', default: '300' },
+    seconds: { type: 'string', default: '30' },
+    clients: { type: 'string', default: '1,8,32,64,128' },
     db: { type: 'string' },
+    'max-concurrent': { type: 'string' },
+    'max-queue': { type: 'string' },
+    'max-queue-wait-ms': { type: 'string' },
   },
 });
+const serveFlags = (['max-concurrent', 'max-queue', 'max-queue-wait-ms'] as const).flatMap((k) => (values[k] !== undefined ? [`--${k}`, values[k]!] : []));
 const maxRequests = Number(values.requests);
 const maxSeconds = Number(values.seconds);
 const levels = values.clients!.split(',').map(Number);
@@ -53,7 +62,7 @@ if (!existsSync(join(dataDir, 'PG_VERSION'))) {
 const golden = JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8')) as { query: string }[];
 const queries = golden.map((g) => g.query);
 
-const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dataDir], {
+const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dataDir, ...serveFlags], {
   cwd: ROOT,
   env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: '1' },
   stdio: ['ignore', 'inherit', 'pipe'],
@@ -79,7 +88,9 @@ const url = await new Promise<string>((resolve, reject) => {
 });
 server.stderr!.on('data', (d) => process.stderr.write(`[serve] ${d}`));
 
-async function one(query: string): Promise<{ ok: boolean; ms: number; why?: string }> {
+type Outcome = { kind: 'ok' | 'shed' | 'failed'; ms: number; why?: string; retryAfterS?: number };
+
+async function one(query: string): Promise<Outcome> {
   const t0 = performance.now();
   try {
     const res = await fetch(`${url}/api/v1/search`, {
@@ -88,28 +99,31 @@ async function one(query: string): Promise<{ ok: boolean; ms: number; why?: stri
       body: JSON.stringify({ query, limit: 10 }),
       signal: AbortSignal.timeout(30_000),
     });
-    const body = (await res.json()) as { results?: unknown };
+    const body = (await res.json()) as { results?: unknown; code?: string };
     const ms = performance.now() - t0;
-    if (res.status !== 200 || !Array.isArray(body.results)) return { ok: false, ms, why: `HTTP ${res.status} ${JSON.stringify(body).slice(0, 120)}` };
-    return { ok: true, ms };
+    if (res.status === 503 && body.code === 'overloaded' && res.headers.get('retry-after')) return { kind: 'shed', ms, retryAfterS: Number(res.headers.get('retry-after')) };
+    if (res.status !== 200 || !Array.isArray(body.results)) return { kind: 'failed', ms, why: `HTTP ${res.status} ${JSON.stringify(body).slice(0, 120)}` };
+    return { kind: 'ok', ms };
   } catch (e) {
-    return { ok: false, ms: performance.now() - t0, why: (e as Error).message };
+    return { kind: 'failed', ms: performance.now() - t0, why: (e as Error).message };
   }
 }
 
 // warm-up: model load, routing exemplars, first query plans
 for (const q of queries.slice(0, 5)) {
   const r = await one(q);
-  if (!r.ok) throw new Error(`warm-up request failed: ${r.why}`);
+  if (r.kind !== 'ok') throw new Error(`warm-up request failed: ${r.why ?? r.kind}`);
 }
 
 console.log(`rankgate serve load test: ${url} (loopback), PGlite ${dataDir}, ${queries.length} golden queries in rotation`);
-console.log(`each level: at most ${maxRequests} requests or ${maxSeconds} s\n`);
-console.log('clients   requests   req/s    p50 ms    p95 ms    max ms   failed');
+console.log(`serve flags: ${serveFlags.join(' ') || '(defaults)'}; each level: at most ${maxRequests} requests or ${maxSeconds} s`);
+console.log('p50/p95/max over the accepted requests; shed = 503 + Retry-After (queue full); failed = anything else\n');
+console.log('clients   requests   req/s    p50 ms    p95 ms    max ms   accepted   shed   failed   shed p95 ms');
 let totalFailed = 0;
 for (const clients of levels) {
   let next = 0;
   const lat: number[] = [];
+  const shedLat: number[] = [];
   const failures: string[] = [];
   const deadline = performance.now() + maxSeconds * 1000;
   const t0 = performance.now();
@@ -119,19 +133,26 @@ for (const clients of levels) {
         const i = next++;
         if (i >= maxRequests) return;
         const r = await one(queries[i % queries.length]!);
-        lat.push(r.ms);
-        if (!r.ok) failures.push(r.why ?? 'failed');
+        if (r.kind === 'ok') lat.push(r.ms);
+        else if (r.kind === 'shed') {
+          shedLat.push(r.ms);
+          // a well-behaved client waits as told before its next request
+          await new Promise((res) => setTimeout(res, Math.max(0, r.retryAfterS ?? 1) * 1000));
+        }
+        else failures.push(r.why ?? 'failed');
       }
     }),
   );
   const secs = (performance.now() - t0) / 1000;
   totalFailed += failures.length;
+  const n = lat.length + shedLat.length + failures.length;
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
   console.log(
-    `${String(clients).padStart(7)} ${String(lat.length).padStart(10)} ${(lat.length / secs).toFixed(1).padStart(7)} ${percentile(lat, 50).toFixed(1).padStart(9)} ${percentile(lat, 95)
-      .toFixed(1)
-      .padStart(9)} ${Math.max(...lat).toFixed(1).padStart(9)} ${String(failures.length).padStart(8)}`,
+    `${String(clients).padStart(7)} ${String(n).padStart(10)} ${(lat.length / secs).toFixed(1).padStart(7)} ${f(percentile(lat, 50)).padStart(9)} ${f(percentile(lat, 95)).padStart(9)} ${f(
+      lat.length ? Math.max(...lat) : NaN,
+    ).padStart(9)} ${String(lat.length).padStart(10)} ${String(shedLat.length).padStart(6)} ${String(failures.length).padStart(8)} ${f(percentile(shedLat, 95)).padStart(13)}`,
   );
-  for (const f of [...new Set(failures)].slice(0, 5)) console.log(`          failed: ${f}`);
+  for (const why of [...new Set(failures)].slice(0, 5)) console.log(`          failed: ${why}`);
 }
 stop();
 await new Promise((r) => (server.exitCode === null ? server.once('exit', r) : r(null)));

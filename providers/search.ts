@@ -23,6 +23,10 @@
  *                                # the search overlaps promptfoo's own per-row work, and latencyMs is the
  *                                # query's own time there (no queueing); false: in promptfoo's thread
  *
+ * Unknown keys and values are refused when promptfoo constructs the provider, before any query: one line naming the
+ * config file, the providers[] entry and the key, with a did-you-mean (src/search/provider-config.ts); promptfoo's
+ * CLI then exits 2. With module:, keys the provider does not know go to the module (unless a near miss of its own).
+ *
  * Without module: or url: it is rankgate's own SearchService (src/search). Services are built lazily, once,
  * and shared by every column with the same service settings (columns differ only in search params).
  * Errors, timeouts and malformed responses become `{ error }` rows; the provider never throws.
@@ -36,30 +40,15 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
+import { isUserError } from '../src/errors.ts';
 import { loadModuleService } from '../src/search/module.ts';
+import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 
-const PARAM_KEYS = [
-  'mode',
-  'keywordScorer',
-  'bm25K1',
-  'bm25B',
-  'vectorSearch',
-  'efSearch',
-  'rrfK',
-  'weights',
-  'candidates',
-  'topK',
-  'filters',
-  'chunkSize',
-  'embedder',
-  'language',
-  'textConfig',
-  'routing',
-] as const satisfies readonly (keyof SearchParams)[];
+const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
 export interface SearchProviderConfig extends Partial<SearchParams> {
   module?: string;
@@ -112,6 +101,18 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(t));
 }
 
+/** undici's "fetch failed" names nothing: say what the connection error was (refused, unknown host, reset...). */
+function fetchFailure(e: Error): string {
+  const cause = (e as Error & { cause?: NodeJS.ErrnoException & { hostname?: string } }).cause;
+  const code = cause?.code;
+  const where = cause && 'address' in cause ? `${(cause as { address?: string }).address}:${(cause as { port?: number }).port}` : cause?.hostname ?? '';
+  if (code === 'ECONNREFUSED') return `connection refused (nothing listening at ${where || 'that address'}; is the service running?)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `host not found (${cause?.hostname ?? where})`;
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the service closed the connection without an answer';
+  if (code) return `${code}${cause?.message ? `: ${cause.message}` : ''}`;
+  return cause?.message ? `${e.message} (${cause.message})` : e.message;
+}
+
 /** HTTP service in either seed shape. */
 class HttpSearchService implements SearchServiceLike {
   constructor(
@@ -136,7 +137,7 @@ class HttpSearchService implements SearchServiceLike {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     }).catch((e: Error) => {
-      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms` : `POST ${target} failed: ${e.message}`);
+      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${target} failed: ${fetchFailure(e)}`);
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);
@@ -194,7 +195,27 @@ function shapeOf(url: string, given?: string): 'portal' | 'nq' {
   return /\/search\/v1(\/(semantic|keyword|hybrid))?\/?$/.test(new URL(url).pathname) ? 'nq' : 'portal';
 }
 
+/**
+ * Unknown keys and values are refused before any query runs (src/search/provider-config.ts). promptfoo 0.121.20
+ * prints a thrown constructor error as an uncaught exception (source line, stack) and exits 1, the code of a
+ * failed gate; so under promptfoo's CLI the one line goes to stderr and the process exits 2 (bad configuration)
+ * at once, before promptfoo builds the next column. Elsewhere (tests, promptfoo.evaluate()) it is a UserError.
+ */
+function checkConfig(config: SearchProviderConfig, basePath: string, providerId: string, extraKeys: readonly string[]): void {
+  try {
+    validateProviderConfig(config, { basePath, providerId, extraKeys });
+  } catch (e) {
+    if (isUserError(e) && underPromptfooCli()) {
+      process.stderr.write(`rankgate: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
+
 export default class SearchProvider {
+  /** Config keys a subclass reads itself, accepted besides the provider's own (see checkConfig). */
+  static extraConfigKeys: readonly string[] = [];
   readonly config: SearchProviderConfig;
   readonly params: Partial<SearchParams>;
   label?: string;
@@ -207,9 +228,10 @@ export default class SearchProvider {
 
   constructor(options: { id?: string; config?: SearchProviderConfig; env?: Record<string, string> } = {}) {
     this.config = { ...(options.config ?? {}) };
-    if (this.config.dataDir === undefined && process.env.RANKGATE_DATA_DIR) this.config.dataDir = resolve(process.env.RANKGATE_DATA_DIR);
-    this.basePath = this.config.basePath ?? process.cwd();
     this.providerId = options.id ?? 'rankgate-search';
+    this.basePath = this.config.basePath || process.cwd();
+    checkConfig(this.config, this.basePath, this.providerId, (new.target as typeof SearchProvider).extraConfigKeys ?? []);
+    // DATABASE_URL / RANKGATE_DATA_DIR: resolved by src/db (resolveDatabaseTarget), the same rule as every CLI
     const params: Partial<SearchParams> = {};
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
     this.params = params;

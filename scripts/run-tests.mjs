@@ -2,13 +2,14 @@
 /**
  * npm test: every test/**\/*.test.ts through Node's test runner with tsx (Node 20 has no --test globs).
  *
- *   node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]
+ *   node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap] [--root DIR]
  *
  * FILTER: keep test files whose path contains one of these substrings.
  * --jobs N (or RANKGATE_TEST_JOBS): test files run in N processes at once (default 2, 1 on a one-core machine).
  *   Every test isolates its state (temp dirs, port 0, its own Postgres schema or database, shared fixtures built
  *   under a per-process name and renamed into place), so files can run side by side; --jobs 1 runs them one by one.
  * --reporter: what is printed while the tests run (default dot: one character per test, failures in full at the end).
+ * --root DIR: the folder searched for *.test.ts (default test/).
  *
  * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
  * PROMPTFOO_CONFIG_DIR removed at the end (unless you set one), and the tests keep their files in temp dirs.
@@ -17,20 +18,21 @@
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, dirname, relative } from 'node:path';
+import { join, dirname, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function usage(msg) {
-  console.error(`run-tests: ${msg}\nusage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]`);
+  console.error(`run-tests: ${msg}\nusage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap] [--root DIR]`);
   process.exit(2);
 }
 
 const filters = [];
 let jobs = Number(process.env.RANKGATE_TEST_JOBS ?? Math.min(2, availableParallelism()));
 let reporter = 'dot';
+let testRoot = join(root, 'test');
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
@@ -38,10 +40,11 @@ for (let i = 0; i < args.length; i++) {
   const value = () => inline ?? args[++i] ?? usage(`${flag} needs a value`);
   if (flag === '--jobs' || flag === '-j') jobs = Number(value());
   else if (flag === '--reporter') reporter = value();
+  else if (flag === '--root') testRoot = resolve(value());
   else if (flag === '--help' || flag === '-h') {
-    console.log('usage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap]');
+    console.log('usage: node scripts/run-tests.mjs [FILTER...] [--jobs N] [--reporter dot|spec|tap] [--root DIR]');
     process.exit(0);
-  } else if (a.startsWith('-')) usage(`unknown option '${flag}' (options: --jobs N, --reporter dot|spec|tap)`);
+  } else if (a.startsWith('-')) usage(`unknown option '${flag}' (options: --jobs N, --reporter dot|spec|tap, --root DIR)`);
   else filters.push(a);
 }
 if (!Number.isInteger(jobs) || jobs < 1) usage(`--jobs ${jobs}: expected a whole number >= 1`);
@@ -56,7 +59,7 @@ function walk(dir, out) {
   }
   return out;
 }
-let files = walk(join(root, 'test'), []);
+let files = walk(testRoot, []);
 if (filters.length) files = files.filter((f) => filters.some((o) => f.includes(o)));
 if (!files.length) usage(`no test file matches ${filters.join(', ')}`);
 
@@ -74,6 +77,9 @@ const env = {
   // promptfoo's start-up telemetry call builds an undici agent whose experimental interceptor warns on every eval
   NODE_OPTIONS: [process.env.NODE_OPTIONS, '--disable-warning=ExperimentalWarning'].filter(Boolean).join(' '),
 };
+
+// a fresh run even when started from inside another node:test run (which marks its children with this variable)
+delete env.NODE_TEST_CONTEXT;
 
 const t0 = Date.now();
 const child = spawn(

@@ -11,6 +11,7 @@ import SearchProvider from '../../providers/search.ts';
 let answered = 0;
 
 export default class BeirSearchProvider extends SearchProvider {
+  static override extraConfigKeys = ['benchRows'];
   override async callApi(prompt: string, context?: Parameters<SearchProvider['callApi']>[1]) {
     const r = await super.callApi(prompt, context);
     const total = Number(this.config.benchRows);

@@ -7,20 +7,10 @@
 import { basename } from 'node:path';
 import { parseCliArgs } from './args.ts';
 import { UserError } from '../errors.ts';
-import {
-  CompareInputError,
-  MeasureSpecError,
-  compareVectors,
-  measureColumn,
-  orderRun,
-  parseQrels,
-  parseRun,
-  sortedQueryIds,
-  type CompareVectorsResult,
-  type MeasureColumn,
-  type NamedVector,
-} from '../metrics/index.ts';
-import { readText, relevanceLevel } from './trec-eval.ts';
+import { CompareInputError, compareVectors, type CompareVectorsResult, type NamedVector } from '../metrics/index.ts';
+import { Qrels } from '../metrics/trecfast.ts';
+import { TrecEvalError, TrecMeasureError, perQueryValues, selectMeasures } from '../metrics/treceval.ts';
+import { readBytes, readRunFile, relevanceLevel } from './trec-eval.ts';
 
 const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed N] [--json] RUN_A RUN_B [RUN_C ...]
        rankgate compare --results RESULTS.json [-m METRIC] [--seed N] [--json | --markdown]
@@ -114,37 +104,40 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (!values.qrels) throw new UserError(`--qrels QRELS is required\n${USAGE}`);
   if (positionals.length < 2) throw new UserError(`expected at least two run files, got ${positionals.length}\n${USAGE}`);
-  let col: MeasureColumn;
+  // TREC runs: read and scored by the same code as `rankgate trec-eval` (src/metrics/trecfast.ts, treceval.ts)
+  const spec = values.m ?? 'ndcg_cut_10';
   try {
-    col = measureColumn(values.m ?? 'ndcg_cut_10');
+    const sel = selectMeasures([spec]);
+    if (sel.measures.every((m) => !m.def.perQuery)) throw new UserError(`-m: '${spec}' is not a per-query measure`);
   } catch (e) {
-    if (e instanceof MeasureSpecError) throw new UserError(`-m: ${e.message}`);
+    if (e instanceof TrecMeasureError) throw new UserError(`-m: ${e.message}`);
     throw e;
   }
-  if (col.name === 'runid' || col.name === 'num_q') throw new UserError(`-m: '${col.name}' is not a per-query measure`);
   let seed = 42;
   if (values.seed !== undefined) {
     if (!/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
     seed = Number(values.seed);
   }
   const level = relevanceLevel(values.l);
-  const qrels = parseQrels(readText(values.qrels, 'qrels'), values.qrels);
-  if (qrels.size === 0) throw new UserError(`${values.qrels}: no judgments (the qrels file is empty)`);
-  const qids = sortedQueryIds(qrels.keys());
+  const qrels = Qrels.parse(readBytes(values.qrels, 'qrels'), values.qrels);
+  if (qrels.queries.length === 0) throw new UserError(`${values.qrels}: no judgments (the qrels file is empty)`);
   const names = runNames(positionals);
+  let measureName = spec;
   const vectors: NamedVector[] = positionals.map((path, i) => {
-    const r = parseRun(readText(path, 'run'), path);
-    const missing = qids.filter((q) => !r.queries.has(q));
-    if (missing.length === qids.length) throw new UserError(`${path}: no query of ${values.qrels} appears in this run`);
-    if (missing.length) {
-      console.error(`rankgate compare: warning: ${path} has no results for ${missing.length} of ${qids.length} queries; they score 0`);
+    const run = readRunFile(path, qrels);
+    let r;
+    try {
+      r = perQueryValues(qrels, run, spec, { relevanceLevel: level, runFileName: path });
+    } catch (e) {
+      if (e instanceof TrecMeasureError || e instanceof TrecEvalError) throw new UserError(`${e instanceof TrecMeasureError ? '-m: ' : ''}${e.message}`);
+      throw e;
     }
-    const perQuery = new Map<string, number>();
-    for (const q of qids) {
-      const entries = r.queries.get(q);
-      perQuery.set(q, col.fn(entries ? orderRun(entries) : [], qrels.get(q)!, col.k, { relevanceLevel: level }));
+    measureName = r.name;
+    if (r.missing.length === qrels.queries.length) throw new UserError(`${path}: no query of ${values.qrels} appears in this run`);
+    if (r.missing.length) {
+      console.error(`rankgate compare: warning: ${path} has no results for ${r.missing.length} of ${qrels.queries.length} queries; they score 0`);
     }
-    return { name: names[i]!, perQuery };
+    return { name: names[i]!, perQuery: r.values };
   });
   let res: CompareVectorsResult;
   try {
@@ -154,9 +147,9 @@ export async function run(argv: string[]): Promise<number> {
     throw e;
   }
   if (values.json) {
-    process.stdout.write(JSON.stringify({ measure: col.name, queries: res.queries.length, baseline: res.baseline, comparisons: res.comparisons }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ measure: measureName, queries: res.queries.length, baseline: res.baseline, comparisons: res.comparisons }, null, 2) + '\n');
   } else {
-    process.stdout.write(formatComparisonTable(col.name, res));
+    process.stdout.write(formatComparisonTable(measureName, res));
   }
   return 0;
 }

@@ -15,19 +15,21 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
-import { compareWithBaseline, readBaseline } from '../report/baseline.ts';
-import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../report/gate.ts';
+import { parseCliArgs } from './args.ts';
+import { readBaseline } from '../report/baseline.ts';
+import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../report/gate.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport } from '../report/report.ts';
 import { readResultsFile } from '../report/results.ts';
 import { shippingCriteria } from '../report/shipping.ts';
+import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../report/verdict.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
-                     [--floors FILE] [--baseline FILE] [--out-dir data/eval/results]
-                     [--judge auto|bedrock|similarity|off] [--refresh-judge]`;
+                     [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
+                     [--judge auto|bedrock|similarity|off] [--refresh-judge]
+${EXIT_CODE_HELP}`;
 
 const JUDGE_MODES = ['auto', 'bedrock', 'similarity', 'off'];
 
@@ -59,12 +61,9 @@ function runPromptfoo(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: false,
-      options: {
+  const parsed = parseCliArgs(
+    argv,
+    {
         lang: { type: 'string', default: 'en' },
         category: { type: 'string' },
         verbose: { type: 'boolean', default: false },
@@ -75,12 +74,12 @@ export async function run(argv: string[]): Promise<number> {
         'out-dir': { type: 'string', default: 'data/eval/results' },
         judge: { type: 'string' },
         'refresh-judge': { type: 'boolean', default: false },
+        'allow-partial': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (e) {
-    throw new UserError(`${(e as Error).message}\n${USAGE}`);
-  }
+    },
+    USAGE,
+    false,
+  );
   const v = parsed.values;
   if (v.help) {
     console.log(USAGE);
@@ -94,8 +93,12 @@ export async function run(argv: string[]): Promise<number> {
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
-  const floors = v.floors ? loadFloors(v.floors) : existsSync('config/gate.yaml') ? loadFloors('config/gate.yaml') : DEFAULT_FLOORS;
-  const baseline = v.baseline ? readBaseline(v.baseline) : null;
+  const floorsPath = v.floors ?? 'config/gate.yaml';
+  const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
+  const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
+  const basePath = floors.regression?.baseline;
+  if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
+  const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
 
   const outDir = v['out-dir']!;
   const ts = new Date();
@@ -109,6 +112,8 @@ export async function run(argv: string[]): Promise<number> {
     RANKGATE_LANG: lang,
     ...(v.category ? { RANKGATE_CATEGORY: v.category } : {}),
     ...(v.floors ? { RANKGATE_GATE_FLOORS: v.floors } : {}),
+    // The verdict is rankgate eval's (printed last, below); the hook in the child only reports.
+    RANKGATE_GATE: 'off',
     // The judge assertion (assertions/judge.ts) reads these.
     ...(v.judge ? { RANKGATE_JUDGE: v.judge } : {}),
     ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
@@ -120,11 +125,18 @@ export async function run(argv: string[]): Promise<number> {
   const results = readResultsFile(raw);
   const first = results.columns[0];
   if (!first) throw new UserError(`${raw}: the eval produced no columns`);
-  const report = buildReport(first, { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() });
-  applyGate(report, floors);
-  const delta = baseline ? compareWithBaseline(baseline, first, report) : null;
+  const verdict = gateColumn(first, {
+    floors,
+    floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+    allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
+    acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+    baseline,
+    report: { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() },
+  });
+  const report = verdict.report;
+  const delta = verdict.delta;
   const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c));
-  const doc: Record<string, unknown> = { ...report, promptfoo_results: raw };
+  const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, promptfoo_results: raw };
   if (results.columns.length > 1) {
     doc.columns = results.columns.map((c) => {
       const r = buildReport(c, { language: lang, evalId: results.evalId, timestamp: ts.toISOString() });
@@ -146,7 +158,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (delta) doc.baseline_delta = delta;
   writeFileAtomic(`${base}.json`, JSON.stringify(doc, null, 2) + '\n');
-  writeFileAtomic(`${base}.md`, renderMarkdown(report, delta, shipping));
+  writeFileAtomic(`${base}.md`, renderMarkdown(report, delta, shipping, verdict));
   if (v.verbose) {
     for (const q of report.queries ?? []) {
       console.log(
@@ -155,8 +167,8 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   console.log(`report: ${base}.json\nsummary: ${base}.md`);
-  const msg = gateMessage(report);
-  if (report.gate_passed) console.log(msg);
-  else console.error(msg);
-  return report.gate_passed ? 0 : 1;
+  const lines = verdictLines(verdict).join('\n');
+  if (verdict.code === 0) console.log(lines);
+  else console.error(lines);
+  return verdict.code;
 }

@@ -1,65 +1,80 @@
 /**
- * rankgate gate RESULTS.json [--baseline data/eval/baseline.json] [--update-baseline] [--floors config/gate.yaml]
- *                            [--column LABEL|INDEX] [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]
+ * rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline] [--column LABEL|INDEX]
+ *                            [--allow-partial] [--accept-baseline-mismatch] [--report OUT.json] [--markdown OUT.md]
+ *                            [--comment OUT.md]
  *
- * Reads promptfoo's `--output` JSON, builds the DES-058 report of one column (default the first), applies the
- * floors, prints the per-category table and the change against the baseline (which queries regressed,
- * which improved). Exit 0 when the gate passes, 1 when it fails, 2 on bad input.
- * --update-baseline rewrites the baseline (default data/eval/baseline.json) atomically, with the
- * configuration it reflects. --comment writes the PR comment body (used by .github/workflows/search-eval.yml).
+ * Reads promptfoo's `--output` JSON (rows, or only the column sums of a `--no-write` run), builds the DES-058
+ * report of one column (default the first), applies the floors and the regression check (src/report/verdict.ts,
+ * the same code as the afterAll hook), prints the per-category table, the change against the baseline and, LAST,
+ * the verdict with its reasons. Exit codes: see EXIT_CODE_HELP (0 pass, 1 floor/regression fails, 2 bad input,
+ * bad configuration or nothing trustworthy measured).
+ * --update-baseline rewrites the baseline atomically, with what it was measured on (engine, corpus, golden
+ * selection, provider config); refused (exit 2, old baseline kept) when the run is not trustworthy.
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
-import { baselineFrom, compareWithBaseline, readBaseline, writeBaseline, type BaselineDelta } from '../report/baseline.ts';
-import { DEFAULT_FLOORS, applyGate, gateMessage, loadFloors } from '../report/gate.ts';
+import { parseCliArgs } from './args.ts';
+import { baselineFrom, readBaseline, writeBaseline } from '../report/baseline.ts';
+import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../report/gate.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
-import { buildReport } from '../report/report.ts';
 import { pickColumn, readResultsFile } from '../report/results.ts';
+import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../report/verdict.ts';
 
-const USAGE = `usage: rankgate gate RESULTS.json [--baseline FILE] [--update-baseline] [--floors config/gate.yaml]
-                     [--column LABEL|INDEX] [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]`;
+const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
+                     [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
+                     [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]
+  RESULTS.json  promptfoo eval --output results.json (with or without --no-write)
+  --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
+  --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
+${EXIT_CODE_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        baseline: { type: 'string' },
-        'update-baseline': { type: 'boolean', default: false },
-        floors: { type: 'string' },
-        column: { type: 'string' },
-        report: { type: 'string' },
-        markdown: { type: 'string' },
-        comment: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (e) {
-    throw new UserError(`${(e as Error).message}\n${USAGE}`);
-  }
-  const { values: v, positionals } = parsed;
+  const { values: v, positionals } = parseCliArgs(
+    argv,
+    {
+      baseline: { type: 'string' },
+      'update-baseline': { type: 'boolean', default: false },
+      floors: { type: 'string' },
+      column: { type: 'string' },
+      'allow-partial': { type: 'boolean', default: false },
+      'accept-baseline-mismatch': { type: 'boolean', default: false },
+      report: { type: 'string' },
+      markdown: { type: 'string' },
+      comment: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
   if (v.help) {
     console.log(USAGE);
     return 0;
   }
   if (positionals.length !== 1) throw new UserError(`expected one RESULTS.json (promptfoo eval --output), got ${positionals.length}\n${USAGE}`);
   const file = positionals[0]!;
-  const results = readResultsFile(file);
-  const col = pickColumn(results, v.column, file);
   const floorsPath = v.floors ?? 'config/gate.yaml';
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
-  const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-  const report = buildReport(col, { evalId: results.evalId, timestamp: results.timestamp });
-  applyGate(report, floors);
+  const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
+  // --baseline turns the regression check on (gate.yaml regression: settings, or the defaults).
+  const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
+  const results = readResultsFile(file);
+  const col = pickColumn(results, v.column, file);
 
-  const baselinePath = v.baseline ?? 'data/eval/baseline.json';
-  let delta: BaselineDelta | null = null;
-  if (v.baseline && existsSync(v.baseline)) delta = compareWithBaseline(readBaseline(v.baseline), col, report);
+  const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
+  let baseline = null;
+  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) baseline = { path: baselinePath, data: readBaseline(baselinePath) };
   else if (v.baseline && !v['update-baseline']) throw new UserError(`${v.baseline}: no such baseline (write one with --update-baseline)`);
+
+  const verdict = gateColumn(col, {
+    floors,
+    floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+    allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
+    acceptMismatch: v['accept-baseline-mismatch'],
+    baseline,
+    report: { evalId: results.evalId, timestamp: results.timestamp },
+  });
+  const report = verdict.report;
+  const delta = verdict.delta;
 
   console.log(
     `${col.label}: ${report.total_queries} queries · Recall@3 ${report.overall_recall_at_3?.toFixed(4) ?? 'n/a'} · MRR@10 ${
@@ -73,26 +88,27 @@ export async function run(argv: string[]): Promise<number> {
   console.log('');
   console.log(deltaSection(delta));
   console.log('');
-  if (v.report) writeFileAtomic(v.report, JSON.stringify(report, null, 2) + '\n');
-  if (v.markdown) writeFileAtomic(v.markdown, renderMarkdown(report, delta));
-  if (v.comment) writeFileAtomic(v.comment, renderComment(report, delta));
+  if (v.report) writeFileAtomic(v.report, JSON.stringify({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression }, null, 2) + '\n');
+  if (v.markdown) writeFileAtomic(v.markdown, renderMarkdown(report, delta, undefined, verdict));
+  if (v.comment) writeFileAtomic(v.comment, renderComment(report, delta, verdict));
   if (v['update-baseline']) {
-    // A baseline from a run whose queries errored (database down, service failing) would record zeros as the
-    // reference and make the next real run look like an improvement: refuse, keep the old baseline.
+    // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run,
+    // or evidence without rows. The old baseline stays.
+    const target = v.baseline ?? baselinePath;
     const errored = col.queries.filter((q) => q.error !== null);
-    if (errored.length) {
-      const shown = errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ');
-      throw new UserError(
-        `--update-baseline: ${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${shown}${errored.length > 3 ? '; ...' : ''}); ` +
-          `${baselinePath} was left as it was: a baseline must come from a run without errors`,
-        1,
-      );
+    const why = errored.length ? [`${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ')})`] : [];
+    if (verdict.evidence === 'sums') why.push('the results hold no per-query rows (written with --no-write?)');
+    else if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !r.startsWith('floor:') && !r.startsWith('regression:') && !r.includes('queries errored')));
+    if (verdict.evaluated === 0 && !why.length) why.push('no evaluated queries');
+    if (why.length) {
+      for (const l of verdictLines(verdict)) console.error(l);
+      throw new UserError(`--update-baseline: ${[...new Set(why)].join('; ')}; ${target} was left as it was: a baseline must come from a complete run without errors`, 2);
     }
-    writeBaseline(baselinePath, baselineFrom(col, report));
-    console.log(`baseline written: ${baselinePath} (${col.queries.length} queries, configuration of '${col.label}')`);
+    writeBaseline(target, baselineFrom(col, report));
+    console.log(`baseline written: ${target} (${col.queries.length} queries, configuration of '${col.label}'${col.identity?.corpus ? `, corpus ${col.identity.corpus}` : ''})`);
   }
-  const msg = gateMessage(report);
-  if (report.gate_passed) console.log(msg);
-  else console.error(msg);
-  return report.gate_passed ? 0 : 1;
+  const lines = verdictLines(verdict);
+  if (verdict.code === 0) console.log(lines.join('\n'));
+  else console.error(lines.join('\n'));
+  return verdict.code;
 }

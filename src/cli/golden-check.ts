@@ -11,8 +11,9 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
+import { parseCliArgs } from './args.ts';
+import { serviceDbOptions } from './ingest.ts';
 import { loadGoldenFile } from '../golden/index.ts';
 import type { GoldenQuery } from '../golden/schema.ts';
 import { createSearchService } from '../search/service.ts';
@@ -22,8 +23,9 @@ export const USAGE = `usage: rankgate golden check [--chunk-size 200,300,500] [-
   FILES              golden sets (default: every file under datasets/golden/)
   --chunk-size LIST  variants to check (default: every chunk size indexed for the embedder)
   --embedder ID      embedder of the variants (default use-lite)
-  --db URL|DIR       postgres://... server or PGlite data directory (default: $DATABASE_URL, else .rankgate/db)
-  --corpus PATH      ingest missing variants from this corpus first
+  --db URL|DIR       postgres://... server or PGlite data directory
+                     (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db; read-only without --corpus)
+  --corpus PATH      ingest missing variants from this corpus first (and refuse an index of another corpus)
   --json             print the resolution table as JSON`;
 
 export const MAX_CHUNKS_PER_SUBSTRING = 3;
@@ -56,25 +58,18 @@ function parseSizes(v: string): number[] {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        'chunk-size': { type: 'string' },
-        embedder: { type: 'string' },
-        db: { type: 'string' },
-        corpus: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UserError(`${(e as Error).message.split('\n')[0]}\n\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCliArgs(
+    argv,
+    {
+      'chunk-size': { type: 'string' },
+      embedder: { type: 'string' },
+      db: { type: 'string' },
+      corpus: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    } as const,
+    USAGE,
+  );
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -85,9 +80,8 @@ export async function run(argv: string[]): Promise<number> {
   for (const f of files) if (!existsSync(f)) throw new UserError(`${f}: no such golden-set file`);
   const sets: { file: string; queries: GoldenQuery[] }[] = files.map((file) => ({ file, queries: loadGoldenFile(file) }));
 
-  const db = values.db && !/^postgres(ql)?:\/\//i.test(values.db) ? { dataDir: values.db } : { databaseUrl: values.db };
   const svc = await createSearchService({
-    ...db,
+    ...serviceDbOptions(values.db),
     routing: false,
     autoIngest: values.corpus ? { corpus: values.corpus } : undefined,
   });

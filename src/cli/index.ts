@@ -4,6 +4,7 @@
  * message and no stack trace.
  */
 import { isUserError } from '../errors.ts';
+import { describeFault, faultCauseAt, fullDisks, openDataDirs } from '../db/faults.ts';
 import { didYouMean } from '../util/suggest.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
@@ -37,6 +38,21 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`rankgate: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 2;
   }
+  let finished = false;
+  const fatal = (line: string) => {
+    if (finished) return;
+    finished = true;
+    console.error(`rankgate ${name}: ${line}`);
+    process.exit(2);
+  };
+  // Failures that escape every promise: an uncaught exception from inside a native/WASM callback (PGlite's PANIC
+  // on a full disk, an embedding model's abort) and an event loop that empties while the command still waits
+  // (PGlite aborted and its query can never settle: Node would exit 13 without a word). One line, exit 2.
+  const onUncaught = (e: unknown) => fatal(explain(e));
+  const onBeforeExit = () => fatal(explainStall());
+  process.prependListener('uncaughtException', onUncaught);
+  process.prependListener('unhandledRejection', onUncaught);
+  process.on('beforeExit', onBeforeExit);
   try {
     const mod = (await import(cmd.module)) as { run: (argv: string[]) => Promise<number> };
     return await mod.run(rest);
@@ -45,6 +61,37 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`rankgate ${name}: ${e.message}`);
       return e.exitCode;
     }
-    throw e;
+    console.error(`rankgate ${name}: ${explain(e)}`);
+    if (process.env.RANKGATE_DEBUG && e instanceof Error) console.error(e.stack);
+    return 2;
+  } finally {
+    finished = true;
+    process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onUncaught);
+    process.off('beforeExit', onBeforeExit);
   }
+}
+
+/** One line for an error that is not a UserError: a damaged/full disk in plain words, else the first line. */
+export function explain(e: unknown): string {
+  for (const dir of openDataDirs()) {
+    if (faultCauseAt(e, dir)) return describeFault(e, { path: dir });
+  }
+  const full = fullDisks()[0];
+  if (full) return describeFault(e, { path: full.dir });
+  if (faultCauseAt(e, undefined)) return describeFault(e, {});
+  const msg = e instanceof Error ? e.message : String(e);
+  return `unexpected error: ${msg.split('\n')[0]} (set RANKGATE_DEBUG=1 to see where)`;
+}
+
+function explainStall(): string {
+  const full = fullDisks()[0];
+  if (full) {
+    return `${full.dir}: disk full: ${(full.free / 1048576).toFixed(1)} MB left on the file system holding it and the embedded database stopped; nothing of the interrupted command was committed; free some space and run it again`;
+  }
+  const dir = openDataDirs()[0];
+  if (dir) {
+    return `${dir}: the embedded database (PGlite) stopped answering (it aborted); nothing of the interrupted command was committed; if this repeats, a file in that directory may be damaged: restore it from a copy or rebuild it with rankgate ingest into a new directory`;
+  }
+  return 'stopped waiting for an operation that can never finish (an internal error; set RANKGATE_DEBUG=1 and report it)';
 }

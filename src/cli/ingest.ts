@@ -4,16 +4,17 @@
  * Reads the corpus (src/ingest/readers.ts), then ingestCorpus (src/ingest/pipeline.ts) builds one index
  * variant per chunk size for the embedder. Flags are checked before anything is opened or read.
  */
-import { existsSync, statSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import type { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
+import { parseCliArgs } from './args.ts';
+import { resolveDatabaseTarget } from '../db/target.ts';
 import { isConnectionLost, surviveLostConnections } from '../db/connection.ts';
 import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
 import { validateChunkOptions } from '../ingest/chunker.ts';
 import type { CorpusFormat } from '../ingest/types.ts';
 
 export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
-                      [--overlap N] [--embedder ID] [--db URL|DIR] [--json]
+                      [--overlap N] [--embedder ID] [--db URL|DIR] [--replace] [--json]
 
   --corpus PATH      folder of Markdown, a .jsonl file, a BEIR folder (corpus.jsonl) or NQ prepared .json
                      (default datasets/corpus)
@@ -21,17 +22,22 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
   --chunk-size LIST  token budgets (o200k), comma-separated; one index variant each (default 300)
   --overlap N        tokens of whole-sentence overlap between chunks (default 0)
   --embedder ID      use-lite (default, offline), titan-v2[-256|-512|-1024], cohere-v3[-english|-multilingual]
-  --db URL|DIR       postgres://... server, or a PGlite data directory (default: $DATABASE_URL, else .rankgate/db)
-  --json             print the ingest statistics as JSON`;
+  --db URL|DIR       postgres://... server, or a PGlite data directory
+                     (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db)
+  --replace          the database holds the index of another corpus: replace it (without this, ingest refuses)
+  --json             print the ingest statistics as JSON
 
-/** `postgres://...` -> server URL; anything else -> PGlite data directory. */
+A database holds the index of one corpus; every index variant records the corpus it was built from (a hash
+of its documents). Documents that left the corpus are removed with their chunks.`;
+
+/**
+ * `--db` -> the explicit target (`postgres://...` a server URL, anything else a PGlite data directory); without
+ * `--db`, {} so the one resolver (src/db/target.ts) applies DATABASE_URL, RANKGATE_DATA_DIR, the default.
+ */
 export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: string } {
   if (db === undefined || db === '') return {};
-  if (/^postgres(ql)?:\/\//i.test(db)) return { url: db };
-  if (!db.startsWith('memory://') && existsSync(db) && !statSync(db).isDirectory()) {
-    throw new UserError(`--db ${db}: embedded database (PGlite) data directory expected, but it is a file (give a directory, or a postgres:// URL)`);
-  }
-  return { dataDir: db };
+  const t = resolveDatabaseTarget({ db });
+  return t.kind === 'postgres' ? { url: t.url } : { dataDir: t.dataDir };
 }
 
 /** The --db flag as createSearchService options (its URL field is `databaseUrl`, not `url`). */
@@ -58,30 +64,26 @@ export function parseIntFlag(name: string, value: string | undefined, min: numbe
   return Number(value);
 }
 
+/** parseArgs through parseCliArgs (did-you-mean for unknown options); kept for the CLIs that still call it. */
 export function strictParse<T extends Parameters<typeof parseArgs>[0]>(config: T, usage: string) {
-  try {
-    return parseArgs({ ...config, strict: true });
-  } catch (e) {
-    const msg = (e as Error).message.split('\n')[0];
-    throw new UserError(`${msg}\n\n${usage}`);
-  }
+  type Options = NonNullable<Parameters<typeof parseCliArgs>[1]>;
+  const c = config as { args?: string[]; options?: Options; allowPositionals?: boolean };
+  return parseCliArgs(c.args ?? [], c.options ?? {}, usage, c.allowPositionals ?? true) as unknown as ReturnType<typeof parseArgs<T & { strict: true }>>;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = strictParse(
+  const { values, positionals } = parseCliArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      options: {
-        corpus: { type: 'string' },
-        format: { type: 'string' },
-        'chunk-size': { type: 'string' },
-        overlap: { type: 'string' },
-        embedder: { type: 'string' },
-        db: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      corpus: { type: 'string' },
+      format: { type: 'string' },
+      'chunk-size': { type: 'string' },
+      overlap: { type: 'string' },
+      embedder: { type: 'string' },
+      db: { type: 'string' },
+      replace: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     } as const,
     USAGE,
   );
@@ -102,11 +104,12 @@ export async function run(argv: string[]): Promise<number> {
   for (const chunkSize of chunkSizes) validateChunkOptions({ chunkSize, overlap });
   const embeddings = await import('../embeddings/index.ts');
   const embedderId = embeddings.resolveEmbedderId((values.embedder as string | undefined) ?? 'use-lite');
+  const dbFlag = parseDbFlag(values.db as string | undefined); // checked before the corpus is read
 
   const documents = await readCorpus(corpus, format as CorpusFormat | undefined);
   const { openDatabase } = await import('../db/index.ts');
   const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
-  const db = await openDatabase(parseDbFlag(values.db as string | undefined));
+  const db = await openDatabase({ ...dbFlag, access: 'write' });
   surviveLostConnections(db);
   let embedder: Awaited<ReturnType<typeof embeddings.createEmbedder>> | undefined;
   try {
@@ -117,6 +120,8 @@ export async function run(argv: string[]): Promise<number> {
       chunkSizes,
       embedder,
       overlap,
+      corpusPath: corpus,
+      replace: Boolean(values.replace),
       onProgress: values.json ? undefined : createProgressReporter(),
     }).catch((e: unknown) => {
       if ((e as Error)?.name === 'BedrockCallError') {
@@ -133,9 +138,12 @@ export async function run(argv: string[]): Promise<number> {
       );
     });
     if (values.json) {
-      console.log(JSON.stringify({ corpus, database: db.describe, documents: documents.length, ...stats }, null, 2));
+      console.log(JSON.stringify({ ...stats, corpus, corpusId: stats.corpus.id, database: db.describe, documents: documents.length }, null, 2));
     } else {
-      console.log(`ingested ${documents.length} documents from ${corpus} into ${db.describe}`);
+      console.log(`ingested ${documents.length} documents from ${corpus} (corpus ${stats.corpus.id.slice(0, 12)}) into ${db.describe}`);
+      if (stats.replaced.length) console.log(`  replaced ${stats.replaced.join(', ')} (another corpus; --replace)`);
+      if (stats.removedDocuments) console.log(`  removed ${stats.removedDocuments} document${stats.removedDocuments > 1 ? 's' : ''} that left the corpus`);
+      for (const n of stats.notes) console.log(`  note: ${n}`);
       for (const v of stats.variants) {
         console.log(
           `  ${v.variant.padEnd(24)} ${String(v.chunks).padStart(7)} chunks  embedded ${v.embedded}, cached ${v.cached}  ` +

@@ -27,7 +27,8 @@ import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { parseCliArgs } from './args.ts';
-import { FloorsSchema, loadFloors } from '../report/gate.ts';
+import * as gateModule from '../report/gate.ts';
+import { loadFloors } from '../report/gate.ts';
 import { loadGoldenFile, type GoldenQuery } from '../golden/index.ts';
 import { loadRoutingConfig } from '../search/routing.ts';
 import { gateConfig, promptfooConfig, routingConfig, workflow, corpusGlob, type GoldenFigures, type InitPlan } from './init-templates.ts';
@@ -85,12 +86,33 @@ export function figuresOf(queries: readonly GoldenQuery[]): GoldenFigures {
   };
 }
 
-/** Which of the regression gate's keys this rankgate's gate.yaml schema accepts. */
+/**
+ * gate.yaml's validator, whichever this rankgate has: parseFloors(doc, file) (throws a UserError), or the older
+ * zod FloorsSchema (no regression keys). Returns the problem, or undefined when the document is accepted.
+ */
+function gateProblem(doc: unknown): string | undefined {
+  const g = gateModule as unknown as {
+    parseFloors?: (doc: unknown, file: string) => unknown;
+    FloorsSchema?: { safeParse(d: unknown): { success: boolean; error?: { issues: { message: string }[] } } };
+  };
+  if (g.parseFloors) {
+    try {
+      g.parseFloors(doc, 'config/gate.yaml');
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+  const r = g.FloorsSchema?.safeParse(doc);
+  return !r || r.success ? undefined : (r.error?.issues[0]?.message ?? 'rejected');
+}
+
+/** Which of the regression gate's keys this rankgate's gate.yaml accepts. */
 function gateKeys(): InitPlan['gateKeys'] {
-  const accepts = (doc: unknown) => FloorsSchema.safeParse(doc).success;
+  const base = { overall: { recall_at_3: 0.5 } };
   return {
-    regression: accepts({ overall: { recall_at_3: 0.5 }, regression: { max_drop: 0.05, alpha: 0.05 } }),
-    maxErrorRate: accepts({ overall: { recall_at_3: 0.5 }, max_error_rate: 0 }),
+    regression: !gateProblem({ ...base, regression: { baseline: 'b.json', max_drop: 2, alpha: 0.05 } }),
+    maxErrorRate: !gateProblem({ ...base, max_error_rate: 0 }),
   };
 }
 
@@ -195,7 +217,8 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
       overall: floorFor(figures.n),
       categories: catFloors,
       ...(routes ? { routing: floorFor(figures.n, 0.95) } : {}),
-      maxDrop: Math.max(0.03, Math.ceil((100 * 1.0001) / figures.n) / 100),
+      // percentage points: at least one query's worth of Recall@3, never under the gate's default of 2
+      maxDrop: Math.max(2, Math.ceil(100 / figures.n - 1e-9)),
     },
     gateKeys: gateKeys(),
     routing: routes,
@@ -211,8 +234,15 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     { path: 'config/gate.yaml', content: gateConfig(plan) },
   ];
   if (routes && corpus) {
-    const d = loadRoutingConfig();
-    files.push({ path: 'config/routing.yaml', content: routingConfig(plan, { stopwordsEn: d.no_results.stopwords.en ?? [], safetyEn: d.safety.lexicon.en ?? [] }) });
+    // English stopwords and crisis phrases from the demo's rules (shipped with the package), as a start
+    let lists = { stopwordsEn: [] as string[], safetyEn: [] as string[] };
+    try {
+      const d = loadRoutingConfig();
+      lists = { stopwordsEn: d.no_results.stopwords.en ?? [], safetyEn: d.safety.lexicon.en ?? [] };
+    } catch {
+      /* no demo rules in this build: empty lists, to fill in */
+    }
+    files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
   files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
   files.push({ path: '.gitignore', append: true, content: '# rankgate: the local index, promptfoo history, eval outputs\n.rankgate/\n.promptfoo/\nresults.json\ncomment.md\n' });
@@ -241,8 +271,8 @@ function validate(f: PlannedFile): void {
   if (f.append) return;
   const doc = yaml.load(f.content, { schema: yaml.CORE_SCHEMA });
   if (f.path === 'config/gate.yaml') {
-    const r = FloorsSchema.safeParse(doc);
-    if (!r.success) throw new Error(`rankgate init wrote a gate.yaml its own gate rejects: ${r.error.issues[0]?.message}`);
+    const problem = gateProblem(doc);
+    if (problem) throw new Error(`rankgate init wrote a gate.yaml its own gate rejects: ${problem}`);
   }
   if (!doc || typeof doc !== 'object') throw new Error(`rankgate init: ${f.path} is not a YAML mapping`);
 }

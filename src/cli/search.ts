@@ -8,7 +8,8 @@
 import { UserError } from '../errors.ts';
 import type { SearchParams, SearchResponse } from '../search/types.ts';
 import { isConnectionLost } from '../db/connection.ts';
-import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
+import { parseIntFlag, serviceDbOptions } from './ingest.ts';
+import { parseCliArgs } from './args.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -24,7 +25,8 @@ export const USAGE = `usage: rankgate search "QUERY" [options]
   --language L       query language (text-search config) and language filter, e.g. en, es, hi
   --book SLUG        only chunks of this book
   --routing PATH     routing YAML (default config/routing.yaml); --no-routing turns routing off
-  --db URL|DIR       postgres://... or a PGlite data directory (default: $DATABASE_URL, else .rankgate/db)
+  --db URL|DIR       postgres://... or a PGlite data directory
+                     (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db; opened read-only)
   --json             print the full response as JSON`;
 
 export function parseWeights(value: string): { keyword: number; vector: number } {
@@ -78,7 +80,9 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
 }
 
 export function formatResponse(query: string, r: SearchResponse): string {
-  const lines = [`query: ${JSON.stringify(query)}  variant ${r.diagnostics.variant}`];
+  const ix = r.diagnostics.index;
+  const corpus = ix ? `  corpus ${ix.corpus ?? '?'} (${ix.corpusId ? ix.corpusId.slice(0, 12) : 'unknown'})` : '';
+  const lines = [`query: ${JSON.stringify(query)}  variant ${r.diagnostics.variant}${corpus}`];
   lines.push(`routing: ${r.routing.route}${r.routing.safety ? '  SAFETY' : ''}${r.routing.topRelevance !== undefined ? `  top relevance ${r.routing.topRelevance.toFixed(3)}` : ''}`);
   for (const reason of r.routing.reasons) lines.push(`  - ${reason}`);
   if (!r.hits.length) lines.push('(no results)');
@@ -96,28 +100,25 @@ export function formatResponse(query: string, r: SearchResponse): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = strictParse(
+  const { values, positionals } = parseCliArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      options: {
-        mode: { type: 'string' },
-        'top-k': { type: 'string' },
-        'rrf-k': { type: 'string' },
-        weights: { type: 'string' },
-        candidates: { type: 'string' },
-        scorer: { type: 'string' },
-        vector: { type: 'string' },
-        'chunk-size': { type: 'string' },
-        embedder: { type: 'string' },
-        language: { type: 'string' },
-        book: { type: 'string' },
-        routing: { type: 'string' },
-        'no-routing': { type: 'boolean' },
-        db: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      mode: { type: 'string' },
+      'top-k': { type: 'string' },
+      'rrf-k': { type: 'string' },
+      weights: { type: 'string' },
+      candidates: { type: 'string' },
+      scorer: { type: 'string' },
+      vector: { type: 'string' },
+      'chunk-size': { type: 'string' },
+      embedder: { type: 'string' },
+      language: { type: 'string' },
+      book: { type: 'string' },
+      routing: { type: 'string' },
+      'no-routing': { type: 'boolean' },
+      db: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     } as const,
     USAGE,
   );

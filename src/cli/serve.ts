@@ -1,12 +1,17 @@
 /**
  * `rankgate serve [--port 8080] [--host 127.0.0.1] [--db URL|DIR] [--chunk-size 300] [--embedder use-lite]
- *   [--mode hybrid] [--routing PATH] [--max-body 65536]`
+ *   [--mode hybrid] [--routing PATH] [--max-body 65536] [--max-concurrent 2] [--max-queue 16]
+ *   [--max-queue-wait-ms 500] [--search-timeout-ms 30000]`
  * Serves rankgate's search service over HTTP (src/search/http.ts): POST /api/v1/search (portal shape with
- * practice_bridge and safety) and POST /search/v1/{semantic,keyword,hybrid}. Stops on SIGINT/SIGTERM.
+ * practice_bridge and safety) and POST /search/v1/{semantic,keyword,hybrid}. Refuses to start (exit 2) when the
+ * index variant it would serve does not exist, so it never reports healthy and then fails every search.
+ * Sheds load with 503 + Retry-After once its bounded queue is full. Stops on SIGINT/SIGTERM.
  */
 import { UserError } from '../errors.ts';
+import { resolveEmbedderId } from '../embeddings/index.ts';
 import { startSearchServer } from '../search/http.ts';
-import { parseIntFlag, serviceDbOptions, strictParse } from './ingest.ts';
+import { parseCliArgs } from './args.ts';
+import { parseIntFlag, serviceDbOptions } from './ingest.ts';
 import { searchParamsFromFlags } from './search.ts';
 
 export const USAGE = `usage: rankgate serve [--port 8080] [--host 127.0.0.1] [options]
@@ -19,30 +24,40 @@ export const USAGE = `usage: rankgate serve [--port 8080] [--host 127.0.0.1] [op
   --mode M           default mode for /api/v1/search: hybrid | keyword | semantic
   --routing PATH     routing YAML (default config/routing.yaml)
   --max-body BYTES   request body limit (default 65536)
+  --max-concurrent N searches handed to the search thread at once (default 2; it runs one at a time)
+  --max-queue N      requests that may wait for a search slot; more get 503 + Retry-After (default 16)
+  --max-queue-wait-ms MS
+                     longest wait for a search slot before 503 + Retry-After; a request expected to wait
+                     longer (queued x mean search time) gets it at once (default 500)
+  --search-timeout-ms MS
+                     one search, from the moment it starts (default 30000; slower -> 504)
 
 endpoints:
   POST /api/v1/search                        {query, language?, limit?, mode?}
        -> {query, language, results: [{chunk_id, document_id, content, score, rank, ...}], practice_bridge, safety, routing}
   POST /search/v1/{semantic|keyword|hybrid}  {query, limit?} -> {result: [{chunk_id, document_id, content, score, rank}]}
-  GET  /health                               -> {status: "ok"}`;
+  GET  /health                               -> {status: "ok", running, queued, maxConcurrent, maxQueue}
+
+Starts only when the index variant (--chunk-size x --embedder) exists: build it with rankgate ingest.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = strictParse(
+  const { values, positionals } = parseCliArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        db: { type: 'string' },
-        'chunk-size': { type: 'string' },
-        embedder: { type: 'string' },
-        mode: { type: 'string' },
-        routing: { type: 'string' },
-        'max-body': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    } as const,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      db: { type: 'string' },
+      'chunk-size': { type: 'string' },
+      embedder: { type: 'string' },
+      mode: { type: 'string' },
+      routing: { type: 'string' },
+      'max-body': { type: 'string' },
+      'max-concurrent': { type: 'string' },
+      'max-queue': { type: 'string' },
+      'max-queue-wait-ms': { type: 'string' },
+      'search-timeout-ms': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     USAGE,
   );
   if (values.help) {
@@ -53,15 +68,35 @@ export async function run(argv: string[]): Promise<number> {
   const port = parseIntFlag('port', values.port as string | undefined, 0, 65535) ?? 8080;
   const host = (values.host as string | undefined) ?? '127.0.0.1';
   const maxBodyBytes = parseIntFlag('max-body', values['max-body'] as string | undefined, 256, 64 * 1024 * 1024) ?? 64 * 1024;
+  const maxConcurrent = parseIntFlag('max-concurrent', values['max-concurrent'], 1, 1024) ?? 2;
+  const maxQueue = parseIntFlag('max-queue', values['max-queue'], 0, 100_000) ?? 16;
+  const maxQueueWaitMs = parseIntFlag('max-queue-wait-ms', values['max-queue-wait-ms'], 1, 600_000) ?? 500;
+  const searchTimeoutMs = parseIntFlag('search-timeout-ms', values['search-timeout-ms'], 1, 3_600_000) ?? 30_000;
   const defaults = searchParamsFromFlags({ 'chunk-size': values['chunk-size'], embedder: values.embedder, mode: values.mode });
+  if (defaults.embedder !== undefined) {
+    try {
+      defaults.embedder = resolveEmbedderId(defaults.embedder);
+    } catch (e) {
+      throw new UserError(`--embedder: ${(e as Error).message}`);
+    }
+  }
   const routing = values.routing as string | undefined;
   if (routing !== undefined) (await import('../search/routing.ts')).loadRoutingConfig(routing);
 
-  const { createSearchService } = await import('../search/service.ts');
-  const service = await createSearchService({ ...serviceDbOptions(values.db as string | undefined), defaults, ...(routing ? { routing } : {}) });
+  const { DEFAULT_SEARCH_PARAMS } = await import('../search/service.ts');
+  const { WorkerSearchService } = await import('../search/worker.ts');
+  // The search runs in a worker thread: PGlite and the embedding model are synchronous CPU work, and in this
+  // thread they would stop the server from even reading new requests, so the queue below could never see them
+  // (they waited unseen in socket buffers: 42 s at 128 clients). Here this thread only parses, queues and sheds.
+  // The variant every search will use must exist now: never report healthy, then answer every search 400.
+  const service = await WorkerSearchService.start({
+    kind: 'rankgate',
+    options: { ...serviceDbOptions(values.db as string | undefined), defaults, ...(routing ? { routing } : {}) },
+    requireVariant: { chunkSize: defaults.chunkSize ?? DEFAULT_SEARCH_PARAMS.chunkSize, embedder: defaults.embedder ?? DEFAULT_SEARCH_PARAMS.embedder },
+  });
   let srv;
   try {
-    srv = await startSearchServer({ service, port, host, maxBodyBytes, defaults });
+    srv = await startSearchServer({ service, port, host, maxBodyBytes, defaults, maxConcurrent, maxQueue, maxQueueWaitMs, searchTimeoutMs });
   } catch (e) {
     await service.close();
     const err = e as NodeJS.ErrnoException;

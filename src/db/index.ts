@@ -1,21 +1,38 @@
 /**
  * Storage: one SQL dialect and one migration set, driven through `pg` on both engines.
  *
- * - `url` (or `DATABASE_URL`) set -> a Postgres server through `pg.Pool` (pgvector required).
- * - otherwise -> embedded PGlite (Postgres 18 in WASM, with pgvector and pg_textsearch) in `dataDir`
- *   (default `.rankgate/db`, or `memory://`), wrapped by `createPgConfig` so `pg` sees a server
- *   (pool size 1; types come back exactly as from a server).
+ * Which database: resolveDatabaseTarget (src/db/target.ts), one rule for every CLI and the provider —
+ * `--db`/config first, then `DATABASE_URL` (a server), then `RANKGATE_DATA_DIR` (a PGlite directory), then
+ * `.rankgate/db`.
+ * - a server -> `pg.Pool` (pgvector required).
+ * - otherwise -> embedded PGlite (Postgres 18 in WASM, with pgvector and pg_textsearch) in the data directory
+ *   (or `memory://`), wrapped by `createPgConfig` so `pg` sees a server (pool size 1; types come back exactly as
+ *   from a server).
+ *
+ * Readers (`access: 'read'`: search, serve, golden check, the provider when it will not ingest) never create,
+ * initialise, migrate or repair anything: a directory or schema that is not a complete, current rankgate
+ * database is refused with one line. The writer (`access: 'write'`: ingest) creates and migrates.
  *
  * Sessions are configured the same way on both: `jit=off` on the server (one query spent 300 ms in JIT),
  * an optional private `schema` first on the search_path (tests isolate themselves on a shared server).
  */
-import { existsSync, readFileSync, readdirSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { UserError } from '../errors.ts';
+import { resolveDatabaseTarget, DEFAULT_DATA_DIR } from './target.ts';
+import { LOCK_PREFIX, lockDataDir } from './lock.ts';
+import { describeDataDirProblem, inspectDataDir } from './datadir.ts';
+import { MIN_FREE_BYTES, describeFault, faultCauseAt, freeBytes, registerOpenDir, withPgliteFaults } from './faults.ts';
+
+export { resolveDatabaseTarget, DEFAULT_DATA_DIR, isServerUrl, type DatabaseTarget } from './target.ts';
+export { lockDataDir, lockHolder, LOCK_PREFIX } from './lock.ts';
+export { inspectDataDir, describeDataDirProblem } from './datadir.ts';
+export { describeFault, isDatabaseFault, faultCauseAt, freeBytes, fullDisks, openDataDirs, MIN_FREE_BYTES } from './faults.ts';
 
 export type DbKind = 'pglite' | 'postgres';
+export type DbAccess = 'read' | 'write';
 
 export interface Db {
   pool: pg.Pool;
@@ -26,13 +43,19 @@ export interface Db {
   schema?: string;
   /** The PGlite instance when kind = 'pglite' (for clone(), dumpDataDir()). */
   pglite?: import('@electric-sql/pglite').PGlite;
+  /** The PGlite data directory (as given) when kind = 'pglite' and it is on disk. */
+  dataDir?: string;
+  /** 'read': opened by a command that never writes. */
+  access: DbAccess;
   close(): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
-  /** postgres:// URL. Default: process.env.DATABASE_URL; if neither, PGlite. */
+  /** A `--db` flag value (postgres:// URL or directory); beats url/dataDir and the environment. */
+  db?: string;
+  /** postgres:// URL. Default: resolveDatabaseTarget (DATABASE_URL, …); if none, PGlite. */
   url?: string;
-  /** PGlite data directory (default `.rankgate/db`); 'memory://' for an in-memory database. */
+  /** PGlite data directory (default RANKGATE_DATA_DIR, else `.rankgate/db`); 'memory://' for an in-memory database. */
   dataDir?: string;
   /** Use an existing PGlite instance (e.g. a clone of a test fixture). The caller keeps ownership unless closeInstance. */
   pglite?: import('@electric-sql/pglite').PGlite;
@@ -42,13 +65,15 @@ export interface OpenDatabaseOptions {
   schema?: string;
   /** Server only: DROP SCHEMA ... CASCADE on close() (tests). */
   dropSchemaOnClose?: boolean;
-  /** Run migrations (default true). */
+  /** 'write' (default): may create the database and applies migrations. 'read': refuses anything that is not a
+   *  complete, current rankgate database and writes nothing. */
+  access?: DbAccess;
+  /** Run migrations (default true for access 'write'; never for 'read'). */
   migrate?: boolean;
   /** Server pool size (default 4). */
   poolSize?: number;
 }
 
-export const DEFAULT_DATA_DIR = '.rankgate/db';
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 function redact(url: string): string {
@@ -68,20 +93,25 @@ function checkSchemaName(schema: string): string {
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {
-  const url = opts.pglite ? undefined : (opts.url ?? process.env.DATABASE_URL ?? undefined);
-  const db = url ? await openServer(url, opts) : await openPglite(opts);
-  if (opts.migrate !== false) {
-    try {
-      await migrate(db);
-    } catch (e) {
-      await db.close().catch(() => {});
-      throw e;
-    }
+  const access = opts.access ?? 'write';
+  let db: Db;
+  if (opts.pglite) db = await openPglite(opts, DEFAULT_DATA_DIR, access);
+  else {
+    const target = resolveDatabaseTarget({ db: opts.db, url: opts.url, dataDir: opts.dataDir });
+    db = target.kind === 'postgres' ? await openServer(target.url, opts, access) : await openPglite(opts, target.dataDir, access);
+  }
+  try {
+    if (access === 'read') await checkCurrent(db);
+    else if (opts.migrate !== false) await migrate(db);
+  } catch (e) {
+    await db.close().catch(() => {});
+    if (e instanceof UserError) throw e;
+    throw new UserError(describeFault(e, { path: db.dataDir, describe: db.describe, action: 'read the database' }));
   }
   return db;
 }
 
-async function openServer(url: string, opts: OpenDatabaseOptions): Promise<Db> {
+async function openServer(url: string, opts: OpenDatabaseOptions, access: DbAccess): Promise<Db> {
   const describe = redact(url);
   const schema = opts.schema ? checkSchemaName(opts.schema) : undefined;
   const options = ['-c jit=off'];
@@ -97,10 +127,11 @@ async function openServer(url: string, opts: OpenDatabaseOptions): Promise<Db> {
   // 'error' on that client after the query failed; without a listener Node crashes the whole eval. The failed
   // query already carries the error, and pg-pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
+  guardFaults(pool, { describe: `database ${describe}` });
   try {
     const c = await pool.connect();
     try {
-      if (schema) await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      if (schema && access === 'write') await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     } finally {
       c.release();
     }
@@ -115,6 +146,7 @@ async function openServer(url: string, opts: OpenDatabaseOptions): Promise<Db> {
     kind: 'postgres',
     describe,
     schema,
+    access,
     async close() {
       if (closed) return;
       closed = true;
@@ -126,129 +158,103 @@ async function openServer(url: string, opts: OpenDatabaseOptions): Promise<Db> {
   };
 }
 
-/** Create a PGlite instance with the extensions rankgate uses (vector, pg_textsearch). */
-export async function createPglite(dataDir: string): Promise<import('@electric-sql/pglite').PGlite> {
+
+/**
+ * Create a PGlite instance with the extensions rankgate uses (vector, pg_textsearch).
+ *
+ * `access: 'read'` opens only a directory that is a complete rankgate database and never creates,
+ * initialises or repairs anything; `'write'` (default; ingest and test fixtures) may create a fresh database in
+ * a missing or empty directory, and refuses any other directory that is not a complete database. Both hold the
+ * directory's lock (src/db/lock.ts) while open.
+ */
+export async function createPglite(
+  dataDir: string,
+  opts: { access?: DbAccess } = {},
+): Promise<import('@electric-sql/pglite').PGlite> {
+  const access = opts.access ?? 'write';
+  const memory = dataDir.startsWith('memory://');
+  let release: () => void = () => {};
+  let created: 'dir' | 'contents' | undefined;
+  if (!memory) {
+    const before = inspectDataDir(dataDir);
+    if (before.state !== 'complete' && !(access === 'write' && (before.state === 'missing' || before.state === 'empty'))) {
+      throw new UserError(describeDataDirProblem(dataDir, before)!);
+    }
+    // PGlite cannot start with less than ~16 MB free ("PGlite failed to initialize properly"): say so, touching nothing
+    const free = before.state === 'complete' ? freeBytes(dataDir) : undefined;
+    if (free !== undefined && free < MIN_FREE_BYTES) {
+      throw new UserError(
+        `${dataDir}: disk full: ${(free / 1048576).toFixed(1)} MB free on its file system, the embedded database needs at least ${MIN_FREE_BYTES / 1048576} MB to start; free some space`,
+      );
+    }
+    created = before.state === 'missing' ? 'dir' : before.state === 'empty' ? 'contents' : undefined;
+    try {
+      mkdirSync(resolve(dataDir), { recursive: true });
+    } catch (e) {
+      throw new UserError(describeFault(e, { path: dataDir, action: 'create the data directory' }));
+    }
+    release = lockDataDir(dataDir);
+    // looked at again under the lock: another process may have changed it meanwhile
+    const now = inspectDataDir(dataDir);
+    if (now.state !== 'complete' && !(access === 'write' && now.state === 'empty')) {
+      release();
+      throw new UserError(describeDataDirProblem(dataDir, now)!);
+    }
+  }
   const [{ PGlite }, { vector }, { pg_textsearch }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-pgvector'),
     import('@electric-sql/pglite-pg_textsearch'),
   ]);
-  const memory = dataDir.startsWith('memory://');
-  let release: () => void = () => {};
   try {
-    if (!memory) {
-      if (existsSync(dataDir) && !statSync(dataDir).isDirectory()) throw new Error('it is a file, not a directory');
-      mkdirSync(resolve(dataDir), { recursive: true });
-      release = lockDataDir(dataDir);
-    }
-    const pglite = new PGlite(memory ? dataDir : resolve(dataDir), {
-      extensions: { vector, pg_textsearch },
+    const pglite = await withPgliteFaults(dataDir, async () => {
+      const p = new PGlite(memory ? dataDir : resolve(dataDir), { extensions: { vector, pg_textsearch } });
+      await p.waitReady;
+      return p;
     });
-    await pglite.waitReady;
+    const unregister = memory ? () => {} : registerOpenDir(dataDir);
     const close = pglite.close.bind(pglite);
     pglite.close = async () => {
+      unregister();
       try {
         await close();
+      } catch {
+        // an instance that died (WASM abort, disk full) cannot close cleanly; the lock still goes
       } finally {
         release();
       }
     };
     return pglite;
   } catch (e) {
+    // a database this call began to create and could not finish (disk full during initdb): remove what it made,
+    // so the directory is missing/empty again rather than a half-initialised one every later command refuses
+    if (created) removeCreated(dataDir, created);
     release();
     if (e instanceof UserError) throw e;
-    const msg = e instanceof Error ? e.message : String(e);
-    throw new UserError(`embedded database (PGlite) at ${dataDir} could not be opened: ${msg}`);
+    throw new UserError(
+      describeFault(e, { path: dataDir, action: created ? 'create the embedded database (PGlite)' : 'open the embedded database (PGlite)' }),
+    );
   }
 }
 
-// ---------------------------------------------------------------- one process per PGlite data directory
-
-/**
- * PGlite holds the whole database in one process's memory: a second process opening the same directory
- * would write over it unseen. `<dataDir>/.rankgate.lock` (created with O_EXCL, holding the PID) admits one
- * process; a lock whose PID is gone (or that cannot be read) is stale and taken over. Opening the same
- * directory again in the same process shares the lock (reference-counted). Released on close and at exit.
- */
-export const LOCK_FILE = '.rankgate.lock';
-const heldLocks = new Map<string, { refs: number; path: string }>();
-let exitHookInstalled = false;
-
-function processAlive(pid: number): boolean {
+function removeCreated(dataDir: string, what: 'dir' | 'contents'): void {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function ownLock(path: string): boolean {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')).pid === process.pid;
-  } catch {
-    return false;
-  }
-}
-
-export function lockDataDir(dataDir: string): () => void {
-  const abs = resolve(dataDir);
-  const path = join(abs, LOCK_FILE);
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    const h = heldLocks.get(abs);
-    if (h && --h.refs > 0) return;
-    heldLocks.delete(abs);
-    if (ownLock(path)) rmSync(path, { force: true });
-  };
-  const held = heldLocks.get(abs);
-  if (held) {
-    held.refs++;
-    return release;
-  }
-  const info = JSON.stringify({ pid: process.pid, command: ['rankgate', ...process.argv.slice(2)].join(' ').slice(0, 200), started: new Date().toISOString() });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      writeFileSync(path, info, { flag: 'wx' });
-      break;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST' || attempt >= 3) {
-        throw new UserError(`embedded database (PGlite) at ${dataDir}: cannot create its lock file ${path} (${code ?? (e as Error).message})`);
-      }
-      let owner: { pid?: unknown; command?: unknown; started?: unknown } | undefined;
-      try {
-        owner = JSON.parse(readFileSync(path, 'utf8'));
-      } catch {
-        owner = undefined; // garbled or vanished: stale
-      }
-      const pid = Number(owner?.pid);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-        throw new UserError(
-          `embedded database (PGlite) at ${dataDir} is in use by process ${pid} (${String(owner?.command ?? 'unknown command')}, since ${String(owner?.started ?? '?')}); ` +
-            `PGlite admits one process at a time: wait for it or stop it, or use a Postgres server (DATABASE_URL) to ingest while an eval runs`,
-        );
-      }
-      rmSync(path, { force: true }); // stale: its process is gone
+    for (const name of readdirSync(dataDir)) {
+      if (name.startsWith(LOCK_PREFIX)) continue;
+      rmSync(join(dataDir, name), { recursive: true, force: true });
     }
+    if (what === 'dir') {
+      for (const name of readdirSync(dataDir)) if (name.startsWith(LOCK_PREFIX) && !/^\.rankgate\.lock\.\d+$/.test(name)) rmSync(join(dataDir, name), { force: true });
+    }
+  } catch {
+    // best effort
   }
-  heldLocks.set(abs, { refs: 1, path });
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const h of heldLocks.values()) if (ownLock(h.path)) rmSync(h.path, { force: true });
-    });
-  }
-  return release;
 }
 
-async function openPglite(opts: OpenDatabaseOptions): Promise<Db> {
+async function openPglite(opts: OpenDatabaseOptions, dataDir: string, access: DbAccess): Promise<Db> {
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
-  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
   const own = !opts.pglite || opts.closeInstance !== false;
-  const pglite = opts.pglite ?? (await createPglite(dataDir));
+  const pglite = opts.pglite ?? (await createPglite(dataDir, { access }));
   const pool = new pg.Pool({ ...(createPgConfig(pglite) as unknown as pg.PoolConfig), max: 1 });
   // pg-pool destroys a client whose query failed and connects a new one; over PGlite's single in-process
   // protocol channel the old connection's teardown interleaves with the new one, so every later query gets
@@ -263,26 +269,84 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Db> {
     }
   }) as unknown as typeof pool.query;
   pool.on('error', () => {});
+  const onDisk = !opts.pglite && !dataDir.startsWith('memory://');
+  guardFaults(pool, { ...(onDisk ? { path: dataDir } : {}), describe: `PGlite ${dataDir}` });
   let closed = false;
   return {
     pool,
     kind: 'pglite',
     describe: opts.pglite ? 'PGlite (in-process instance)' : `PGlite ${dataDir}`,
     pglite,
+    ...(onDisk ? { dataDir } : {}),
+    access,
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end();
+      await pool.end().catch(() => {});
       if (own && !pglite.closed) await pglite.close();
     },
   };
 }
 
-/** Apply src/db/migrations/*.sql in name order, once each, in one transaction per file. */
-export async function migrate(db: Db): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR)
+/**
+ * Damaged files and full disks surface as query errors ("invalid page in block 0 of relation base/5/16835",
+ * "could not extend file … No space left on device"): turn those — and only those — into one-line UserErrors
+ * naming the database and the cause (src/db/faults.ts). Every other error passes through unchanged (lost
+ * connections, SQL errors: their callers handle them).
+ */
+function guardFaults(pool: pg.Pool, ctx: { path?: string; describe: string }): void {
+  const map = (e: unknown): unknown =>
+    !(e instanceof UserError) && faultCauseAt(e, ctx.path) ? new UserError(describeFault(e, { ...ctx, action: 'read or write the index' })) : e;
+  const wrapQuery = <T extends { query: (...a: never[]) => unknown }>(target: T): void => {
+    const orig = target.query.bind(target) as (...a: unknown[]) => unknown;
+    (target as unknown as { query: (...a: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const last = args[args.length - 1];
+      if (typeof last === 'function') return orig(...args); // callback style: untouched
+      const r = orig(...args) as Promise<unknown> | unknown;
+      return r && typeof (r as Promise<unknown>).then === 'function' ? (r as Promise<unknown>).catch((e: unknown) => Promise.reject(map(e))) : r;
+    };
+  };
+  wrapQuery(pool);
+  const wrapped = new WeakSet<object>();
+  pool.on('acquire', (client) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    wrapQuery(client);
+  });
+}
+
+function migrationFiles(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
     .filter((f) => f.endsWith('.sql'))
     .sort();
+}
+
+/**
+ * A reader's check (writes nothing): rankgate's tables exist and every migration of this version is applied.
+ */
+export async function checkCurrent(db: Db): Promise<void> {
+  const where = db.dataDir ?? db.describe;
+  const has = await db.pool.query<{ t: string | null }>(`SELECT to_regclass('rankgate_migrations')::text AS t`);
+  if (!has.rows[0]?.t) {
+    throw new UserError(
+      db.dataDir
+        ? `${where}: not a rankgate database: it holds no rankgate tables; build an index with: rankgate ingest --db ${where}`
+        : `database ${where} holds no rankgate index (no rankgate tables); build one with: rankgate ingest`,
+    );
+  }
+  const done = new Set((await db.pool.query<{ name: string }>('SELECT name FROM rankgate_migrations')).rows.map((r) => r.name));
+  const pending = migrationFiles().filter((f) => !done.has(f));
+  if (pending.length) {
+    throw new UserError(
+      `${db.dataDir ? where : `database ${where}`}: built by an older rankgate (not applied yet: ${pending.join(', ')}); ` +
+        `run rankgate ingest${db.dataDir ? ` --db ${where}` : ''} once to upgrade it (read-only commands never change a database)`,
+    );
+  }
+}
+
+/** Apply src/db/migrations/*.sql in name order, once each, in one transaction per file. */
+export async function migrate(db: Db): Promise<string[]> {
+  const files = migrationFiles();
   const client = await db.pool.connect();
   const applied: string[] = [];
   try {

@@ -9,6 +9,14 @@
  *    timeout, connection reset), wait `retryBaseMs * 2^n` (+ up to 25% jitter) and try again,
  *    at most `retries` more times (default 2). Non-retryable errors (validation, access denied,
  *    malformed bodies) fail at once.
+ *
+ * Deadlines (a Bedrock endpoint that accepts connections and never answers must not hold anything for long):
+ * - `timeoutMs`: one HTTP attempt (the SDK's request timeout; connection timeout a fifth of it, at most 5 s).
+ *   Default RANKGATE_BEDROCK_TIMEOUT_MS, else 60,000 (the judge: RANKGATE_JUDGE_TIMEOUT_MS, else 15,000).
+ * - `callTimeoutMs`: the whole call, every SDK attempt, our retries and their backoff together; the request in
+ *   flight is aborted when it passes. Default RANKGATE_BEDROCK_CALL_TIMEOUT_MS, else 3 x timeoutMs (the judge:
+ *   RANKGATE_JUDGE_CALL_TIMEOUT_MS, else 30,000). A call that ran out of time, or whose every attempt failed
+ *   without any HTTP answer (timeouts, refused or reset connections), fails with code 'NoAnswer'.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -34,8 +42,27 @@ export interface BedrockClientOptions {
   retries?: number;
   /** Base delay of our own backoff, ms. Default 1000. */
   retryBaseMs?: number;
-  /** Whole-request timeout, ms (connection timeout is a fifth of it, at most 5 s). Default 60000. */
+  /** One HTTP attempt, ms (connection timeout is a fifth of it, at most 5 s). Default RANKGATE_BEDROCK_TIMEOUT_MS or 60000. */
   timeoutMs?: number;
+  /** The whole call (all attempts, retries and backoff), ms. Default RANKGATE_BEDROCK_CALL_TIMEOUT_MS or 3 x timeoutMs. */
+  callTimeoutMs?: number;
+}
+
+/** A positive number of ms from an environment variable, or undefined; a bad value is a UserError-like message. */
+export function envMs(name: string, scale = 1, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new BedrockCallError(`${name}="${raw}": expected a positive number`, { modelId: '-', attempts: 0, code: 'BadOption' });
+  return n * scale;
+}
+
+export function attemptTimeoutMs(opts: { timeoutMs?: number }): number {
+  return opts.timeoutMs ?? envMs('RANKGATE_BEDROCK_TIMEOUT_MS') ?? 60_000;
+}
+
+export function callTimeoutMs(opts: { timeoutMs?: number; callTimeoutMs?: number }): number {
+  return opts.callTimeoutMs ?? envMs('RANKGATE_BEDROCK_CALL_TIMEOUT_MS') ?? 3 * attemptTimeoutMs(opts);
 }
 
 export function bedrockEndpoint(opts: { endpoint?: string }): string | undefined {
@@ -44,7 +71,7 @@ export function bedrockEndpoint(opts: { endpoint?: string }): string | undefined
 
 export function createBedrockClient(opts: BedrockClientOptions = {}): BedrockRuntimeClient {
   if (opts.client) return opts.client;
-  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const timeoutMs = attemptTimeoutMs(opts);
   const endpoint = bedrockEndpoint(opts);
   return new BedrockRuntimeClient({
     ...(opts.region ? { region: opts.region } : {}),
@@ -138,39 +165,66 @@ export interface RetryInfo {
 }
 
 /**
- * Run `fn` with our bounded outer retry loop (see the module comment). On final failure throws a
- * BedrockCallError naming the model, the number of attempts and the last error.
+ * Run `fn` with our bounded outer retry loop (see the module comment), within the call deadline: `fn` gets an
+ * AbortSignal to pass to `client.send` and the loop never sleeps past the deadline. On final failure throws a
+ * BedrockCallError naming the model, the number of attempts and the last error (code 'NoAnswer' when the
+ * endpoint never answered at all).
  */
 export async function withRetries<T>(
   modelId: string,
-  opts: Pick<BedrockClientOptions, 'retries' | 'retryBaseMs'>,
-  fn: () => Promise<T>,
+  opts: Pick<BedrockClientOptions, 'retries' | 'retryBaseMs' | 'timeoutMs' | 'callTimeoutMs'> & { signal?: AbortSignal },
+  fn: (signal: AbortSignal) => Promise<T>,
   info?: RetryInfo,
 ): Promise<T> {
   const retries = Math.max(0, opts.retries ?? 2);
   const base = Math.max(0, opts.retryBaseMs ?? 1000);
+  const deadlineMs = callTimeoutMs(opts);
+  const end = Date.now() + deadlineMs;
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), deadlineMs);
+  // the caller may give up on the call too (the judge, once it knows the endpoint is dead)
+  const onCallerAbort = () => ac.abort();
+  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  if (opts.signal?.aborted) ac.abort();
   let attempts = 0;
-  for (let n = 0; ; n++) {
-    try {
-      return await fn();
-    } catch (e) {
-      const sdkAttempts = (e as SdkErrorLike)?.$metadata?.attempts ?? 1;
-      attempts += sdkAttempts;
-      if (info) {
-        info.attempts += sdkAttempts;
-        if (isThrottling(e)) info.throttled += 1;
+  let answered = false;
+  const fail = (e: unknown, why: string): never => {
+    const noAnswer = !answered && (ac.signal.aborted || isRetryable(e));
+    throw new BedrockCallError(`Bedrock call to ${modelId} ${why}: ${describeError(e)}`, {
+      modelId,
+      attempts,
+      code: noAnswer ? 'NoAnswer' : (e as SdkErrorLike)?.name ?? 'Error',
+      status: errorStatus(e),
+      cause: e,
+    });
+  };
+  try {
+    for (let n = 0; ; n++) {
+      try {
+        return await fn(ac.signal);
+      } catch (e) {
+        const sdkAttempts = (e as SdkErrorLike)?.$metadata?.attempts ?? 1;
+        attempts += sdkAttempts;
+        if (errorStatus(e) !== undefined) answered = true;
+        if (info) {
+          info.attempts += sdkAttempts;
+          if (isThrottling(e)) info.throttled += 1;
+        }
+        if (e instanceof BedrockCallError) throw e;
+        const plural = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+        if (opts.signal?.aborted) fail(e, `abandoned by the caller (${plural})`);
+        if (ac.signal.aborted) fail(e, `got no answer within ${deadlineMs} ms (call timeout; ${plural})`);
+        if (!isRetryable(e) || n >= retries) fail(e, `failed after ${plural}`);
+        const delay = base * 2 ** n;
+        const wait = delay + Math.floor(Math.random() * delay * 0.25);
+        if (Date.now() + wait >= end) fail(e, `failed after ${plural} (no time left for a retry within the ${deadlineMs} ms call timeout)`);
+        if (info) info.retries += 1;
+        await sleep(wait);
       }
-      if (e instanceof BedrockCallError) throw e;
-      if (!isRetryable(e) || n >= retries) {
-        throw new BedrockCallError(
-          `Bedrock call to ${modelId} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${describeError(e)}`,
-          { modelId, attempts, code: (e as SdkErrorLike)?.name ?? 'Error', status: errorStatus(e), cause: e },
-        );
-      }
-      if (info) info.retries += 1;
-      const delay = base * 2 ** n;
-      await sleep(delay + Math.floor(Math.random() * delay * 0.25));
     }
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onCallerAbort);
   }
 }
 

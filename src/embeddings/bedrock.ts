@@ -84,7 +84,7 @@ function checkVector(modelId: string, v: unknown, dim: number, where: string): n
   return l2normalize(v as number[]);
 }
 
-async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown): Promise<Uint8Array | undefined> {
+async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown, abortSignal: AbortSignal): Promise<Uint8Array | undefined> {
   const res = await client.send(
     new InvokeModelCommand({
       modelId,
@@ -92,6 +92,7 @@ async function invoke(client: BedrockRuntimeClient, modelId: string, body: unkno
       accept: 'application/json',
       body: new TextEncoder().encode(JSON.stringify(body)),
     }),
+    { abortSignal },
   );
   return res.body;
 }
@@ -113,7 +114,7 @@ export function createTitanEmbedder(dimension: 256 | 512 | 1024, opts: BedrockEm
       stats.truncated += 1;
       opts.onWarning?.(`${modelId}: a ${text.length}-character text was cut to ${TITAN_V2_MAX_CHARS} characters`);
     }
-    const body = await withRetries(modelId, opts, () => invoke(client, modelId, { inputText, dimensions: dimension, normalize: true }), stats);
+    const body = await withRetries(modelId, opts, (signal) => invoke(client, modelId, { inputText, dimensions: dimension, normalize: true }, signal), stats);
     const json = parseJsonBody(modelId, body) as { embedding?: unknown; inputTextTokenCount?: unknown };
     const v = checkVector(modelId, json?.embedding, dimension, '"embedding"');
     stats.calls += 1;
@@ -148,7 +149,7 @@ export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: 
       stats.truncated += cut;
       opts.onWarning?.(`${modelId}: ${cut} text${cut === 1 ? '' : 's'} cut to ${COHERE_MAX_CHARS} characters (Cohere Embed v3 limit)`);
     }
-    const body = await withRetries(modelId, opts, () => invoke(client, modelId, { texts: sent, input_type: inputType, truncate: 'END' }), stats);
+    const body = await withRetries(modelId, opts, (signal) => invoke(client, modelId, { texts: sent, input_type: inputType, truncate: 'END' }, signal), stats);
     const json = parseJsonBody(modelId, body) as { embeddings?: unknown };
     // embeddings_floats: { embeddings: number[][] }; embeddings_by_type: { embeddings: { float: number[][] } }
     let vecs = json?.embeddings as unknown;

@@ -11,6 +11,7 @@
  * (AWS_REGION / AWS_PROFILE / ~/.aws), the endpoint from `opts.endpoint` or AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
  */
 import { UserError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 import type { Embedder } from './types.ts';
 import { createUseLiteEmbedder } from './use-lite.ts';
 import type { BedrockEmbedderOptions } from './bedrock.ts';
@@ -43,7 +44,7 @@ export function resolveEmbedderId(id: string): EmbedderId {
   const canon = ALIASES[id] ?? id;
   if ((EMBEDDER_IDS as readonly string[]).includes(canon)) return canon as EmbedderId;
   throw new UserError(
-    `unknown embedder "${id}": expected one of ${EMBEDDER_IDS.join(', ')} (aliases: titan-v2 = titan-v2-1024, cohere-v3 = cohere-v3-english)`,
+    `unknown embedder "${id}"${didYouMean(id, [...EMBEDDER_IDS, ...Object.keys(ALIASES)], '"')} (expected one of ${EMBEDDER_IDS.join(', ')}; aliases: titan-v2 = titan-v2-1024, cohere-v3 = cohere-v3-english)`,
   );
 }
 

@@ -20,9 +20,9 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserError } from '../errors.ts';
+import { packageRoot } from '../util/package-root.ts';
 import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import type { GoldenQuery } from './schema.ts';
 import { FORMATS, hasExpectation, loadGolden, parseFormatName } from './index.ts';
@@ -188,7 +188,7 @@ export function selectionFromEnv(env: NodeJS.ProcessEnv = process.env): Selectio
   return s;
 }
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO_ROOT = packageRoot(import.meta.url);
 export const DEFAULT_GOLDEN_DIR = join(REPO_ROOT, 'datasets', 'golden');
 
 function resolvePath(p: string): string {

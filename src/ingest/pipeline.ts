@@ -13,6 +13,7 @@ import type { Chunk, CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import { availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
+import { corpusIdentity, shortCorpusId, type CorpusIdentity } from './identity.ts';
 
 export interface IngestProgress {
   phase: 'chunk' | 'embed' | 'write' | 'index' | 'done';
@@ -31,6 +32,10 @@ export interface IngestOptions {
   onProgress?: (p: IngestProgress) => void;
   /** HNSW build parameters (pgvector defaults m=16, ef_construction=64). */
   hnsw?: { m?: number; efConstruction?: number };
+  /** Where the documents were read from (recorded on the variant with the corpus identity). */
+  corpusPath?: string;
+  /** Replace index variants built from another corpus (default false: refuse). */
+  replace?: boolean;
 }
 
 export interface VariantStats {
@@ -53,6 +58,62 @@ export interface VariantStats {
 export interface IngestStats {
   variants: VariantStats[];
   totalMs: number;
+  corpus: CorpusIdentity;
+  /** Documents that left the corpus and were removed with their chunks. */
+  removedDocuments: number;
+  /** Variants of another corpus dropped by `replace`. */
+  replaced: string[];
+  /** Things a person should know (variants built from an earlier state of this corpus, …). */
+  notes: string[];
+}
+
+interface ExistingVariant {
+  id: number;
+  name: string;
+  corpus_id: string | null;
+  corpus: string | null;
+}
+
+/**
+ * The one rule for a data directory and its corpus (documented in docs/faults.md): a database holds the index
+ * of ONE corpus. A variant built from the same documents (same corpus id) is this corpus; one built from the same
+ * place whose files changed since is an earlier state of this corpus (rebuilt when asked for, noted otherwise);
+ * anything else — another corpus, or one of unknown origin (built before corpus ids were recorded) — is never
+ * replaced silently: the ingest refuses unless `replace` is set.
+ */
+export function classifyVariants(
+  existing: readonly ExistingVariant[],
+  corpus: CorpusIdentity,
+  rebuilding: ReadonlySet<string>,
+): { conflicts: ExistingVariant[]; stale: ExistingVariant[] } {
+  const conflicts: ExistingVariant[] = [];
+  const stale: ExistingVariant[] = [];
+  for (const v of existing) {
+    if (v.corpus_id === corpus.id) continue;
+    if (v.corpus_id && corpus.path !== null && v.corpus === corpus.path) {
+      if (!rebuilding.has(v.name)) stale.push(v);
+      continue;
+    }
+    conflicts.push(v);
+  }
+  return { conflicts, stale };
+}
+
+export function describeVariantCorpus(v: { corpus_id: string | null; corpus: string | null }): string {
+  return v.corpus_id ? `${v.corpus ?? 'an unnamed corpus'} (corpus ${shortCorpusId(v.corpus_id)})` : 'an unknown corpus (built before rankgate recorded corpus ids)';
+}
+
+export function conflictMessage(db: Db, conflicts: readonly ExistingVariant[], corpus: CorpusIdentity): string {
+  const byCorpus = new Map<string, string[]>();
+  for (const v of conflicts) {
+    const k = describeVariantCorpus(v);
+    byCorpus.set(k, [...(byCorpus.get(k) ?? []), v.name]);
+  }
+  const held = [...byCorpus].map(([c, names]) => `${names.join(', ')} built from ${c}`).join('; ');
+  return (
+    `${db.dataDir ?? db.describe} holds index variant${conflicts.length > 1 ? 's' : ''} ${held}, not from ${corpus.path ?? 'this corpus'} (corpus ${shortCorpusId(corpus.id)}): ` +
+    `ingesting here would replace ${conflicts.length > 1 ? 'them' : 'it'}; pass --replace to do that, or give another database (--db DIR, RANKGATE_DATA_DIR)`
+  );
 }
 
 export function variantName(chunkSize: number, embedder: string): string {
@@ -174,6 +235,18 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
   const t0 = performance.now();
   if (!opts.chunkSizes.length) throw new UserError('ingest: at least one chunk size is required');
   checkDocuments(documents);
+  const corpus = corpusIdentity(documents, opts.corpusPath);
+  const rebuilding = new Set(opts.chunkSizes.map((c) => variantName(c, embedder.id)));
+  const existing = (
+    await db.pool.query<ExistingVariant>('SELECT id, name, corpus_id, corpus FROM index_variants ORDER BY chunk_size, embedder')
+  ).rows;
+  const { conflicts, stale } = classifyVariants(existing, corpus, rebuilding);
+  if (conflicts.length && !opts.replace) throw new UserError(conflictMessage(db, conflicts, corpus));
+  const notes = stale.map(
+    (v) => `${v.name} was built from an earlier state of ${v.corpus} (corpus ${shortCorpusId(v.corpus_id)}); rebuild it too to search the current documents`,
+  );
+  const replaced: string[] = [];
+  let removedDocuments = 0;
   const available = await availableTextConfigs(db);
   const docById = new Map(documents.map((d) => [d.id, d]));
   const variants: VariantStats[] = [];
@@ -227,11 +300,17 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
           b.map((d) => JSON.stringify(d.metadata ?? {})),
         ]);
       }
-      const old = await client.query<{ id: number }>(
-        'SELECT id FROM index_variants WHERE chunk_size = $1 AND embedder = $2',
+      const old = await client.query<{ id: number; name: string }>(
+        'SELECT id, name FROM index_variants WHERE chunk_size = $1 AND embedder = $2',
         [chunkSize, embedder.id],
       );
-      for (const row of old.rows) {
+      // variants of another corpus go with the first variant written (replace was asked for; checked above)
+      const drop = [...old.rows];
+      if (opts.replace && !replaced.length) {
+        for (const c of conflicts) if (!drop.some((r) => r.id === c.id)) drop.push({ id: c.id, name: c.name });
+      }
+      for (const row of drop) {
+        if (conflicts.some((c) => c.id === row.id)) replaced.push(row.name);
         await client.query(`DROP INDEX IF EXISTS ${hnswIndexName(row.id)}`);
         await client.query(`DROP INDEX IF EXISTS ${ginIndexName(row.id)}`);
         await client.query('DELETE FROM index_variants WHERE id = $1', [row.id]);
@@ -246,9 +325,9 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
         bm25: { tf: 'positions in tsvector', docLen: 'sum of tf' },
       };
       const ins = await client.query<{ id: number }>(
-        `INSERT INTO index_variants (name, chunk_size, embedder, dimension, overlap, params)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-        [name, chunkSize, embedder.id, embedder.dimension, overlap, JSON.stringify(params)],
+        `INSERT INTO index_variants (name, chunk_size, embedder, dimension, overlap, params, corpus_id, corpus)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+        [name, chunkSize, embedder.id, embedder.dimension, overlap, JSON.stringify(params), corpus.id, corpus.path],
       );
       variantId = ins.rows[0].id;
       for (let i = 0; i < chunks.length; i += WRITE_BATCH) {
@@ -299,6 +378,14 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
            built_at = now() WHERE id = $1`,
         [variantId, docCount, chunks.length, embedded, Math.round(embedMs + (performance.now() - tWrite))],
       );
+      // documents that left the corpus: gone with their chunks, unless a variant not rebuilt now (an earlier state
+      // of this corpus) still holds chunks of them
+      const removed = await client.query(
+        `DELETE FROM documents d WHERE d.id <> ALL($1::text[])
+           AND NOT EXISTS (SELECT 1 FROM book_chunks c WHERE c.document = d.id)`,
+        [documents.map((d) => d.id)],
+      );
+      removedDocuments += removed.rowCount ?? 0;
       await client.query('COMMIT');
       await client.query('ANALYZE documents, index_variants, book_chunks, bm25_postings, bm25_terms, bm25_stats');
       progress('index', 4, 4);
@@ -324,7 +411,7 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       client.release();
     }
   }
-  return { variants, totalMs: performance.now() - t0 };
+  return { variants, totalMs: performance.now() - t0, corpus, removedDocuments, replaced, notes };
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * On-disk judgement cache: `<dir>/<model>/<prompt version>/<kk>/<key>.json`, default dir
- * `.rankgate/cache/judge/`. The key is the sha256 of (model, prompt version, query, expected
- * passages, sha256 of the passage), so a rerun of an unchanged eval makes no model calls and a new
- * prompt version or model never reuses old verdicts. Only successful, strictly parsed verdicts are
+ * `.rankgate/cache/judge/`. The key is the sha256 of everything that can change a verdict: the model id,
+ * the endpoint the calls go to (endpoint option, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, or the region's Bedrock
+ * endpoint), the prompt version and the hash of the prompt template, the inputs (query, expected passages,
+ * sha256 of the result, rank) and the sha256 of the exact prompt sent. So a rerun of an unchanged eval makes
+ * no model calls, and another model, endpoint, prompt or input never reuses old verdicts. Only successful, strictly parsed verdicts are
  * stored (judge errors are retried next run). Writes are atomic (temp file + rename); a corrupt or
  * foreign entry is ignored (treated as a miss) and overwritten.
  */
@@ -17,18 +19,28 @@ export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').dige
 
 export interface CacheKeyParts {
   model: string;
+  /** Resolved endpoint URL of the calls. */
+  endpoint?: string;
   promptVersion: string;
+  /** Hash of the prompt template (src/judge/judge.ts TEMPLATE_HASHES). */
+  template?: string;
+  /** sha256 of the exact system + user prompt sent. */
+  promptSha256?: string;
   query: string;
-  /** Anything else in the prompt besides the passage (expected passages, rank is NOT included). */
+  /** Anything else in the prompt besides the passage (expected passages). */
   context?: readonly string[];
   passage: string;
+  /** 1-based rank of the result (it is in the prompt). */
+  rank?: number;
 }
 
 export interface CacheEntry {
   key: string;
   model: string;
+  endpoint?: string;
   promptVersion: string;
   query: string;
+  rank?: number;
   passageSha256: string;
   verdict: string;
   raw: string;
@@ -41,7 +53,9 @@ export class JudgeCache {
   constructor(readonly dir: string = DEFAULT_JUDGE_CACHE_DIR) {}
 
   key(p: CacheKeyParts): string {
-    return sha256(JSON.stringify([p.model, p.promptVersion, p.query, p.context ?? [], sha256(p.passage)]));
+    return sha256(
+      JSON.stringify(['v2', p.model, p.endpoint ?? null, p.promptVersion, p.template ?? null, p.promptSha256 ?? null, p.query, p.context ?? [], sha256(p.passage), p.rank ?? null]),
+    );
   }
 
   private path(model: string, promptVersion: string, key: string): string {
@@ -64,8 +78,10 @@ export class JudgeCache {
     const entry: CacheEntry = {
       key,
       model: p.model,
+      ...(p.endpoint ? { endpoint: p.endpoint } : {}),
       promptVersion: p.promptVersion,
       query: p.query,
+      ...(p.rank !== undefined ? { rank: p.rank } : {}),
       passageSha256: sha256(p.passage),
       ...v,
       at: new Date().toISOString(),

@@ -19,11 +19,20 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConverseCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { UserError } from '../errors.ts';
-import { createBedrockClient, describeError, withRetries, type BedrockClientOptions, type RetryInfo } from '../embeddings/bedrock-client.ts';
+import {
+  BedrockCallError,
+  bedrockEndpoint,
+  createBedrockClient,
+  describeError,
+  envMs,
+  withRetries,
+  type BedrockClientOptions,
+  type RetryInfo,
+} from '../embeddings/bedrock-client.ts';
 import { createEmbedder } from '../embeddings/index.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import { cosine } from '../embeddings/vector.ts';
-import { JudgeCache, DEFAULT_JUDGE_CACHE_DIR } from './cache.ts';
+import { JudgeCache, DEFAULT_JUDGE_CACHE_DIR, sha256 } from './cache.ts';
 import {
   COMPACTNESS_PROMPT_VERSION,
   RELEVANCE_PROMPT_VERSION,
@@ -81,6 +90,18 @@ export interface JudgeOptions extends BedrockClientOptions {
   refresh?: boolean;
   /** USD per million tokens; default MODEL_PRICES or RANKGATE_JUDGE_PRICE. */
   price?: { input: number; output: number };
+  /**
+   * Seconds of judging this judge may spend in one eval (one process), counted from its first model call; once
+   * spent, every remaining judgement is a judge error at once ("judge budget spent"). Default
+   * RANKGATE_JUDGE_BUDGET_S, else 900.
+   */
+  budgetSeconds?: number;
+  /**
+   * After this many calls in a row got no answer at all (call timeout, refused or reset connections), the
+   * endpoint is taken as unreachable: every remaining judgement is a judge error at once. Default
+   * RANKGATE_JUDGE_UNREACHABLE_AFTER, else 2. 0 disables.
+   */
+  unreachableAfter?: number;
   /** similarity mode: embedder (default use-lite) and thresholds. */
   embedder?: Embedder | string;
   thresholds?: { high: number; partial: number };
@@ -98,6 +119,8 @@ export interface JudgeStats extends RetryInfo {
   errors: number;
   /** Judgements returned (cached, called or heuristic). */
   judged: number;
+  /** Judgements refused without a call: budget spent or endpoint unreachable. */
+  skipped: number;
 }
 
 export interface Judgement<V> {
@@ -163,6 +186,17 @@ function priceFor(model: string, opt?: { input: number; output: number }): { inp
   return MODEL_PRICES[base] ?? null;
 }
 
+/**
+ * Hash of each prompt TEMPLATE: the prompt rendered with placeholder inputs, so a change of wording changes the
+ * cache key even when someone forgets to bump the prompt version.
+ */
+const PLACEHOLDER = { query: '\u0001QUERY\u0001', result: '\u0001RESULT\u0001', rank: 0 };
+export const TEMPLATE_HASHES = {
+  relevance: sha256(JSON.stringify(relevancePrompt({ ...PLACEHOLDER, expected: ['\u0001EXPECTED\u0001'] }))).slice(0, 16),
+  seekerFit: sha256(JSON.stringify(seekerFitPrompt(PLACEHOLDER))).slice(0, 16),
+  compactness: sha256(JSON.stringify(compactnessPrompt(PLACEHOLDER))).slice(0, 16),
+};
+
 function semaphore(n: number) {
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -179,7 +213,7 @@ function semaphore(n: number) {
 }
 
 function newStats(): JudgeStats {
-  return { calls: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, errors: 0, judged: 0, attempts: 0, retries: 0, throttled: 0 };
+  return { calls: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, errors: 0, judged: 0, skipped: 0, attempts: 0, retries: 0, throttled: 0 };
 }
 
 export async function createJudge(opts: JudgeOptions = {}): Promise<Judge> {
@@ -187,6 +221,49 @@ export async function createJudge(opts: JudgeOptions = {}): Promise<Judge> {
   if (mode === 'off') return offJudge();
   if (mode === 'similarity') return similarityJudge(opts);
   return bedrockJudge(opts);
+}
+
+/** The judge's deadlines, from options, else env, else the defaults (see JudgeOptions and docs/judge.md). */
+export function judgeDeadlines(opts: Pick<JudgeOptions, 'timeoutMs' | 'callTimeoutMs' | 'budgetSeconds' | 'unreachableAfter'>) {
+  const num = (v: unknown, name: string, min: number): number | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) throw new UserError(`judge config ${name}: expected a number >= ${min}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const env = (name: string, scale = 1) => {
+    try {
+      return envMs(name, scale);
+    } catch (e) {
+      throw new UserError((e as Error).message);
+    }
+  };
+  const timeoutMs = num(opts.timeoutMs, 'timeoutMs', 1) ?? env('RANKGATE_JUDGE_TIMEOUT_MS') ?? 15_000;
+  const callTimeoutMs = num(opts.callTimeoutMs, 'callTimeoutMs', 1) ?? env('RANKGATE_JUDGE_CALL_TIMEOUT_MS') ?? 30_000;
+  const budgetMs = (num(opts.budgetSeconds, 'budgetSeconds', 0.001) ?? 0) * 1000 || (env('RANKGATE_JUDGE_BUDGET_S', 1000) ?? 900_000);
+  const ua = process.env.RANKGATE_JUDGE_UNREACHABLE_AFTER;
+  const envUa = ua === undefined || ua === '' ? undefined : Number(ua);
+  if (envUa !== undefined && !(Number.isInteger(envUa) && envUa >= 0)) throw new UserError(`RANKGATE_JUDGE_UNREACHABLE_AFTER="${ua}": expected an integer >= 0`);
+  const unreachableAfter = num(opts.unreachableAfter, 'unreachableAfter', 0) ?? envUa ?? 2;
+  return { timeoutMs, callTimeoutMs, budgetMs, unreachableAfter };
+}
+
+/**
+ * Where the judge's calls go, as part of the cache key: the endpoint option, else AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+ * else the regional Bedrock endpoint of the region the client resolved (config, AWS_REGION, profile).
+ */
+async function resolvedEndpoint(opts: JudgeOptions, client: BedrockRuntimeClient): Promise<string> {
+  const given = bedrockEndpoint(opts);
+  if (given) return given.replace(/\/+$/, '');
+  let region = opts.region;
+  if (!region) {
+    try {
+      const r = client.config.region;
+      region = typeof r === 'function' ? await r() : (r as string | undefined);
+    } catch {
+      region = undefined;
+    }
+  }
+  return `https://bedrock-runtime.${region ?? 'unknown-region'}.amazonaws.com`;
 }
 
 function offJudge(): Judge {
@@ -206,9 +283,25 @@ function offJudge(): Judge {
   };
 }
 
-function bedrockJudge(opts: JudgeOptions): Judge {
+async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   const model = opts.model ?? process.env.RANKGATE_JUDGE_MODEL ?? DEFAULT_JUDGE_MODEL;
-  const client: BedrockRuntimeClient = createBedrockClient({ timeoutMs: 30_000, ...opts });
+  const deadlines = judgeDeadlines(opts);
+  const callOpts = { ...opts, timeoutMs: deadlines.timeoutMs, callTimeoutMs: deadlines.callTimeoutMs };
+  const client: BedrockRuntimeClient = createBedrockClient(callOpts);
+  const endpoint = await resolvedEndpoint(opts, client);
+  let budgetStart: number | undefined;
+  /** Aborted when the endpoint is shown unreachable: calls still waiting on it end at once. */
+  const giveUp = new AbortController();
+  let noAnswerRun = 0;
+  let unreachable: string | undefined;
+  /** Why no call may be made now (budget spent, endpoint unreachable), or undefined. */
+  const refusal = (): string | undefined => {
+    if (unreachable) return unreachable;
+    if (budgetStart !== undefined && Date.now() - budgetStart >= deadlines.budgetMs) {
+      return `judge budget spent: ${deadlines.budgetMs / 1000} s of judging in this eval (budgetSeconds / RANKGATE_JUDGE_BUDGET_S); not judged`;
+    }
+    return undefined;
+  };
   const cache = opts.cacheDir === false ? null : new JudgeCache(opts.cacheDir ?? DEFAULT_JUDGE_CACHE_DIR);
   const refresh = opts.refresh ?? process.env.RANKGATE_JUDGE_REFRESH === '1';
   const limit = semaphore(Math.max(1, opts.concurrency ?? 4));
@@ -220,11 +313,14 @@ function bedrockJudge(opts: JudgeOptions): Judge {
   async function ask<V>(
     promptVersion: string,
     prompt: JudgePrompt,
-    key: { query: string; context: readonly string[]; passage: string },
+    key: { query: string; context: readonly string[]; passage: string; rank?: number },
     parse: (text: string | undefined) => V | null,
     expected: string,
+    template: string,
   ): Promise<Judgement<V>> {
-    const parts = { model, promptVersion, ...key };
+    // Everything that can change a verdict: model, endpoint, prompt version and template, inputs (with the rank),
+    // and the exact prompt sent (which holds them all).
+    const parts = { model, endpoint, promptVersion, template, promptSha256: sha256(prompt.system + '\u0000' + prompt.user), ...key };
     if (cache && !refresh) {
       const hit = cache.get(parts);
       const v = hit ? parse(hit.verdict) : null;
@@ -234,7 +330,21 @@ function bedrockJudge(opts: JudgeOptions): Judge {
         return { verdict: v, cached: true, raw: hit.raw, heuristic: false };
       }
     }
+    const refused = refusal();
+    if (refused) {
+      stats.errors++;
+      stats.skipped++;
+      return { verdict: null, error: refused, cached: false, heuristic: false };
+    }
     return limit(async () => {
+      // checked again: the budget may have run out, or the endpoint shown dead, while this call waited its turn
+      const late = refusal();
+      if (late) {
+        stats.errors++;
+        stats.skipped++;
+        return { verdict: null, error: late, cached: false, heuristic: false };
+      }
+      budgetStart ??= Date.now();
       let text: string | undefined;
       let inTok = 0;
       let outTok = 0;
@@ -243,8 +353,8 @@ function bedrockJudge(opts: JudgeOptions): Judge {
       try {
         const res = await withRetries(
           model,
-          opts,
-          () =>
+          { ...callOpts, signal: giveUp.signal },
+          (abortSignal) =>
             client.send(
               new ConverseCommand({
                 modelId: model,
@@ -252,9 +362,11 @@ function bedrockJudge(opts: JudgeOptions): Judge {
                 messages: [{ role: 'user', content: [{ text: prompt.user }] }],
                 inferenceConfig: { temperature: 0, maxTokens },
               }),
+              { abortSignal },
             ),
           stats,
         );
+        noAnswerRun = 0;
         stats.calls++;
         called = true;
         inTok = res.usage?.inputTokens ?? 0;
@@ -267,6 +379,17 @@ function bedrockJudge(opts: JudgeOptions): Judge {
         text = Array.isArray(content) ? content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('') : undefined;
       } catch (e) {
         stats.errors++;
+        if (e instanceof BedrockCallError && e.code === 'NoAnswer') {
+          noAnswerRun++;
+          if (deadlines.unreachableAfter > 0 && noAnswerRun >= deadlines.unreachableAfter && !unreachable) {
+            unreachable = `judge endpoint ${endpoint} unreachable: ${noAnswerRun} calls in a row got no answer (last: ${e.message}); not judged (unreachableAfter / RANKGATE_JUDGE_UNREACHABLE_AFTER)`;
+            giveUp.abort();
+          }
+        } else noAnswerRun = 0;
+        if (giveUp.signal.aborted && unreachable && /abandoned by the caller/.test((e as Error).message)) {
+          stats.skipped++;
+          return { verdict: null, error: unreachable, cached: false, heuristic: false };
+        }
         return { verdict: null, error: e instanceof Error ? e.message : describeError(e), cached: false, heuristic: false };
       }
       const usage = called ? { inputTokens: inTok, outputTokens: outTok, costUsd: cost } : undefined;
@@ -293,20 +416,29 @@ function bedrockJudge(opts: JudgeOptions): Judge {
       ask(
         RELEVANCE_PROMPT_VERSION,
         relevancePrompt(input),
-        { query: input.query, context: input.expected, passage: input.result },
+        { query: input.query, context: input.expected, passage: input.result, rank: input.rank },
         (t) => parseExact(t, RELEVANCE_VERDICTS),
         RELEVANCE_VERDICTS.join(' | '),
+        TEMPLATE_HASHES.relevance,
       ),
     seekerFit: (input) =>
       ask(
         SEEKER_FIT_PROMPT_VERSION,
         seekerFitPrompt(input),
-        { query: input.query, context: [], passage: input.result },
+        { query: input.query, context: [], passage: input.result, rank: input.rank },
         (t) => parseExact(t, SEEKER_FIT_VERDICTS),
         SEEKER_FIT_VERDICTS.join(' | '),
+        TEMPLATE_HASHES.seekerFit,
       ),
     compactness: (input) =>
-      ask(COMPACTNESS_PROMPT_VERSION, compactnessPrompt(input), { query: input.query, context: [], passage: input.result }, parseCompactness, '1-5'),
+      ask(
+        COMPACTNESS_PROMPT_VERSION,
+        compactnessPrompt(input),
+        { query: input.query, context: [], passage: input.result },
+        parseCompactness,
+        '1-5',
+        TEMPLATE_HASHES.compactness,
+      ),
   };
 }
 

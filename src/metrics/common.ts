@@ -1,5 +1,6 @@
 /** Helpers shared by the measure files (not exported from the package index). */
 import type { Judgments, MeasureOptions, Ranking } from './types.ts';
+import { resRelsOf, type ResRels, type TrecContext } from './resrels.ts';
 
 /** Drop later copies of an id: a duplicate keeps its first (best-ranked) occurrence. */
 export function dedupe(ranking: Ranking): string[] {
@@ -63,4 +64,20 @@ export function compareStrcmp(a: string, b: string): number {
     const cy = y.value.codePointAt(0)!;
     if (cx !== cy) return cx < cy ? -1 : 1;
   }
+}
+
+/**
+ * Run one trec_eval calculation (the `calc*` functions of the family files) on an id ranking:
+ * the per-ranking API (P_k, map, ndcg_cut_k, ...) and trec-eval share the same code this way.
+ */
+export function one(
+  ranking: Ranking,
+  judgments: Judgments,
+  opts: MeasureOptions | undefined,
+  f: (rr: ResRels, ctx: TrecContext, out: Float64Array) => void,
+): number {
+  const lvl = level(opts);
+  const out = new Float64Array(1);
+  f(resRelsOf(ranking, judgments, lvl), { relevanceLevel: lvl, numDocsInColl: 0 }, out);
+  return out[0]!;
 }

@@ -38,6 +38,21 @@ export {
   type Evaluation,
   type EvaluateOptions,
 } from './evaluate.ts';
+export { Qrels as TrecQrels, RunReader as TrecRunReader, parseSim } from './trecfast.ts';
+export {
+  TREC_MEASURES,
+  NICKNAMES,
+  selectMeasures,
+  trecEval,
+  perQueryValues,
+  ZScores,
+  TrecEvalError,
+  TrecMeasureError,
+  fmt4,
+  type Selection,
+  type TrecEvalOptions,
+} from './treceval.ts';
+export { makeResRels, resRelsOf, type ResRels, type TrecContext } from './resrels.ts';
 export { rrf, combSum, combMnz, minMaxNormalise, type Fused, type ScoredRun } from './fusion.ts';
 export {
   pairedTTest,

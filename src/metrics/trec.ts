@@ -12,7 +12,7 @@ export type Qrels = Map<string, Map<string, number>>;
 
 export interface RunEntry {
   docno: string;
-  /** the rank column as written (trec_eval ignores it) */
+  /** the rank column when it is an integer, else NaN (trec_eval ignores it; `1.0` and `-` are accepted) */
   rank: number;
   score: number;
   tag: string;
@@ -21,7 +21,7 @@ export interface RunEntry {
 }
 
 export interface Run {
-  /** run tag of the first line (trec_eval's `runid`); '' for an empty run */
+  /** run tag of the LAST line (trec_eval's `runid`); '' for an empty run */
   runid: string;
   /** qid -> entries in file order */
   queries: Map<string, RunEntry[]>;
@@ -35,7 +35,31 @@ export interface Run {
  */
 export type RunOrder = 'trec_eval' | 'rank' | 'file';
 
-const INT = /^[+-]?\d+$/;
+const REL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const INF = /^[+-]?(inf|infinity)$/i;
+
+/** Split on ASCII whitespace only (space, \t, \n, \v, \f, \r), as trec_eval does: U+00A0 etc. stay inside a field. */
+export function asciiFields(line: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= line.length; i++) {
+    const c = i < line.length ? line.charCodeAt(i) : 32;
+    const sp = c === 32 || (c >= 9 && c <= 13);
+    if (sp) {
+      if (start >= 0) out.push(line.slice(start, i));
+      start = -1;
+    } else if (start < 0) start = i;
+  }
+  return out;
+}
+
+/** The run's sim field under trec-eval's policy (src/metrics/trecfast.ts parseSim): NaN when refused. */
+export function parseSimText(s: string): number {
+  if (FLOAT.test(s)) return Number(s);
+  if (INF.test(s)) return s[0] === '-' ? -Infinity : Infinity;
+  return Number.NaN;
+}
 
 function lines(content: string): string[] {
   const ls = content.split(/\r?\n/);
@@ -44,14 +68,15 @@ function lines(content: string): string[] {
 }
 
 function skippable(line: string): boolean {
-  const t = line.trim();
-  return t === '' || t.startsWith('#');
+  const f = asciiFields(line);
+  return f.length === 0 || f[0]!.startsWith('#');
 }
 
 /**
- * Parse a qrels file: four whitespace-separated fields `qid iter docno rel` per line; `rel` an
- * integer (negative = in the pool but unjudged, as in trec_eval). Blank lines and lines starting
- * with `#` are skipped. A (qid, docno) pair judged twice is an error, as in trec_eval.
+ * Parse a qrels file: four ASCII-whitespace-separated fields `qid iter docno rel` per line; `rel`
+ * an integer or a decimal read as its integer part (negative = in the pool but unjudged, as in
+ * trec_eval). Blank lines and lines starting with `#` are skipped (trec-eval itself refuses blank
+ * qrels lines, as trec_eval does). A (qid, docno) pair judged twice is an error, as in trec_eval.
  */
 export function parseQrels(content: string, fileName: string): Qrels {
   const out: Qrels = new Map();
@@ -59,7 +84,7 @@ export function parseQrels(content: string, fileName: string): Qrels {
   lines(content).forEach((raw, i) => {
     const ln = i + 1;
     if (skippable(raw)) return;
-    const f = raw.trim().split(/\s+/);
+    const f = asciiFields(raw);
     const where = `${fileName}:${ln}`;
     if (f.length !== 4) {
       throw new UserError(
@@ -67,7 +92,7 @@ export function parseQrels(content: string, fileName: string): Qrels {
       );
     }
     const [qid, , docno, rel] = f as [string, string, string, string];
-    if (!INT.test(rel)) throw new UserError(`${where}: field 4 (rel) must be an integer grade, got '${rel}'`);
+    if (!REL.test(rel)) throw new UserError(`${where}: field 4 (rel) must be an integer grade (or a decimal, read as its integer part like trec_eval), got '${rel}'`);
     const key = `${qid}\u0000${docno}`;
     const prev = firstLine.get(key);
     if (prev !== undefined) {
@@ -76,14 +101,15 @@ export function parseQrels(content: string, fileName: string): Qrels {
     firstLine.set(key, ln);
     let q = out.get(qid);
     if (!q) out.set(qid, (q = new Map()));
-    q.set(docno, Number.parseInt(rel, 10));
+    q.set(docno, Math.trunc(Number(rel)) || 0);
   });
   return out;
 }
 
 /**
- * Parse a run file: at least six whitespace-separated fields `qid Q0 docno rank score tag`; anything
- * after the tag is ignored (as trec_eval does). `rank` must be an integer, `score` a finite number.
+ * Parse a run file: at least six ASCII-whitespace-separated fields `qid Q0 docno rank sim tag`;
+ * anything after the tag is ignored and the rank column may hold anything (as trec_eval). `sim`
+ * follows trec-eval's policy (decimal, exponent, inf, 1e400 = inf; nan/hex/garbage refused).
  */
 export function parseRun(content: string, fileName: string): Run {
   const queries = new Map<string, RunEntry[]>();
@@ -91,7 +117,7 @@ export function parseRun(content: string, fileName: string): Run {
   lines(content).forEach((raw, i) => {
     const ln = i + 1;
     if (skippable(raw)) return;
-    const f = raw.trim().split(/\s+/);
+    const f = asciiFields(raw);
     const where = `${fileName}:${ln}`;
     if (f.length < 6) {
       throw new UserError(
@@ -99,15 +125,14 @@ export function parseRun(content: string, fileName: string): Run {
       );
     }
     const [qid, , docno, rankS, scoreS, tag] = f as [string, string, string, string, string, string];
-    if (!INT.test(rankS)) throw new UserError(`${where}: field 4 (rank) must be an integer, got '${rankS}'`);
-    const score = Number(scoreS);
-    if (scoreS === '' || !Number.isFinite(score)) {
-      throw new UserError(`${where}: field 5 (score) must be a finite number, got '${scoreS}'`);
+    const score = parseSimText(scoreS);
+    if (Number.isNaN(score)) {
+      throw new UserError(`${where}: field 5 (sim) must be a number (decimal, 1e5, inf; nan and hex are refused), got '${scoreS}'`);
     }
-    runid ??= tag;
+    runid = tag;
     let q = queries.get(qid);
     if (!q) queries.set(qid, (q = []));
-    q.push({ docno, rank: Number.parseInt(rankS, 10), score, tag, line: ln });
+    q.push({ docno, rank: /^[+-]?\d+$/.test(rankS) ? Number.parseInt(rankS, 10) : Number.NaN, score, tag, line: ln });
   });
   return { runid: runid ?? '', queries };
 }
@@ -118,7 +143,7 @@ export function orderRun(entries: readonly RunEntry[], order: RunOrder = 'trec_e
   if (order === 'trec_eval') {
     idx.sort((a, b) => (b.e.score - a.e.score) || compareStrcmp(b.e.docno, a.e.docno) || a.i - b.i);
   } else if (order === 'rank') {
-    idx.sort((a, b) => a.e.rank - b.e.rank || a.i - b.i);
+    idx.sort((a, b) => (a.e.rank - b.e.rank || 0) || a.i - b.i);
   }
   const seen = new Set<string>();
   const out: string[] = [];

@@ -8,8 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
-import type { Column } from './results.ts';
+import { holm, randomizationTest } from '../metrics/significance.ts';
+import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
+import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from './results.ts';
 import type { Des058Report } from './report.ts';
+import type { RegressionConfig } from './gate.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -17,6 +20,18 @@ export interface BaselineQuery {
   mrr: number | null;
   trec_recall_at_10: number | null;
   routing_ok: number | null;
+  ndcg_at_10?: number | null;
+}
+
+/** What the numbers of a baseline were measured on (absent in baselines written before it existed). */
+export interface BaselineIdentity {
+  /** pglite | postgres (contract B), null for url:/module: services. */
+  engine: string | null;
+  variant: string | null;
+  corpusId: string | null;
+  corpus: string | null;
+  /** Golden selection (contract A); null when the rows did not carry one. */
+  selection: SelectionInfo | null;
 }
 
 export interface Baseline {
@@ -27,6 +42,7 @@ export interface Baseline {
   config: Record<string, unknown>;
   summary: { total_queries: number; overall_recall_at_3: number | null; overall_mrr_at_10: number | null; categories: Des058Report['categories'] };
   queries: Record<string, BaselineQuery>;
+  identity?: BaselineIdentity;
 }
 
 const WATCHED = ['recall_at_3', 'mrr', 'trec_recall_at_10', 'routing_ok'] as const;
@@ -40,6 +56,7 @@ export function baselineFrom(col: Column, report: Des058Report): Baseline {
       mrr: q.retrieval ? Math.round(q.retrieval.mrr * 1e6) / 1e6 : null,
       trec_recall_at_10: q.retrieval ? Math.round(q.retrieval.trec_recall_at_10 * 1e6) / 1e6 : null,
       routing_ok: q.routing ? (q.routing.ok ? 1 : 0) : null,
+      ndcg_at_10: q.retrieval ? Math.round(q.retrieval.ndcg_at_10 * 1e6) / 1e6 : null,
     };
   }
   return {
@@ -54,7 +71,13 @@ export function baselineFrom(col: Column, report: Des058Report): Baseline {
       categories: report.categories,
     },
     queries,
+    identity: identityOf(col),
   };
+}
+
+export function identityOf(col: Column): BaselineIdentity {
+  const ix: IndexIdentity = col.identity ?? {};
+  return { engine: ix.engine ?? null, variant: ix.variant ?? null, corpusId: ix.corpusId ?? null, corpus: ix.corpus ?? null, selection: col.selection };
 }
 
 export function readBaseline(path: string): Baseline {
@@ -138,5 +161,157 @@ export function compareWithBaseline(b: Baseline, col: Column, report: Des058Repo
     unchanged,
     added: Object.keys(now).filter((id) => !b.queries[id]).sort(),
     removed: Object.keys(b.queries).filter((id) => !now[id]).sort(),
+  };
+}
+
+/** Per-query value of a regression metric; null when the query does not measure it or errored. */
+function valueOf(q: QueryRecord, metric: string): number | null {
+  if (q.error !== null) return null;
+  if (metric === 'routing_accuracy') return q.routing ? (q.routing.ok ? 1 : 0) : null;
+  if (!q.retrieval) return null;
+  if (metric === 'mrr_at_10') return q.retrieval.mrr;
+  return (q.retrieval as unknown as Record<string, number>)[metric] ?? null;
+}
+
+function baselineValue(b: BaselineQuery, metric: string): number | null {
+  if (metric === 'routing_accuracy') return b.routing_ok ?? null;
+  if (metric === 'mrr_at_10') return b.mrr ?? null;
+  return (b as unknown as Record<string, number | null | undefined>)[metric] ?? null;
+}
+
+export interface RegressionTest {
+  scope: string;
+  metric: string;
+  n: number;
+  baseline: number;
+  current: number;
+  /** Drop in percentage points (positive = worse). */
+  drop_pts: number;
+  p: number;
+  /** Holm-adjusted p across the categories of one metric (= p overall). */
+  p_adj: number;
+  failed: boolean;
+}
+
+export interface Mismatch {
+  field: string;
+  baseline: string;
+  run: string;
+  /** A different corpus or golden set makes the comparison meaningless: exit 2 unless accepted. */
+  fatal: boolean;
+}
+
+export interface RegressionResult {
+  alpha: number;
+  /** In percentage points. */
+  max_drop: number;
+  shared: number;
+  baseline_queries: number;
+  run_queries: number;
+  /** The run covers only part of the baseline's queries (compared on the shared ones). */
+  partial: boolean;
+  excluded_errors: number;
+  mismatches: Mismatch[];
+  tests: RegressionTest[];
+  /** Minimum detectable drop per metric over the shared queries at alpha and 80% power, in points. */
+  mdd: { metric: string; n: number; sd_diff: number; sd_assumed: boolean; mdd_pts: number; needed_for_max_drop: number | null }[];
+}
+
+const s = (x: unknown) => (x === null || x === undefined ? '(none)' : typeof x === 'string' ? x : JSON.stringify(x));
+
+/** Differences between what the baseline and the run were measured on. */
+export function identityMismatches(b: Baseline, col: Column, report: Des058Report): Mismatch[] {
+  const out: Mismatch[] = [];
+  const now = identityOf(col);
+  const was = b.identity;
+  if (was) {
+    if (was.corpusId !== now.corpusId || was.corpus !== now.corpus)
+      out.push({ field: 'corpus', baseline: `${s(was.corpus)} (${s(was.corpusId)})`, run: `${s(now.corpus)} (${s(now.corpusId)})`, fatal: true });
+    if (was.engine !== now.engine) out.push({ field: 'engine', baseline: s(was.engine), run: s(now.engine), fatal: false });
+    if (was.variant !== now.variant) out.push({ field: 'index variant', baseline: s(was.variant), run: s(now.variant), fatal: false });
+    if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id)
+      out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
+  }
+  const cfgKeys = new Set([...Object.keys(b.config ?? {}), ...Object.keys(report.config)]);
+  const changed = [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort();
+  if (changed.length)
+    out.push({
+      field: 'provider config',
+      baseline: changed.map((k) => `${k}=${s((b.config ?? {})[k])}`).join(', '),
+      run: changed.map((k) => `${k}=${s(report.config[k])}`).join(', '),
+      fatal: false,
+    });
+  return out;
+}
+
+/**
+ * The regression check: per metric, over the queries the run shares with the baseline (errored queries left out),
+ * a drop larger than max_drop (0.02 = 2 points) AND a paired randomization test p < alpha fails; the same per category with
+ * Holm's adjustment across the categories of each metric. Also the minimum detectable drop of the shared set
+ * (src/metrics/power.ts): s_d = SD of the per-query differences, or, when the run equals the baseline on every
+ * query, sqrt(2) x the SD of the baseline scores (the differences two independent runs would have).
+ */
+export function regressionCheck(b: Baseline, col: Column, report: Des058Report, cfg: RegressionConfig): RegressionResult {
+  const runIds = new Set(col.queries.map((q) => q.id));
+  const shared = col.queries.filter((q) => b.queries[q.id]);
+  const usable = shared.filter((q) => q.error === null);
+  const mismatches = identityMismatches(b, col, report);
+  const baseIds = Object.keys(b.queries);
+  const onlyRun = [...runIds].filter((id) => !b.queries[id]).length;
+  const onlyBase = baseIds.filter((id) => !runIds.has(id)).length;
+  if (shared.length === 0) mismatches.push({ field: 'queries', baseline: `${baseIds.length} queries`, run: `${runIds.size} queries, none of them in the baseline`, fatal: true });
+  else if (onlyRun > 0 && onlyBase > 0)
+    mismatches.push({ field: 'queries', baseline: `${baseIds.length} queries (${onlyBase} not in this run)`, run: `${runIds.size} queries (${onlyRun} not in the baseline)`, fatal: true });
+  const tests: RegressionTest[] = [];
+  const mdd: RegressionResult['mdd'] = [];
+  for (const metric of cfg.metrics) {
+    const pairs = (qs: QueryRecord[]) =>
+      qs.flatMap((q) => {
+        const a = baselineValue(b.queries[q.id]!, metric);
+        const v = valueOf(q, metric);
+        // the baseline keeps 6 decimals: so does the run, or float noise would read as differences
+        const c = v === null ? null : Math.round(v * 1e6) / 1e6;
+        return a === null || c === null ? [] : [[a, c] as const];
+      });
+    const one = (scope: string, ps: (readonly [number, number])[]): RegressionTest | null => {
+      if (!ps.length) return null;
+      const a = ps.map((x) => x[0]);
+      const c = ps.map((x) => x[1]);
+      const ma = a.reduce((x, y) => x + y, 0) / a.length;
+      const mc = c.reduce((x, y) => x + y, 0) / c.length;
+      const p = randomizationTest(a, c).p;
+      return { scope, metric, n: ps.length, baseline: ma, current: mc, drop_pts: (ma - mc) * 100, p, p_adj: p, failed: false };
+    };
+    const all = pairs(usable);
+    const overall = one('overall', all);
+    if (overall) {
+      overall.failed = overall.drop_pts > cfg.max_drop * 100 + 1e-9 && overall.p < cfg.alpha;
+      tests.push(overall);
+      const d = all.map(([a, c]) => c - a);
+      let sd = sampleSd(d);
+      const assumed = sd === 0;
+      if (assumed) sd = Math.SQRT2 * sampleSd(all.map((x) => x[0]));
+      mdd.push({ metric, n: all.length, sd_diff: sd, sd_assumed: assumed, mdd_pts: minimumDetectableDrop(sd, all.length, cfg.alpha) * 100, needed_for_max_drop: queriesNeeded(sd, cfg.max_drop, cfg.alpha) });
+    }
+    const cats = [...new Set(usable.map((q) => q.category))].sort();
+    const catTests = cats.map((cat) => one(cat, pairs(usable.filter((q) => q.category === cat)))).filter((t): t is RegressionTest => t !== null);
+    const adj = holm(catTests.map((t) => t.p));
+    catTests.forEach((t, i) => {
+      t.p_adj = adj[i]!;
+      t.failed = t.drop_pts > cfg.max_drop * 100 + 1e-9 && t.p_adj < cfg.alpha;
+    });
+    tests.push(...catTests);
+  }
+  return {
+    alpha: cfg.alpha,
+    max_drop: cfg.max_drop * 100,
+    shared: shared.length,
+    baseline_queries: baseIds.length,
+    run_queries: runIds.size,
+    partial: shared.length > 0 && onlyBase > 0 && onlyRun === 0,
+    excluded_errors: shared.length - usable.length,
+    mismatches,
+    tests,
+    mdd,
   };
 }

@@ -3,10 +3,13 @@
  * afterAll hook (assertions/gate.ts), so both say the same thing. A single query failing its own
  * assertions never fails the gate; only the floors do.
  *
- * config/gate.yaml:
- *   overall:     { <metric>: <min>, ... }            metrics: recall_at_3, mrr_at_10, routing_accuracy,
- *   categories:  { <category>: { <metric>: <min> } }  and any key of report.metrics (ndcg_at_10, recall_at_10, ...)
- * A floor on a category (or metric) that the results do not have is reported as not applicable and passes.
+ * config/gate.yaml (every key checked; an unknown key or metric is one error line with a did-you-mean):
+ *   overall:     { <metric>: <min>, ... }            OVERALL_METRICS
+ *   categories:  { <category>: { <metric>: <min> } }  CATEGORY_METRICS
+ *   max_error_rate, allow_partial, regression: { baseline, max_drop, alpha, metrics, accept_mismatch }
+ * A floor that nothing in the results measures (a category absent from the run, a metric no query has)
+ * cannot be checked: it is "unmeasured" and the gate exits 2, unless allow_partial accepts it (then it is
+ * reported as NOT CHECKED). It never passes silently.
  *
  *   metric_family: strict | judged   (default strict)
  * `judged` applies the same floors to the judged family (issue 7: recall_at_3 -> overall_judged_recall_at_3,
@@ -16,26 +19,156 @@
  * family, judge errors are still reported (a passing, informational check).
  */
 import { readFileSync } from 'node:fs';
-import yaml from 'js-yaml';
-import { z } from 'zod';
 import { UserError } from '../errors.ts';
+import { loadYaml } from '../util/yaml.ts';
+import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
+import { RANK_KEYS, categoryKey } from './score.ts';
 import type { Des058Report, GateCheck } from './report.ts';
 
-const Floor = z.number().min(0).max(1);
-export const FloorsSchema = z
-  .object({
-    overall: z.record(z.string(), Floor).default({}),
-    categories: z.record(z.string(), z.record(z.string(), Floor)).default({}),
-    metric_family: z.enum(['strict', 'judged']).default('strict'),
-  })
-  .strict();
-export type Floors = z.infer<typeof FloorsSchema>;
+export interface RegressionConfig {
+  /** Baseline file; the regression check is off while it does not exist. */
+  baseline: string;
+  /** A drop larger than this (in the metric's 0..1 units, like the floors: 0.02 = 2 points), if significant, fails. */
+  max_drop: number;
+  alpha: number;
+  metrics: string[];
+  /** Compare even against a baseline of another corpus or golden selection (default false: exit 2). */
+  accept_mismatch: boolean;
+}
+
+export interface Floors {
+  overall: Record<string, number>;
+  categories: Record<string, Record<string, number>>;
+  metric_family: 'strict' | 'judged';
+  /** Share of errored queries (0..1) under which the gate still measures; unset: any errored query is exit 2. */
+  max_error_rate?: number;
+  /** Accept partial runs (fewer queries than the golden selection, floors nothing measured): default false. */
+  allow_partial?: boolean;
+  regression?: RegressionConfig;
+}
+
+/** Metrics a floor may name overall (report metrics; `judged` family maps them to the judged ones). */
+export const OVERALL_METRICS = [
+  'recall_at_3',
+  'mrr_at_10',
+  'mrr',
+  'routing_accuracy',
+  ...RANK_KEYS.filter((k) => k !== 'recall_at_3' && k !== 'mrr'),
+  'not_found_rate',
+  'answerable_at_10',
+] as const;
+/** Metrics a floor may name per category (src/report/report.ts CategoryReport). */
+export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy'] as const;
+/** Metrics the regression check can compare per query (they are in the baseline). */
+export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;
+const TOP_KEYS = ['overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression'] as const;
+const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch'] as const;
+
+export const DEFAULT_REGRESSION: RegressionConfig = {
+  baseline: 'data/eval/baseline.json',
+  max_drop: 0.02,
+  alpha: 0.05,
+  metrics: ['recall_at_3', 'mrr_at_10'],
+  accept_mismatch: false,
+};
 
 /** DES-058's gate: overall Recall@3 >= 0.80 and technique_boundary routing accuracy = 1.0. */
 export const DEFAULT_FLOORS: Floors = {
   overall: { recall_at_3: 0.8 },
   categories: { technique_boundary: { routing_accuracy: 1 } },
   metric_family: 'strict',
+};
+
+const isMap = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const show = (x: unknown) => (typeof x === 'string' ? `'${x}'` : JSON.stringify(x));
+
+function floorValue(file: string, where: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new UserError(`${file}: ${where}: expected a floor between 0 and 1, got ${show(v)}`);
+  return v;
+}
+
+function metricKey(file: string, where: string, key: string, valid: readonly string[], family: string): string {
+  const k = family === 'judged' ? key.replace(/^judged_/, '') : key;
+  if (!valid.includes(k)) throw new UserError(`${file}: ${where}: unknown metric '${key}'${didYouMean(key, valid)} (valid: ${valid.join(', ')})`);
+  return key;
+}
+
+/** Validate a parsed gate.yaml document (every key known, every floor in 0..1); throws one UserError line. */
+export function parseFloors(doc: unknown, file: string): Floors {
+  if (doc === null || doc === undefined) throw new UserError(`${file}: empty gate configuration; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
+  if (!isMap(doc)) throw new UserError(`${file}: expected a map with ${TOP_KEYS.join(', ')}, got ${show(doc)}`);
+  for (const k of Object.keys(doc)) if (!(TOP_KEYS as readonly string[]).includes(k)) throw new UserError(unknownKeyMessage(file, '', k, TOP_KEYS));
+  const family = doc.metric_family ?? 'strict';
+  if (family !== 'strict' && family !== 'judged') throw new UserError(`${file}: metric_family: expected strict or judged, got ${show(family)}${didYouMean(String(family), ['strict', 'judged'])}`);
+  const out: Floors = { overall: {}, categories: {}, metric_family: family };
+  if (doc.overall !== undefined && doc.overall !== null) {
+    if (!isMap(doc.overall)) throw new UserError(`${file}: overall: expected a map of metric: floor, got ${show(doc.overall)}`);
+    for (const [k, v] of Object.entries(doc.overall)) out.overall[metricKey(file, 'overall', k, OVERALL_METRICS, family)] = floorValue(file, `overall.${k}`, v);
+  }
+  if (doc.categories !== undefined && doc.categories !== null) {
+    if (!isMap(doc.categories)) throw new UserError(`${file}: categories: expected a map of category: { metric: floor }, got ${show(doc.categories)}`);
+    for (const [cat, ms] of Object.entries(doc.categories)) {
+      if (!isMap(ms)) throw new UserError(`${file}: categories.${cat}: expected a map of metric: floor (e.g. { routing_accuracy: 1.0 }), got ${show(ms)}`);
+      const m: Record<string, number> = {};
+      for (const [k, v] of Object.entries(ms)) m[metricKey(file, `categories.${cat}`, k, CATEGORY_METRICS, family)] = floorValue(file, `categories.${cat}.${k}`, v);
+      out.categories[cat] = m;
+    }
+  }
+  if (doc.max_error_rate !== undefined) {
+    const v = doc.max_error_rate;
+    if (typeof v !== 'number' || !(v >= 0 && v < 1)) throw new UserError(`${file}: max_error_rate: expected a share of queries in [0, 1), got ${show(v)}`);
+    out.max_error_rate = v;
+  }
+  if (doc.allow_partial !== undefined) {
+    if (typeof doc.allow_partial !== 'boolean') throw new UserError(`${file}: allow_partial: expected true or false, got ${show(doc.allow_partial)}`);
+    out.allow_partial = doc.allow_partial;
+  }
+  if (doc.regression !== undefined && doc.regression !== null) {
+    const r = doc.regression;
+    if (!isMap(r)) throw new UserError(`${file}: regression: expected a map with ${REGRESSION_KEYS.join(', ')}, got ${show(r)}`);
+    for (const k of Object.keys(r)) if (!(REGRESSION_KEYS as readonly string[]).includes(k)) throw new UserError(unknownKeyMessage(file, 'regression', k, REGRESSION_KEYS));
+    const reg: RegressionConfig = { ...DEFAULT_REGRESSION, metrics: [...DEFAULT_REGRESSION.metrics] };
+    if (r.baseline !== undefined) {
+      if (typeof r.baseline !== 'string' || !r.baseline) throw new UserError(`${file}: regression.baseline: expected a file path, got ${show(r.baseline)}`);
+      reg.baseline = r.baseline;
+    }
+    if (r.max_drop !== undefined) {
+      if (typeof r.max_drop !== 'number' || !(r.max_drop >= 0 && r.max_drop < 1))
+        throw new UserError(`${file}: regression.max_drop: expected a drop in the metric's 0..1 units like the floors (0.02 = 2 points), got ${show(r.max_drop)}`);
+      reg.max_drop = r.max_drop;
+    }
+    if (r.alpha !== undefined) {
+      if (typeof r.alpha !== 'number' || !(r.alpha > 0 && r.alpha < 1)) throw new UserError(`${file}: regression.alpha: expected a significance level in (0, 1) (e.g. 0.05), got ${show(r.alpha)}`);
+      reg.alpha = r.alpha;
+    }
+    if (r.metrics !== undefined) {
+      if (!Array.isArray(r.metrics) || !r.metrics.length) throw new UserError(`${file}: regression.metrics: expected a non-empty list of ${REGRESSION_METRICS.join(', ')}, got ${show(r.metrics)}`);
+      reg.metrics = r.metrics.map((m, i) => {
+        if (typeof m !== 'string' || !(REGRESSION_METRICS as readonly string[]).includes(m))
+          throw new UserError(`${file}: regression.metrics[${i}]: unknown metric ${show(m)}${didYouMean(String(m), REGRESSION_METRICS)} (valid: ${REGRESSION_METRICS.join(', ')})`);
+        return m;
+      });
+    }
+    if (r.accept_mismatch !== undefined) {
+      if (typeof r.accept_mismatch !== 'boolean') throw new UserError(`${file}: regression.accept_mismatch: expected true or false, got ${show(r.accept_mismatch)}`);
+      reg.accept_mismatch = r.accept_mismatch;
+    }
+    out.regression = reg;
+  }
+  const nFloors = Object.keys(out.overall).length + Object.values(out.categories).reduce((a, m) => a + Object.keys(m).length, 0);
+  if (!nFloors && !out.regression) throw new UserError(`${file}: no floor and no regression check configured; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
+  return out;
+}
+
+/** zod-like `safeParse` over parseFloors (callers probe which keys this schema accepts, e.g. rankgate init). */
+export const FloorsSchema = {
+  safeParse(doc: unknown): { success: true; data: Floors } | { success: false; error: Error } {
+    try {
+      return { success: true, data: parseFloors(doc, 'gate.yaml') };
+    } catch (e) {
+      return { success: false, error: e as Error };
+    }
+  },
 };
 
 export function loadFloors(path: string): Floors {
@@ -45,18 +178,7 @@ export function loadFloors(path: string): Floors {
   } catch (e) {
     throw new UserError(`${path}: cannot read the gate floors (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  let doc: unknown;
-  try {
-    doc = yaml.load(text) ?? {};
-  } catch (e) {
-    throw new UserError(`${path}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
-  }
-  const r = FloorsSchema.safeParse(doc);
-  if (!r.success) {
-    const i = r.error.issues[0]!;
-    throw new UserError(`${path}: ${i.path.join('.') || '(root)'}: ${i.message} (expected overall/categories maps of metric: floor in 0..1, and optional metric_family: strict | judged)`);
-  }
-  return r.data;
+  return parseFloors(loadYaml(text, path), path);
 }
 
 function overallValue(report: Des058Report, metric: string, family: Floors['metric_family']): number | null | undefined {
@@ -103,21 +225,38 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
     checks.push({ name: 'judge errors (reported)', scope: 'judge', metric: 'judge_errors', value: null, min: 0, passed: true, note: `${report.judge} (not gated: metric_family is strict)` });
   }
   const fam = family === 'judged' ? ' (judged)' : '';
+  // A floor nothing in the results measures cannot pass: it is "unmeasured" (exit 2), or, with allow_partial,
+  // reported as NOT CHECKED. Never "not applicable = passed".
+  const partialOk = floors.allow_partial === true;
+  const unmeasured = (name: string, scope: string, metric: string, min: number, note: string): GateCheck => ({
+    name,
+    scope,
+    metric,
+    value: null,
+    min,
+    passed: partialOk,
+    unmeasured: true,
+    note: partialOk ? `NOT CHECKED (allow_partial): ${note}` : note,
+  });
   for (const [metric, min] of Object.entries(floors.overall)) {
     const v = overallValue(report, metric, family);
     const name = `overall ${metric}${fam} >= ${min}`;
-    if (v === undefined || v === null) checks.push({ name, scope: 'overall', metric, value: null, min, passed: true, note: 'not applicable: no query in the results measures it' });
+    if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, 'overall', metric, min, `cannot be checked: no query in the results measures ${metric}${fam}`));
     else checks.push({ name, scope: 'overall', metric, value: v, min, passed: v >= min - 1e-12 });
   }
+  const present = Object.keys(report.categories);
   for (const [cat, ms] of Object.entries(floors.categories)) {
-    const c = report.categories[cat] as unknown as Record<string, number | undefined> | undefined;
+    const c = (report.categories[cat] ?? report.categories[categoryKey(cat)]) as unknown as Record<string, number | undefined> | undefined;
     for (const [metric, min] of Object.entries(ms)) {
       const name = `${cat} ${metric}${fam} >= ${min}`;
       const key =
         family === 'judged' && metric !== 'routing_accuracy' ? (metric === 'mrr' ? 'judged_mrr_at_10' : metric.startsWith('judged_') ? metric : `judged_${metric}`) : metric;
       const v = c?.[key];
-      if (!c) checks.push({ name, scope: cat, metric, value: null, min, passed: true, note: `not applicable: no ${cat} queries in the results` });
-      else if (v === undefined) checks.push({ name, scope: cat, metric, value: null, min, passed: true, note: `not applicable: ${cat} has no ${metric}` });
+      if (!c)
+        checks.push(
+          unmeasured(name, cat, metric, min, `cannot be checked: no ${cat} queries in the results${didYouMean(cat, present)}${present.length ? ` (categories: ${present.join(', ')})` : ''}`),
+        );
+      else if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, cat, metric, min, `cannot be checked: no ${cat} query measures ${metric}${fam}`));
       else checks.push({ name, scope: cat, metric, value: v, min, passed: v >= min - 1e-12 });
     }
   }
@@ -134,6 +273,12 @@ export function gateMessage(report: Des058Report): string {
   return [
     `rankgate gate FAILED for '${report.column}':`,
     ...notes,
-    ...failed.map((c) => (c.scope === 'judge' ? `  judge: ${c.note}` : `  ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value?.toFixed(4)} is below the floor ${c.min}`)),
+    ...failed.map((c) =>
+      c.scope === 'judge'
+        ? `  judge: ${c.note}`
+        : c.unmeasured
+          ? `  ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} (floor ${c.min}): ${c.note}`
+          : `  ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value?.toFixed(4)} is below the floor ${c.min}`,
+    ),
   ].join('\n');
 }

@@ -2,7 +2,8 @@
 import type { BaselineDelta } from './baseline.ts';
 import type { Des058Report } from './report.ts';
 import type { ShippingVerdict } from './shipping.ts';
-import { mermaidCategoryChart } from './html/index.ts';
+import { mermaidCategoryChart } from './html/mermaid.ts';
+import { errorLines, regressionLines, type ColumnVerdict } from './verdict.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
 export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';
@@ -90,8 +91,22 @@ export function deltaSection(delta: BaselineDelta | null | undefined): string {
 export function gateSection(report: Des058Report): string {
   const lines = [`**Gate: ${report.gate_passed ? 'PASSED ✅' : 'FAILED ❌'}**`, ''];
   for (const c of report.gate) {
-    lines.push(`- ${c.passed ? '✅' : '❌'} ${c.scope} ${c.metric} ${c.value === null ? 'n/a' : f(c.value, 4)} (floor ${c.min})${c.note ? ` — ${c.note}` : ''}`);
+    lines.push(`- ${c.unmeasured ? (c.passed ? '➖' : '⚠️') : c.passed ? '✅' : '❌'} ${c.scope} ${c.metric} ${c.value === null ? 'n/a' : f(c.value, 4)} (floor ${c.min})${c.note ? ` — ${c.note}` : ''}`);
   }
+  return lines.join('\n');
+}
+
+/** The verdict with its reasons, errored queries grouped by reason, and the regression check. */
+export function verdictSection(v: ColumnVerdict): string {
+  const word = v.code === 0 ? 'PASSED ✅' : v.code === 1 ? 'FAILED ❌' : 'ERROR ⚠️ (nothing trustworthy measured)';
+  const lines = [`**Verdict: ${word}** (exit ${v.code}) · ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${v.evidence === 'sums' ? ' · from the column sums (no rows)' : ''}`, ''];
+  for (const r of v.reasons) lines.push(`- ❌ ${cell(r)}`);
+  for (const n of v.notes) lines.push(`- ℹ️ ${cell(n)}`);
+  if (v.errors) {
+    lines.push('', `**${v.errors.count} of ${v.errors.total} queries errored**:`, '');
+    for (const l of errorLines(v.errors, 10)) lines.push(`- ${cell(l)}`);
+  }
+  if (v.regression) lines.push('', '```', ...regressionLines(v.regression), '```');
   return lines.join('\n');
 }
 
@@ -102,7 +117,7 @@ export function shippingSection(v: ShippingVerdict): string {
   return lines.join('\n');
 }
 
-export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[]): string {
+export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[], verdict?: ColumnVerdict): string {
   const out = [
     `# Search quality: ${report.column}`,
     '',
@@ -110,6 +125,7 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     `Overall **Recall@3 ${pct(report.overall_recall_at_3)}** · MRR@10 ${f(report.overall_mrr_at_10)} · nDCG@10 ${f(report.metrics.ndcg_at_10)} · Recall@10 ${pct(report.metrics.recall_at_10)} · routing ${pct(report.routing.accuracy)} · latency p50 ${f(report.latency_ms.p50, 1)} ms, p95 ${f(report.latency_ms.p95, 1)} ms`,
     '',
+    ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),
     '',
     '## Judge: strict and judged metrics',
@@ -142,15 +158,17 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
 }
 
 /** The PR comment: marker, headline, per-category table, regressions/improvements. */
-export function renderComment(report: Des058Report, delta?: BaselineDelta | null): string {
+export function renderComment(report: Des058Report, delta?: BaselineDelta | null, verdict?: ColumnVerdict): string {
+  const title = verdict ? (verdict.code === 0 ? 'passed ✅' : verdict.code === 1 ? 'FAILED ❌' : 'ERROR ⚠️') : report.gate_passed ? 'passed ✅' : 'FAILED ❌';
   return [
     COMMENT_MARKER,
-    `## Search quality gate: ${report.gate_passed ? 'passed ✅' : 'FAILED ❌'}`,
+    `## Search quality gate: ${title}`,
     '',
     `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
       (report.judge_stats ? ` · ${judgedTag(report)} Recall@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
       ` · ${report.total_queries} queries · ${report.judge}`,
     '',
+    ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),
     '',
     categoryTable(report, delta),

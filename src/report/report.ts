@@ -73,6 +73,8 @@ export interface GateCheck {
   value: number | null;
   min: number;
   passed: boolean;
+  /** Nothing in the results measures this floor (exit 2 unless allow_partial). */
+  unmeasured?: boolean;
   note?: string;
 }
 
@@ -287,4 +289,66 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     }));
   }
   return report;
+}
+
+/**
+ * The report of a column that has no rows but promptfoo's per-column SUMS (a `promptfoo eval --no-write` results
+ * file, or the afterAll hook of such a run: promptfoo then keeps no rows). Means = sum / counter exactly as the
+ * derived metrics compute them (recall_at_3 / n_ranked, routing_ok / n_routing, `<k>_<cat>` / `n_<cat>`); categories
+ * are keyed by their namedScores key (src/report/score.ts categoryKey). Errored rows have no sums: they are counted
+ * by promptfoo (testErrorCount) and reported as errors, never as scores. No per-query detail, no failures list.
+ */
+export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des058Report {
+  const ns = col.namedScores;
+  const div = (a: string, b: string): number | null => {
+    const x = ns[a];
+    const y = ns[b];
+    return typeof x === 'number' && typeof y === 'number' && y > 0 ? round(x / y) : null;
+  };
+  const metrics: Record<string, number | null> = {};
+  for (const k of RANK_KEYS) metrics[k] = div(k, 'n_ranked');
+  metrics.not_found_rate = metrics.found === null || metrics.found === undefined ? null : round(1 - metrics.found);
+  metrics.answerable_at_10 = div('answerable_at_10', 'n_answerable');
+  const categories: Record<string, CategoryReport> = {};
+  for (const key of Object.keys(ns)) {
+    const m = /^n_routing_(.+)$/.exec(key);
+    if (!m) continue;
+    const c = m[1]!;
+    const entry: CategoryReport = { count: ns[key]! };
+    const r3 = div(`recall_at_3_${c}`, `n_${c}`);
+    if (r3 !== null) {
+      entry.recall_at_3 = r3;
+      entry.mrr_at_10 = div(`mrr_${c}`, `n_${c}`)!;
+      entry.ndcg_at_10 = div(`ndcg_at_10_${c}`, `n_${c}`)!;
+      entry.recall_at_10 = div(`recall_at_10_${c}`, `n_${c}`)!;
+    }
+    entry.routing_accuracy = div(`routing_ok_${c}`, key)!;
+    categories[c] = entry;
+  }
+  const counted = col.counts ? col.counts.pass + col.counts.fail + col.counts.error : 0;
+  const latMean = div('latency_ms', 'n_latency');
+  return {
+    timestamp: opts.timestamp ?? new Date().toISOString(),
+    language: opts.language ?? 'unknown',
+    column: col.label,
+    total_queries: counted,
+    overall_recall_at_3: metrics.recall_at_3 ?? null,
+    overall_mrr_at_10: metrics.mrr ?? null,
+    overall_judged_recall_at_3: div('judged_recall_at_3', 'n_judged'),
+    overall_judged_mrr_at_10: div('judged_mrr', 'n_judged'),
+    judged_metrics: typeof ns.n_judged === 'number' ? Object.fromEntries(JUDGED_KEYS.map((k) => [k, div(k, 'n_judged')])) : null,
+    judge_stats: null,
+    categories,
+    failures: [],
+    gate_passed: true,
+    gate: [],
+    judge: typeof ns.n_judged === 'number' ? 'judge: on (sums only)' : 'judge: off',
+    metrics,
+    routing: { accuracy: div('routing_ok', 'n_routing'), count: ns.n_routing ?? 0 },
+    failure_buckets: Object.fromEntries(BUCKETS.map((b) => [b, ns[`bucket_${b}`] ?? 0])),
+    errors: col.counts?.error ?? 0,
+    latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2) },
+    config: { provider: col.providerId, label: col.label, ...col.config },
+    eval_id: opts.evalId ?? null,
+  };
 }

@@ -40,6 +40,23 @@ export interface QueryRecord {
   judgeFailure?: string | null;
 }
 
+/** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
+export interface SelectionInfo {
+  id: string | null;
+  size: number;
+  files?: string[];
+  shard?: { index: number; count: number };
+  shardSize?: number;
+}
+
+/** The index a row was searched in (contract B: response.metadata.diagnostics.index; absent for url:/module:). */
+export interface IndexIdentity {
+  engine?: string;
+  variant?: string;
+  corpusId?: string | null;
+  corpus?: string | null;
+}
+
 export interface Column {
   index: number;
   label: string;
@@ -47,6 +64,12 @@ export interface Column {
   config: Record<string, unknown>;
   namedScores: Record<string, number>;
   queries: QueryRecord[];
+  /** promptfoo's own row counts of the column (metrics.testPassCount/testFailCount/testErrorCount); null when absent. */
+  counts: { pass: number; fail: number; error: number } | null;
+  /** Golden selection of the rows (all rows agree), else the size the gate hook recorded; null when unknown. */
+  selection: SelectionInfo | null;
+  /** Index identity of the rows (first row that reports one); null for url:/module: services. */
+  identity: IndexIdentity | null;
 }
 
 export interface ParsedResults {
@@ -60,7 +83,7 @@ interface PfRow {
   testIdx?: number;
   testCase?: { description?: string; vars?: Record<string, unknown>; metadata?: Record<string, unknown> };
   vars?: Record<string, unknown>;
-  response?: { output?: unknown; metadata?: HarnessMetadata; error?: string };
+  response?: { output?: unknown; metadata?: HarnessMetadata & { diagnostics?: { index?: IndexIdentity } | null }; error?: string };
   error?: string | null;
   success?: boolean;
   latencyMs?: number;
@@ -72,7 +95,34 @@ interface PfRow {
 interface PfPrompt {
   provider?: string;
   label?: string;
-  metrics?: { namedScores?: Record<string, number> };
+  metrics?: { namedScores?: Record<string, number>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
+}
+
+/** namedScores that are promptfoo derived means (may be null after 0/0); every other named score must be a finite number. */
+const DERIVED = /^(avg_|routing_accuracy|not_found_rate|safety_accuracy|(heuristic_)?judge_error_rate|latency_p\d+_ms)/;
+
+/** namedScores key the gate hook records in a column so a --no-write results file still knows its selection size. */
+export const SELECTION_SIZE_KEY = 'rankgate_selection_size';
+
+function checkScores(file: string, where: string, ns: unknown, skipDerived: boolean, derived: ReadonlySet<string> = new Set()): Record<string, number> {
+  if (typeof ns !== 'object' || ns === null || Array.isArray(ns)) fail(file, `${where}: expected an object of named scores, got ${JSON.stringify(ns)}`);
+  for (const [k, v] of Object.entries(ns as Record<string, unknown>)) {
+    if (skipDerived && (DERIVED.test(k) || derived.has(k))) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) fail(file, `${where}.${k}: expected a finite number, got ${JSON.stringify(v)}`);
+  }
+  return ns as Record<string, number>;
+}
+
+function selectionOf(meta: Record<string, unknown> | undefined): SelectionInfo | null {
+  const s = meta?.selection as Partial<SelectionInfo> | undefined;
+  if (!s || typeof s !== 'object' || typeof s.size !== 'number') return null;
+  return {
+    id: typeof s.id === 'string' ? s.id : null,
+    size: s.size,
+    ...(Array.isArray(s.files) ? { files: s.files.map(String) } : {}),
+    ...(s.shard && typeof s.shard === 'object' ? { shard: s.shard } : {}),
+    ...(typeof s.shardSize === 'number' ? { shardSize: s.shardSize } : {}),
+  };
 }
 
 function fail(file: string, msg: string): never {
@@ -114,9 +164,27 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
     fail(file, 'expected promptfoo output JSON with results.prompts[] and results.results[] (write it with `promptfoo eval --output results.json`)');
   }
+  // The config's own derived metrics may be NaN (0/0, JSON null) legitimately: only the counters must be numbers.
+  const dm = (top.config as { derivedMetrics?: unknown } | undefined)?.derivedMetrics;
+  const derivedNames = new Set(Array.isArray(dm) ? dm.map((d) => String((d as { name?: unknown })?.name)) : []);
   const providerConfigs = Array.isArray(top.config?.providers) ? (top.config!.providers as Record<string, unknown>[]) : [];
   const columns: Column[] = res.prompts.map((p, index) => {
+    if (!p || typeof p !== 'object') fail(file, `results.prompts[${index}]: expected an object, got ${JSON.stringify(p)}`);
     const label = String(p.provider ?? p.label ?? `column-${index}`);
+    let counts: Column['counts'] = null;
+    if (p.metrics !== undefined) {
+      const m = p.metrics;
+      if (m.namedScores === undefined) fail(file, `results.prompts[${index}].metrics.namedScores ('${label}'): missing; expected the named score sums promptfoo writes`);
+      checkScores(file, `results.prompts[${index}].metrics.namedScores`, m.namedScores, true, derivedNames);
+      const n = (k: 'testPassCount' | 'testFailCount' | 'testErrorCount') => {
+        const v = m[k];
+        if (v === undefined) return null;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(file, `results.prompts[${index}].metrics.${k}: expected a count, got ${JSON.stringify(v)}`);
+        return v;
+      };
+      const [pass, fl, err] = [n('testPassCount'), n('testFailCount'), n('testErrorCount')];
+      if (pass !== null && fl !== null && err !== null) counts = { pass, fail: fl, error: err };
+    }
     const cfg = providerConfigs.find((c) => c && typeof c === 'object' && (c.label === label || c.id === label)) ?? providerConfigs[index];
     return {
       index,
@@ -125,12 +193,39 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       config: ((cfg as { config?: Record<string, unknown> } | undefined)?.config ?? {}) as Record<string, unknown>,
       namedScores: { ...(p.metrics?.namedScores ?? {}) },
       queries: [],
+      counts,
+      selection: null,
+      identity: null,
     };
   });
+  const seen = new Map<string, number>();
+  const selIds = new Map<number, { id: string | null; at: number }>();
   res.results.forEach((row, i) => {
-    const col = columns[row.promptIdx ?? 0];
-    if (!col) fail(file, `results[${i}].promptIdx ${row.promptIdx} names no entry of results.prompts`);
+    if (!row || typeof row !== 'object') fail(file, `results[${i}]: expected a result row, got ${JSON.stringify(row)}`);
+    const pi = row.promptIdx ?? 0;
+    if (typeof pi !== 'number' || !Number.isInteger(pi)) fail(file, `results[${i}].promptIdx: expected an index into results.prompts, got ${JSON.stringify(row.promptIdx)}`);
+    const col = columns[pi];
+    if (!col) fail(file, `results[${i}].promptIdx ${row.promptIdx} names no entry of results.prompts (${columns.length} column(s))`);
+    const rowProvider = row.provider?.label ?? row.provider?.id;
+    const promptProvider = res.prompts![pi]!.provider;
+    if (typeof rowProvider === 'string' && typeof promptProvider === 'string' && rowProvider !== promptProvider && row.provider?.id !== promptProvider)
+      fail(file, `results[${i}].provider '${rowProvider}' is not the provider of its column results.prompts[${pi}] '${promptProvider}' (wrong promptIdx or renamed column)`);
+    if (row.namedScores !== undefined) checkScores(file, `results[${i}].namedScores`, row.namedScores, false);
     const golden = goldenOf(row, file, i);
+    const dupKey = `${pi}\u0000${golden.id}`;
+    if (seen.has(dupKey)) fail(file, `results[${i}]: query '${golden.id}' appears twice in column '${col.label}' (also results[${seen.get(dupKey)}])`);
+    seen.set(dupKey, i);
+    const sel = selectionOf(row.testCase?.metadata);
+    const prevSel = selIds.get(pi);
+    if (sel) {
+      if (prevSel && prevSel.id !== sel.id) fail(file, `results[${i}].testCase.metadata.selection.id '${sel.id}' differs from results[${prevSel.at}] ('${prevSel.id}'): rows of one column come from different golden selections`);
+      if (!prevSel) {
+        selIds.set(pi, { id: sel.id, at: i });
+        col.selection = sel;
+      }
+    }
+    const ix = row.response?.metadata?.diagnostics?.index;
+    if (!col.identity && ix && typeof ix === 'object') col.identity = { ...ix };
     const error = row.error ?? row.response?.error ?? null;
     let output: HarnessOutput | null = null;
     let err: string | null = null;
@@ -181,7 +276,42 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       judgeFailure,
     });
   });
-  for (const c of columns) c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const c of columns) {
+    c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const rows = c.queries.length;
+    if (c.counts && rows > 0) {
+      const counted = c.counts.pass + c.counts.fail + c.counts.error;
+      if (counted !== rows)
+        fail(file, `column '${c.label}': results.results has ${rows} rows but results.prompts[${c.index}].metrics counts ${counted} (pass ${c.counts.pass} + fail ${c.counts.fail} + error ${c.counts.error}): rows are missing or were added`);
+    }
+    if (rows > 0) {
+      // The column's sums must be the sums of its rows (a hand-edited or truncated file is not evidence).
+      for (const k of ['n_ranked', 'recall_at_3', 'routing_ok']) {
+        const sum = c.namedScores[k];
+        if (typeof sum !== 'number') continue;
+        const rowsSum = res.results.filter((r) => (r.promptIdx ?? 0) === c.index).reduce((a, r) => a + (typeof r.namedScores?.[k] === 'number' ? r.namedScores[k]! : 0), 0);
+        if (Math.abs(rowsSum - sum) > 1e-6)
+          fail(file, `column '${c.label}': results.prompts[${c.index}].metrics.namedScores.${k} = ${sum} but its rows sum to ${rowsSum}: the summary and the rows disagree`);
+      }
+    }
+    if (rows > 0 && typeof c.namedScores.n_ranked === 'number') {
+      // The report re-scores every row from its output; the rank assertion scored the same rows when they ran.
+      // They must agree, or the rows (outputs, golden metadata) were changed after the eval.
+      const ranked = c.queries.filter((q) => q.retrieval !== null && q.error === null);
+      const r3 = ranked.reduce((a, q) => a + q.retrieval!.recall_at_3, 0);
+      if (ranked.length !== c.namedScores.n_ranked || (typeof c.namedScores.recall_at_3 === 'number' && Math.abs(r3 - c.namedScores.recall_at_3) > 1e-6))
+        fail(
+          file,
+          `column '${c.label}': re-scoring the rows gives ${ranked.length} ranked queries and Recall@3 sum ${r3}, but the assertions recorded n_ranked ${c.namedScores.n_ranked} and recall_at_3 ${c.namedScores.recall_at_3 ?? 'n/a'}: the rows' outputs or golden metadata were changed after the eval`,
+        );
+    }
+    if (!c.selection && typeof c.namedScores[SELECTION_SIZE_KEY] === 'number' && c.namedScores[SELECTION_SIZE_KEY]! > 0) c.selection = { id: null, size: c.namedScores[SELECTION_SIZE_KEY]! };
+  }
+  const withRows = columns.find((c) => c.queries.length > 0);
+  const counted = (c: Column) => (c.counts ? c.counts.pass + c.counts.fail + c.counts.error : 0);
+  const empty = columns.find((c) => c.queries.length === 0 && counted(c) > 0);
+  if (withRows && empty)
+    fail(file, `column '${empty.label}' (results.prompts[${empty.index}]) has no rows although promptfoo counted ${counted(empty)}, while '${withRows.label}' has ${withRows.queries.length}: a column was added or its rows removed`);
   return { evalId: top.evalId ?? null, timestamp: res.timestamp ?? new Date().toISOString(), columns };
 }
 

@@ -6,6 +6,9 @@
  *   3. no slice (category, and each tag with at least `minSlice` queries) loses more than 5 points of mean Recall@10;
  *   4. human blind review prefers the candidate by 0.5 on a 1-5 scale: not automatable, reported as not evaluated;
  *   5. p95 latency <= min(3 x baseline p95, 2500 ms).
+ * Errored queries (service down, timeout, bad response) are never counted as regressions: they are left out of
+ * every criterion and reported as errors (criterion "no errored queries"), so a dead service is "K of N queries
+ * errored", not "20 of 21 queries regress".
  */
 import type { Column, QueryRecord } from './results.ts';
 import { mean, percentile } from './report.ts';
@@ -23,6 +26,8 @@ export interface ShippingVerdict {
   criteria: Criterion[];
   /** true when every automatable criterion passed (criterion 4 needs a human). */
   ship: boolean;
+  /** Errored queries of each column, left out of the criteria. */
+  errors: { baseline: number; candidate: number; reasons: string[] };
 }
 
 const pts = (x: number) => `${(x * 100).toFixed(1)} pts`;
@@ -33,8 +38,11 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
   const pairs: [QueryRecord, QueryRecord][] = [];
   for (const a of baseline.queries) {
     const b = cand.get(a.id);
-    if (b && a.retrieval && b.retrieval) pairs.push([a, b]);
+    if (b && a.error === null && b.error === null && a.retrieval && b.retrieval) pairs.push([a, b]);
   }
+  const errA = baseline.queries.filter((q) => q.error !== null);
+  const errB = candidate.queries.filter((q) => q.error !== null);
+  const reasons = [...new Set([...errA, ...errB].map((q) => (q.error ?? '').split('\n')[0]!))].slice(0, 3);
   const r10 = (q: QueryRecord) => q.retrieval!.trec_recall_at_10;
   const ma = mean(pairs.map(([a]) => r10(a))) ?? 0;
   const mb = mean(pairs.map(([, b]) => r10(b))) ?? 0;
@@ -87,12 +95,20 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
       passed: pb === null || budget === null ? null : pb <= budget,
       detail: `p95 ${pa?.toFixed(1) ?? 'n/a'} ms -> ${pb?.toFixed(1) ?? 'n/a'} ms (budget ${budget?.toFixed(1) ?? 'n/a'} ms)`,
     },
+    {
+      name: 'no errored queries',
+      passed: errA.length + errB.length === 0,
+      detail: errA.length + errB.length === 0
+        ? 'no errored queries'
+        : `${errB.length} of ${candidate.queries.length} candidate and ${errA.length} of ${baseline.queries.length} baseline queries errored (left out of the criteria, not counted as regressions): ${reasons.join('; ')}`,
+    },
   ];
   return {
     baseline: baseline.label,
     candidate: candidate.label,
     queries: pairs.length,
     criteria,
-    ship: criteria.every((c) => c.passed !== false) && criteria.filter((c) => c.passed === true).length >= 4,
+    ship: criteria.every((c) => c.passed !== false) && criteria.filter((c) => c.passed === true).length >= 5,
+    errors: { baseline: errA.length, candidate: errB.length, reasons },
   };
 }

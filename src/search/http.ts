@@ -11,14 +11,19 @@
  * Hostile input: bodies over maxBodyBytes -> 413; a content type other than application/json -> 415;
  * malformed JSON or invalid UTF-8 -> 400; empty, over-long, NUL-containing or ill-formed queries -> 400;
  * bad limit/language -> 400; unknown path -> 404; wrong method -> 405; a body not received within
- * bodyTimeoutMs -> 408; a search slower than searchTimeoutMs -> 504; more than maxConcurrent searches
- * in flight -> 503. Every error is JSON `{error, code}`. Header-phase timeouts are Node's own
+ * bodyTimeoutMs -> 408; a search slower than searchTimeoutMs -> 504. Every error is JSON `{error, code}`.
+ *
+ * Load shedding: at most maxConcurrent searches run at once; the next maxQueue requests wait in a FIFO queue, at
+ * most maxQueueWaitMs each. A request that finds the queue full, or that waited its maximum, gets 503
+ * `{code: "overloaded"}` with `Retry-After: 1` at once, instead of queueing for tens of seconds; the search
+ * timer (searchTimeoutMs) starts when the search starts, and every answer says how long it queued
+ * (`x-rankgate-queue-ms`) and searched (`x-rankgate-search-ms`). GET /health reports running and queued. Header-phase timeouts are Node's own
  * (headersTimeout, requestTimeout), which answer 408 and close the socket. The server keeps serving.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isUserError } from '../errors.ts';
-import type { SearchHit, SearchMode, SearchParams, SearchServiceLike } from './types.ts';
+import type { SearchHit, SearchMode, SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 
 export interface SearchHttpOptions {
   service: SearchServiceLike;
@@ -33,8 +38,13 @@ export interface SearchHttpOptions {
   bodyTimeoutMs?: number;
   /** Time allowed for one search (ms). Default 30,000. */
   searchTimeoutMs?: number;
-  /** Searches in flight before 503. Default 64. */
+  /** Searches handed to the service at once. Default 4. */
   maxConcurrent?: number;
+  /** Requests waiting for a search slot before 503. Default 16. */
+  maxQueue?: number;
+  /** Longest wait for a search slot (ms) before 503; a request whose expected wait (queued x mean search time) is
+   * longer gets 503 at once. Default 500. */
+  maxQueueWaitMs?: number;
   /** Defaults passed to every search (chunk size, embedder, ...). */
   defaults?: Partial<SearchParams>;
   /** Logger for server-side failures (5xx). Default console.error. */
@@ -55,6 +65,7 @@ class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -76,7 +87,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extraHeade
 }
 
 function sendError(res: ServerResponse, e: HttpError, close = false): void {
-  sendJson(res, e.status, { error: e.message, code: e.code }, close ? { connection: 'close' } : {});
+  sendJson(res, e.status, { error: e.message, code: e.code }, { ...e.headers, ...(close ? { connection: 'close' } : {}) });
 }
 
 function readBody(req: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<Buffer> {
@@ -196,9 +207,69 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
   const defLimit = opts.defaultLimit ?? 10;
   const bodyTimeout = opts.bodyTimeoutMs ?? 10_000;
   const searchTimeout = opts.searchTimeoutMs ?? 30_000;
-  const maxConcurrent = opts.maxConcurrent ?? 64;
+  const maxConcurrent = Math.max(1, opts.maxConcurrent ?? 4);
+  const maxQueue = Math.max(0, opts.maxQueue ?? 16);
+  const maxQueueWait = Math.max(1, opts.maxQueueWaitMs ?? 500);
   const log = opts.log ?? ((l: string) => console.error(l));
-  let inFlight = 0;
+  let running = 0;
+  interface Waiter {
+    since: number;
+    res: ServerResponse;
+    grant: () => void;
+    timer: NodeJS.Timeout;
+  }
+  const waiting: Waiter[] = [];
+  /** Moving average of the time a search holds its slot (ms), for the expected queue wait. */
+  let searchMsAvg = 0;
+  const observe = (ms: number) => {
+    searchMsAvg = searchMsAvg === 0 ? ms : 0.8 * searchMsAvg + 0.2 * ms;
+  };
+  const overloaded = (why: string) =>
+    new HttpError(503, 'overloaded', `server busy: ${why}; retry in a second`, { 'retry-after': '1' });
+
+  /** A search slot: at once when one is free, else after a bounded wait in the queue; resolves the ms queued. */
+  const acquire = (res: ServerResponse): Promise<number> => {
+    if (running < maxConcurrent) {
+      running++;
+      return Promise.resolve(0);
+    }
+    if (waiting.length >= maxQueue) {
+      return Promise.reject(overloaded(`${running} searches running and ${waiting.length} waiting (queue limit ${maxQueue})`));
+    }
+    // would it wait past the limit anyway? Say so now rather than after the wait (mean search time so far)
+    const expected = ((waiting.length + 1) * searchMsAvg) / maxConcurrent;
+    if (searchMsAvg > 0 && expected > maxQueueWait) {
+      return Promise.reject(overloaded(`${waiting.length} searches waiting, about ${Math.round(expected)} ms before this one could start (queue wait limit ${maxQueueWait} ms)`));
+    }
+    return new Promise<number>((resolve, reject) => {
+      const since = performance.now();
+      const w: Waiter = {
+        since,
+        res,
+        grant: () => resolve(performance.now() - since),
+        timer: setTimeout(() => {
+          const i = waiting.indexOf(w);
+          if (i >= 0) waiting.splice(i, 1);
+          reject(overloaded(`no search slot within ${maxQueueWait} ms (queue wait limit)`));
+        }, maxQueueWait),
+      };
+      waiting.push(w);
+    });
+  };
+  /** Hand the slot to the next waiter whose client is still there, or free it. */
+  const release = () => {
+    for (;;) {
+      const w = waiting.shift();
+      if (!w) {
+        running--;
+        return;
+      }
+      clearTimeout(w.timer);
+      if (w.res.destroyed) continue;
+      w.grant();
+      return;
+    }
+  };
 
   const search = async (query: string, params: Partial<SearchParams>) => {
     let timer: NodeJS.Timeout | undefined;
@@ -206,7 +277,9 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
       timer = setTimeout(() => reject(new HttpError(504, 'search_timeout', `search took longer than ${searchTimeout} ms`)), searchTimeout);
     });
     try {
-      return await Promise.race([opts.service.search(query, { ...opts.defaults, ...params }), timeout]);
+      // a service that takes a timeout (the search worker) gets it too, so a hung search frees its thread
+      const search = opts.service.search as (q: string, p: Partial<SearchParams>, o?: { timeoutMs?: number }) => Promise<SearchResponse>;
+      return await Promise.race([search.call(opts.service, query, { ...opts.defaults, ...params }, { timeoutMs: searchTimeout }), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -217,7 +290,7 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (path === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', 'use GET /health');
-      sendJson(res, 200, { status: 'ok' });
+      sendJson(res, 200, { status: 'ok', running, queued: waiting.length, maxConcurrent, maxQueue });
       return;
     }
     const typed = /^\/search\/v1\/([a-z]+)$/.exec(path);
@@ -237,8 +310,13 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
     const body = parseJsonBody(req, raw);
     const query = validateQuery(body, maxQuery);
     const limit = validateLimit(body, defLimit, maxLimit);
-    if (inFlight >= maxConcurrent) throw new HttpError(503, 'busy', `more than ${maxConcurrent} searches in flight; retry`);
-    inFlight++;
+    const queueMs = await acquire(res);
+    const started = performance.now();
+    // the service's own time when it measures it (the search worker), else the wall time since the slot was granted
+    const timing = (r: SearchResponse) => ({
+      'x-rankgate-queue-ms': queueMs.toFixed(1),
+      'x-rankgate-search-ms': (typeof r.serviceMs === 'number' ? r.serviceMs : performance.now() - started).toFixed(1),
+    });
     try {
       if (isPortal) {
         const language = validateLanguage(body);
@@ -250,22 +328,31 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
           ...(language ? { language, filters: { ...opts.defaults?.filters, language } } : {}),
         });
         const showResults = r.routing.route === 'search';
-        sendJson(res, 200, {
-          query,
-          language: language ?? null,
-          results: showResults ? r.hits.slice(0, limit).map(portalResult) : [],
-          practice_bridge: r.routing.route === 'practice_bridge',
-          safety: r.routing.safety,
-          routing: r.routing,
-        });
+        sendJson(
+          res,
+          200,
+          {
+            query,
+            language: language ?? null,
+            results: showResults ? r.hits.slice(0, limit).map(portalResult) : [],
+            practice_bridge: r.routing.route === 'practice_bridge',
+            safety: r.routing.safety,
+            routing: r.routing,
+          },
+          timing(r),
+        );
       } else {
         const r = await search(query, { mode: MODES[typed![1]!]!, topK: limit, routing: false });
-        sendJson(res, 200, {
-          result: r.hits.slice(0, limit).map((h) => ({ chunk_id: h.chunkId, document_id: h.documentId, content: h.content, score: h.score, rank: h.rank })),
-        });
+        sendJson(
+          res,
+          200,
+          { result: r.hits.slice(0, limit).map((h) => ({ chunk_id: h.chunkId, document_id: h.documentId, content: h.content, score: h.score, rank: h.rank })) },
+          timing(r),
+        );
       }
     } finally {
-      inFlight--;
+      observe(performance.now() - started);
+      release();
     }
   }
 

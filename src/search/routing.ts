@@ -15,17 +15,17 @@
  * alias expansion).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
+import { packageRoot } from '../util/package-root.ts';
 import { unknownKeyMessage } from '../util/suggest.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import type { RoutingDecision, SearchHit } from './types.ts';
 
 /** The demo corpus's routing rules (tuned for datasets/corpus; not a default for other data). */
-export const DEMO_ROUTING_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'datasets', 'routing.yaml');
+export const DEMO_ROUTING_PATH = join(packageRoot(import.meta.url), 'datasets', 'routing.yaml');
 
 const unit = z.number().min(0).max(1);
 const regexString = z.string().min(1).superRefine((s, ctx) => {

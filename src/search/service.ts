@@ -59,6 +59,8 @@ export interface VariantInfo {
   documentCount: number;
   n: number;
   avgdl: number;
+  corpusId: string | null;
+  corpus: string | null;
 }
 
 export interface AutoIngestOptions {
@@ -81,6 +83,8 @@ export interface CreateSearchServiceOptions {
   routing?: RoutingConfig | string | false;
   /** Ingest this corpus when the requested variant is missing (prints progress to stderr). */
   autoIngest?: AutoIngestOptions;
+  /** Default: 'write' with autoIngest, else 'read' (see openDatabase). */
+  access?: 'read' | 'write';
 }
 
 /** Escape `\`, `%` and `_` for LIKE ... ESCAPE '\'. */
@@ -172,6 +176,9 @@ export class SearchService implements SearchServiceLike {
   private router?: Promise<Router | undefined>;
   private readonly routingOpt?: RoutingConfig | string | false;
   private readonly autoIngest?: AutoIngestOptions;
+  /** Variants whose corpus was checked against the autoIngest corpus. */
+  private readonly verified = new Set<number>();
+  private corpusPromise?: Promise<{ documents: import('../ingest/types.ts').CorpusDocument[]; identity: import('../ingest/identity.ts').CorpusIdentity }>;
 
   constructor(db: Db, ownsDb: boolean, opts: CreateSearchServiceOptions) {
     this.db = db;
@@ -230,7 +237,7 @@ export class SearchService implements SearchServiceLike {
    */
   async variant(chunkSize: number, embedder: string): Promise<VariantInfo> {
     const found = await this.queryVariant(chunkSize, embedder);
-    if (found) return found;
+    if (found && (!this.autoIngest || this.verified.has(found.id))) return found;
     const key = `${chunkSize}:${embedder}`;
     let p = this.variants.get(key);
     if (!p) {
@@ -255,19 +262,70 @@ export class SearchService implements SearchServiceLike {
       documentCount: v.document_count,
       n: v.n ?? 0,
       avgdl: v.avgdl ?? 0,
+      corpusId: v.corpus_id ?? null,
+      corpus: v.corpus ?? null,
     };
+  }
+
+  /** The autoIngest corpus, read once: its documents and identity. */
+  private corpusDocs(): Promise<{ documents: import('../ingest/types.ts').CorpusDocument[]; identity: import('../ingest/identity.ts').CorpusIdentity }> {
+    this.corpusPromise ??= (async () => {
+      const { readCorpus } = await import('../ingest/readers.ts');
+      const { corpusIdentity } = await import('../ingest/identity.ts');
+      const documents = await readCorpus(this.autoIngest!.corpus, this.autoIngest!.format);
+      return { documents, identity: corpusIdentity(documents, this.autoIngest!.corpus) };
+    })();
+    this.corpusPromise.catch(() => (this.corpusPromise = undefined));
+    return this.corpusPromise;
+  }
+
+  /** An embedder id that exists (given to this service, or one createEmbedder knows): checked before any ingest. */
+  private async checkEmbedderId(id: string): Promise<void> {
+    if (this.embedders.has(id)) return;
+    const mod = (await import('../embeddings/index.ts')) as typeof import('../embeddings/index.ts');
+    try {
+      mod.resolveEmbedderId(id);
+    } catch (e) {
+      const { didYouMean } = await import('../util/suggest.ts');
+      const known = [...mod.EMBEDDER_IDS, ...this.embedders.keys()];
+      throw new UserError(`embedder "${id}" does not exist${didYouMean(id, known)}: expected one of ${[...new Set(known)].join(', ')}`);
+    }
   }
 
   private async loadVariant(chunkSize: number, embedder: string): Promise<VariantInfo> {
     const found = await this.queryVariant(chunkSize, embedder);
-    if (found) return found;
+    if (found && !this.autoIngest) return found;
+    if (!found) await this.checkEmbedderId(embedder);
     if (this.autoIngest) {
-      const { readCorpus } = await import('../ingest/readers.ts');
       const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
-      process.stderr.write(
-        `rankgate: index variant c${chunkSize}:${embedder} is missing in ${this.db.describe}; ingesting ${this.autoIngest.corpus}\n`,
-      );
-      const documents = await readCorpus(this.autoIngest.corpus, this.autoIngest.format);
+      const { shortCorpusId } = await import('../ingest/identity.ts');
+      const { documents, identity } = await this.corpusDocs();
+      if (found) {
+        if (found.corpusId === identity.id) {
+          this.verified.add(found.id);
+          return found;
+        }
+        // never evaluate against the index of another corpus: rebuild it when it is an earlier state of this corpus
+        // (same place, files edited since), else stop with one line
+        if (!(found.corpusId && found.corpus === identity.path)) {
+          const built = found.corpusId
+            ? `was built from ${found.corpus ?? 'another corpus'} (corpus ${shortCorpusId(found.corpusId)})`
+            : 'records no corpus (built before rankgate recorded corpus ids)';
+          throw new UserError(
+            `index variant ${found.name} in ${this.db.dataDir ?? this.db.describe} ${built}, not ${identity.path} (corpus ${shortCorpusId(identity.id)}): ` +
+              `rankgate will not evaluate against it nor replace it on its own; rebuild it with: rankgate ingest --corpus ${identity.path} --chunk-size ${chunkSize} --embedder ${embedder} --replace` +
+              `${this.db.dataDir ? ` --db ${this.db.dataDir}` : ''}, or point dataDir / RANKGATE_DATA_DIR at another directory`,
+          );
+        }
+        process.stderr.write(
+          `rankgate: index variant ${found.name} in ${this.db.describe} was built from an earlier state of ${identity.path} ` +
+            `(corpus ${shortCorpusId(found.corpusId)}, now ${shortCorpusId(identity.id)}); rebuilding it\n`,
+        );
+      } else {
+        process.stderr.write(
+          `rankgate: index variant c${chunkSize}:${embedder} is missing in ${this.db.describe}; ingesting ${this.autoIngest.corpus}\n`,
+        );
+      }
       const emb = await this.embedderFor(embedder);
       const stats = await ingestCorpus({
         db: this.db,
@@ -275,6 +333,7 @@ export class SearchService implements SearchServiceLike {
         chunkSizes: [chunkSize],
         embedder: emb,
         overlap: this.autoIngest.overlap,
+        corpusPath: this.autoIngest.corpus,
         onProgress: createProgressReporter(),
       });
       const s = stats.variants[0];
@@ -282,7 +341,10 @@ export class SearchService implements SearchServiceLike {
         `rankgate: ingested ${s.documents} documents, ${s.chunks} chunks (${s.embedded} embedded, ${s.cached} cached) in ${(stats.totalMs / 1000).toFixed(1)} s\n`,
       );
       const again = await this.queryVariant(chunkSize, embedder);
-      if (again) return again;
+      if (again) {
+        this.verified.add(again.id);
+        return again;
+      }
     }
     const all = await this.db.pool.query<{ name: string }>('SELECT name FROM index_variants ORDER BY chunk_size, embedder');
     const have = all.rows.map((r) => r.name).join(', ') || 'none';
@@ -401,6 +463,7 @@ export class SearchService implements SearchServiceLike {
       routing: { ...routing, reasons: [...routing.reasons] },
       diagnostics: {
         variant: v.name,
+        index: { engine: this.db.kind, variant: v.name, corpusId: v.corpusId, corpus: v.corpus },
         keywordCandidates: kw.map((h) => h.id),
         vectorCandidates: vec.map((h) => h.id),
         timings,
@@ -473,7 +536,11 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const sessionEf = new WeakMap<object, number>();
 
 export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
-  const db = opts.db ?? (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir }));
+  // A service that may ingest (autoIngest) is a writer; otherwise it only reads and never creates, initialises,
+  // migrates or repairs the database it is pointed at.
+  const db =
+    opts.db ??
+    (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir, access: opts.access ?? (opts.autoIngest ? 'write' : 'read') }));
   try {
     return new SearchService(db, !opts.db, opts);
   } catch (e) {

@@ -68,8 +68,22 @@ export interface RoutingDecision {
   topRelevance?: number;
 }
 
+/** Which index answered (rankgate's own service only): engine, variant and the corpus it was built from. */
+export interface IndexIdentity {
+  engine: 'pglite' | 'postgres';
+  /** The index variant's name, e.g. 'c300:use-lite'. */
+  variant: string;
+  /** sha256 over the corpus's sorted document ids and content hashes (src/ingest/identity.ts); null: unknown
+   *  (a variant built before rankgate recorded it). */
+  corpusId: string | null;
+  /** Where the corpus was read from (repo-relative when inside the working directory); null: unknown. */
+  corpus: string | null;
+}
+
 export interface SearchDiagnostics {
   variant: string;
+  /** Present on rankgate's own service (absent for url: and module: services). */
+  index?: IndexIdentity;
   /** Candidate ids per channel in channel rank order (first stage, before fusion and topK). */
   keywordCandidates: string[];
   vectorCandidates: string[];

@@ -21,7 +21,16 @@ function errorOf(e: unknown): { name: string; message: string; code?: string } {
 async function build(spec: WorkerServiceSpec): Promise<SearchServiceLike> {
   if (spec.kind === 'module') return loadModuleService(spec.path, spec.label, spec.config);
   const { createSearchService } = await import('./service.ts');
-  return createSearchService(spec.options);
+  const svc = await createSearchService(spec.options);
+  if (spec.requireVariant) {
+    try {
+      await svc.variant(spec.requireVariant.chunkSize, spec.requireVariant.embedder);
+    } catch (e) {
+      await svc.close().catch(() => {});
+      throw e;
+    }
+  }
+  return svc;
 }
 
 function post(msg: WorkerReply): void {

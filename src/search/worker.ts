@@ -12,12 +12,18 @@
  * unref'd while idle: it never keeps a finished eval alive, and pending requests do.
  */
 import { Worker } from 'node:worker_threads';
+import { UserError } from '../errors.ts';
 import type { CreateSearchServiceOptions } from './service.ts';
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 
 /** What the worker builds. Both shapes must be structured-cloneable (no embedder objects, no db handles). */
 export type WorkerServiceSpec =
-  | { kind: 'rankgate'; options: Pick<CreateSearchServiceOptions, 'databaseUrl' | 'dataDir' | 'routing' | 'autoIngest' | 'defaults'> }
+  | {
+      kind: 'rankgate';
+      options: Pick<CreateSearchServiceOptions, 'databaseUrl' | 'dataDir' | 'routing' | 'autoIngest' | 'defaults'>;
+      /** Fail the start (the service's own UserError) unless this index variant exists. */
+      requireVariant?: { chunkSize: number; embedder: string };
+    }
   | { kind: 'module'; path: string; label: string; config: Record<string, unknown> };
 
 export type WorkerRequest =
@@ -33,6 +39,8 @@ export type WorkerReply =
 type Unsent<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 function rebuild(e: { name: string; message: string; code?: string }): Error {
+  // a user's mistake stays one (one line, exit 2, no stack) across the thread boundary
+  if (e.name === 'UserError') return new UserError(e.message);
   const err = new Error(e.message);
   err.name = e.name;
   if (e.code) (err as NodeJS.ErrnoException).code = e.code;

@@ -48,10 +48,14 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Rec
   });
 }
 
-/** `npm pack` of this checkout into `dest`; returns the tarball's path. Lifecycle scripts are skipped (the
- * checkout's dist/, when present, is what `prepare` built at install time). */
+/**
+ * `npm pack` of this checkout into `dest`; returns the tarball's path. Lifecycle scripts are skipped; instead the
+ * `rankgate` bin runs once first, which brings a compiled dist/ up to date when the checkout has one (it is packed
+ * with the sources, as `prepare` would have built it).
+ */
 export function packRankgate(dest: string): string {
-  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: ROOT, encoding: 'utf8' });
+  execFileSync(process.execPath, [RANKGATE_BIN, '--help'], { cwd: ROOT, stdio: 'ignore' });
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const name = out.trim().split('\n').pop()!;
   return join(dest, name);
 }

@@ -49,7 +49,7 @@ async function checkSchema(db: Db) {
     ['bm25_postings', 'bm25_stats', 'bm25_terms', 'book_chunks', 'documents', 'embedding_cache', 'index_variants', 'rankgate_migrations'],
   );
   const applied = await db.pool.query<{ name: string }>('SELECT name FROM rankgate_migrations ORDER BY name');
-  assert.deepEqual(applied.rows.map((r) => r.name), ['001_init.sql', '002_variant_gin.sql']);
+  assert.deepEqual(applied.rows.map((r) => r.name), ['001_init.sql', '002_variant_gin.sql', '003_corpus_identity.sql']);
   assert.deepEqual(await migrate(db), [], 'migrations are applied once');
   const cfgs = await availableTextConfigs(db);
   for (const c of ['english', 'spanish', 'simple']) assert.ok(cfgs.has(c), c);

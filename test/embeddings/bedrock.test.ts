@@ -182,7 +182,7 @@ test('malformed bodies are clear errors, not retried: not JSON, missing vectors,
 
 test('timeouts: a stalled response times out per request and the retries are bounded', async () => {
   fake.enqueue(TITAN, 'invoke', { delayMs: 5_000, body: {} }, { delayMs: 5_000, body: {} });
-  const e = await createEmbedder('titan-v2-256', { ...base(), timeoutMs: 150, maxAttempts: 1, retries: 1 });
+  const e = await createEmbedder('titan-v2-256', { ...base(), timeoutMs: 150, callTimeoutMs: 5_000, maxAttempts: 1, retries: 1 });
   const t0 = Date.now();
   await assert.rejects(e.embedQuery('slow'), /failed after 2 attempts: TimeoutError/);
   assert.equal(fake.requests.length, 2);

@@ -45,7 +45,7 @@ describe('bare `promptfoo eval` on the embedded defaults', () => {
     const r = await runNode([PROMPTFOO_BIN, 'eval', '--output', out, '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
     assert.ok(r.code === 0 || r.code === 1, `exit 0 (gate passed) or 1 (gate failed), got ${r.code}\n${r.stderr.slice(-3000)}`);
     assert.match(r.stderr, /ingesting .*datasets\/corpus/);
-    assert.match(r.stderr, r.code === 0 ? /gate PASSED/ : /the search-quality gate FAILED \(exit code 1\)/);
+    assert.match(r.stderr, r.code === 0 ? /gate PASSED/ : /rankgate gate FAILED \(exit 1\)/);
     assert.ok(!existsSync(join(dir, '.promptfoo')), 'promptfoo state went to the repo .promptfoo (from .env), not ~/.promptfoo');
     const d = JSON.parse(readFileSync(out, 'utf8'));
     const s = d.results.prompts[0].metrics.namedScores;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE, rankgate, tempDir } from './helpers.ts';
+import { closedPort, writeGateConfig } from '../gate/helpers.ts';
 
 describe('rankgate eval', () => {
   const dir = tempDir('eval-cli');
@@ -37,6 +38,19 @@ describe('rankgate eval', () => {
     assert.equal(ok.code, 0, ok.stderr.slice(-2000));
   });
 
+  it('exits 2 when the service is down (errored queries are not a quality result), the verdict printed last', async () => {
+    const cfg = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search` } });
+    const env = { PROMPTFOO_CONFIG_DIR: join(dir, 'pf-dead'), PROMPTFOO_DISABLE_DEBUG_LOG: '1' };
+    const r = await rankgate(['eval', '--config', cfg, '--out-dir', join(dir, 'dead')], env);
+    assert.equal(r.code, 2, r.stderr.slice(-2000));
+    const last = r.stderr.trimEnd().split('\n');
+    const head = last.reduce((at, l, i) => (l.startsWith('rankgate gate ERROR (exit 2)') ? i : at), -1);
+    assert.ok(head >= 0 && last.slice(head + 1).every((l) => l.startsWith('  ')), r.stderr.slice(-1500));
+    assert.match(last.slice(head).join('\n'), /10 of 10 queries errored: 10× search failed: .*connection refused/);
+    const md = readdirSync(join(dir, 'dead')).find((f) => f.endsWith('.md'))!;
+    assert.match(readFileSync(join(dir, 'dead', md), 'utf8'), /\*\*10 of 10 queries errored\*\*/);
+  });
+
   it('rejects bad flags with exit 2 before running anything', async () => {
     const r = await rankgate(['eval', '--lang', 'english']);
     assert.equal(r.code, 2);
@@ -47,6 +61,12 @@ describe('rankgate eval', () => {
     const j = await rankgate(['eval', '--judge', 'gpt']);
     assert.equal(j.code, 2);
     assert.match(j.stderr, /--judge: expected one of auto, bedrock, similarity, off, got 'gpt'/);
+    const u = await rankgate(['eval', '--allow-partal']);
+    assert.equal(u.code, 2);
+    assert.match(u.stderr, /unknown option '--allow-partal'; did you mean '--allow-partial'\?/);
+    const h = await rankgate(['eval', '--help']);
+    assert.equal(h.code, 0);
+    assert.match(h.stdout, /exit codes: 0 every floor and the regression check pass; 1 a quality floor or a significant regression fails;/);
     assert.doesNotMatch(j.stderr, /\n\s+at /, 'no stack trace');
   });
 });

@@ -43,7 +43,7 @@ describe('promptfoo eval of the harness fixture', () => {
 
   it('fails the run through the afterAll gate hook (exit 1, clear message), not through promptfoo failed rows', () => {
     assert.equal(strictRun.code, 1, strictRun.stderr.slice(-2000));
-    assert.match(strictRun.stderr, /rankgate gate FAILED for 'fixture-hybrid'/);
+    assert.match(strictRun.stderr, /rankgate gate FAILED \(exit 1\) for 'fixture-hybrid'/);
     assert.match(strictRun.stderr, /overall recall_at_3 = 0\.5000 is below the floor 0\.8/);
     const m = doc.results.prompts[0]!.metrics;
     // The four misses in the top 3 (conceptual x3, emotional); fx-direct-001's integrity issues are metrics, not a failure.

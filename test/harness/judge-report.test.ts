@@ -180,7 +180,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, JSON.stringify(doc));
     const g = await rankgate(['gate', broken, '--floors', judgedFloors]);
-    assert.equal(g.code, 1, g.stdout + g.stderr);
+    assert.equal(g.code, 2, g.stdout + g.stderr);
     assert.match(g.stderr, /judge: 1 judge error\(s\).*never passes on a broken judge/);
     const s = await rankgate(['gate', broken, '--floors', strictFloors]);
     assert.equal(s.code, 1);
@@ -220,8 +220,8 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.ok(!derivedMetricsFor(goldens).some((d) => /judged/.test(d.name)), 'no judged means with the judge off');
   });
 
-  it('a judge that cannot run (bad mode) is "judge: FAILED", not "judge: off", and fails a judged gate', async () => {
-    assert.equal(badRun.code, 1, badRun.stderr.slice(-2000));
+  it('a judge that cannot run (bad mode) is "judge: FAILED", not "judge: off", and fails a judged gate (exit 2: nothing judged)', async () => {
+    assert.equal(badRun.code, 2, badRun.stderr.slice(-2000));
     assert.match(badRun.stderr, /no judged scores \(judge: FAILED on 10 of 10 queries \(UserError: judge mode "bogus"/);
     const rep = join(dir, 'bad-report.json');
     const r = await rankgate(['gate', badOut, '--floors', strictFloors, '--report', rep]);
@@ -238,12 +238,12 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.equal(s.n_judged, undefined);
     assert.equal(s.avg_judged_recall_at_3, undefined, 'no judged derived metrics (they would read 0) with the judge off');
     assert.ok(close(s.avg_recall_at_3!, 0.5));
-    assert.equal(offRun.code, 1, offRun.stderr.slice(-2000));
+    assert.equal(offRun.code, 2, offRun.stderr.slice(-2000));
     assert.match(offRun.stderr, /metric_family: judged, but the results have no judged scores \(judge: off\)/);
     const rep = join(dir, 'off-report.json');
     const md = join(dir, 'off-report.md');
     const r = await rankgate(['gate', offOut, '--floors', judgedFloors, '--report', rep, '--markdown', md]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 2);
     assert.match(r.stderr, /no judged scores \(judge: off\)/);
     const j = JSON.parse(readFileSync(rep, 'utf8'));
     assert.equal(j.judge, 'judge: off');

@@ -121,3 +121,36 @@ describe('provider: url: services', () => {
     assert.match((await call('http://127.0.0.1:1/api/v1/search')).error!, /search failed: POST http:\/\/127\.0\.0\.1:1\/api\/v1\/search failed/);
   });
 });
+
+describe('provider: config validation (before any query)', () => {
+  const make = (config: Record<string, unknown>) => () => new SearchProvider({ id: 'file://providers/search.ts', config: { basePath: FIXTURE, ...config } });
+  const userError = (re: RegExp) => (e: unknown) => (e as Error).name === 'UserError' && re.test((e as Error).message);
+
+  it('unknown keys and values are one UserError naming the config file, the key and a did-you-mean', () => {
+    assert.throws(make({ rrfk: 60 }), userError(/^test\/fixtures\/harness\/promptfooconfig\.yaml: provider file:\/\/providers\/search\.ts: config: unknown key 'rrfk'; did you mean 'rrfK'\? \(valid: .*\)$/));
+    assert.throws(make({ mode: 'hybird' }), userError(/config\.mode: 'hybird' is not valid; did you mean 'hybrid'\?/));
+    assert.throws(make({ embedder: 'use-light' }), userError(/config\.embedder: 'use-light' is not valid; did you mean 'use-lite'\?/));
+    assert.throws(make({ keywordScorer: 'bm52' }), userError(/did you mean 'bm25'/));
+    assert.throws(make({ vectorSearch: 'hnws' }), userError(/did you mean 'hnsw'/));
+    assert.throws(make({ weights: { keyword: 1, vektor: 1 } }), userError(/config\.weights: unknown key 'vektor'; did you mean 'vector'\?/));
+    assert.throws(make({ topK: 0 }), userError(/config\.topK: expected an integer from 1 to 1000, got 0/));
+    assert.throws(make({ timeoutMs: '5s' }), userError(/config\.timeoutMs: expected a number/));
+    assert.throws(make({ url: 'ftp://x/search' }), userError(/config\.url: expected an http:\/\/ or https:\/\/ URL/));
+    assert.throws(make({ url: 'http://x/search', module: './m.ts' }), userError(/either 'url' or 'module', not both/));
+    assert.throws(make({ filters: { folder: 'a' } }), userError(/config\.filters: unknown key 'folder'/));
+    assert.throws(make({ routingConfig: 3 }), userError(/routingConfig: expected a path to a routing YAML or false/));
+  });
+
+  it('module: passes its own keys through, refuses near misses of provider keys, and is not checked for embedder ids', () => {
+    assert.doesNotThrow(make({ module: './fixture-service.ts', failOn: 'x', delayMs: 5, embedder: 'my-own-model' }));
+    assert.throws(make({ module: './fixture-service.ts', topk: 3 }), userError(/unknown key 'topk'; did you mean 'topK'\?/));
+    assert.doesNotThrow(make({ url: 'http://127.0.0.1:9/api/v1/search', mode: 'keyword', urlShape: 'nq' }));
+    assert.throws(make({ url: 'http://127.0.0.1:9/api/v1/search', failOn: 'x' }), userError(/unknown key 'failOn'/));
+  });
+
+  it('a subclass may declare the extra keys it reads (the BEIR bench provider: benchRows)', async () => {
+    const { default: Beir } = await import('../../bench/beir/provider.ts');
+    assert.doesNotThrow(() => new Beir({ config: { basePath: FIXTURE, module: './fixture-service.ts', benchRows: 10 } }));
+    assert.throws(make({ benchRows: 10 }), userError(/unknown key 'benchRows'/));
+  });
+});

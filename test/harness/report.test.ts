@@ -131,7 +131,7 @@ function column(label: string, latencies: number[], r10: number[]): Column {
     retrieval: { recall_at_1: v, recall_at_3: v, recall_at_5: v, recall_at_10: v, trec_recall_at_10: v, mrr: v, ndcg_at_10: v, precision_at_5: v, ap_at_10: v, found: v, best_rank: v ? 1 : null, last_expected_rank: null, answerable_at_10: null, relevant_refs: 1, level: 'chunk', bucket: 'rank1_hit' },
     routing: null, integrity: [], latencyMs: latencies[i]!, top: [], promptfooPass: true, judged: false,
   }));
-  return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries };
+  return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries, counts: null, selection: null, identity: null };
 }
 
 describe('report helpers', () => {
@@ -153,23 +153,52 @@ describe('report helpers', () => {
     assert.equal(capped.criteria[4]!.passed, false, 'the 2,500 ms cap applies even when 3x baseline is higher');
   });
 
-  it('floors: a category missing from the results is not applicable; a present one below its floor fails', () => {
+  it('floors: a category missing from the results cannot be checked (never a silent pass); a present one below its floor fails', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rankgate-floors-'));
     const f = join(dir, 'gate.yaml');
     writeFileSync(f, 'overall: { recall_at_3: 0.5 }\ncategories: { technique_boundary: { routing_accuracy: 1.0 }, c: { recall_at_3: 0.9 } }\n');
     const report = buildReport(column('A', [1, 1, 1, 1], [1, 1, 0, 1]));
     const checks = applyGate(report, loadFloors(f));
-    assert.deepEqual(checks.map((c) => [c.name, c.passed]), [
-      ['overall recall_at_3 >= 0.5', true],
-      ['technique_boundary routing_accuracy >= 1', true],
-      ['c recall_at_3 >= 0.9', false],
+    assert.deepEqual(checks.map((c) => [c.name, c.passed, c.unmeasured === true]), [
+      ['overall recall_at_3 >= 0.5', true, false],
+      ['technique_boundary routing_accuracy >= 1', false, true],
+      ['c recall_at_3 >= 0.9', false, false],
     ]);
-    assert.match(checks[1]!.note!, /not applicable/);
+    assert.match(checks[1]!.note!, /cannot be checked: no technique_boundary queries in the results/);
     assert.equal(report.gate_passed, false);
+    const partial = applyGate(buildReport(column('A', [1, 1, 1, 1], [1, 1, 0, 1])), { ...loadFloors(f), allow_partial: true });
+    assert.equal(partial[1]!.passed, true);
+    assert.match(partial[1]!.note!, /^NOT CHECKED \(allow_partial\)/);
     writeFileSync(f, 'overall: { recall_at_3: high }\n');
-    assert.throws(() => loadFloors(f), /gate\.yaml: overall\.recall_at_3: /);
+    assert.throws(() => loadFloors(f), /gate\.yaml: overall\.recall_at_3: expected a floor between 0 and 1, got 'high'/);
     writeFileSync(f, 'overall: [\n');
-    assert.throws(() => loadFloors(f), /gate\.yaml: not valid YAML/);
+    assert.throws(() => loadFloors(f), /gate\.yaml:\d+:\d+: not valid YAML/);
+  });
+
+  it('gate.yaml: unknown keys, metrics and shapes are one line naming the file and key, with a did-you-mean', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rankgate-floors-'));
+    const f = join(dir, 'gate.yaml');
+    const bad: [string, RegExp][] = [
+      ['overall: { recal_at_3: 0.8 }\n', /gate\.yaml: overall: unknown metric 'recal_at_3'; did you mean 'recall_at_3'\? \(valid: recall_at_3, mrr_at_10, /],
+      ['overal: { recall_at_3: 0.8 }\n', /gate\.yaml: unknown key 'overal'; did you mean 'overall'\? \(valid: allow_partial, categories, max_error_rate, metric_family, overall, regression\)/],
+      ['', /gate\.yaml: empty gate configuration/],
+      ['overall: {}\n', /gate\.yaml: no floor and no regression check configured/],
+      ['categories: { technique_boundary: 1.0 }\n', /categories\.technique_boundary: expected a map of metric: floor/],
+      ['categories: { technique_boundary: { routing_acuracy: 1 } }\n', /categories\.technique_boundary: unknown metric 'routing_acuracy'; did you mean 'routing_accuracy'\?/],
+      ['metric_family: judgd\noverall: { recall_at_3: 0.8 }\n', /metric_family: expected strict or judged, got 'judgd'; did you mean 'judged'\?/],
+      ['overall: { recall_at_3: 0.8 }\nmax_error_rate: 2\n', /max_error_rate: expected a share of queries in \[0, 1\), got 2/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { max_dorp: 2 }\n', /regression: unknown key 'max_dorp'; did you mean 'max_drop'\?/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { metrics: [recall_at3] }\n', /regression\.metrics\[0\]: unknown metric 'recall_at3'; did you mean 'recall_at_3'\?/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { alpha: 5 }\n', /regression\.alpha: expected a significance level in \(0, 1\)/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { max_drop: 2 }\n', /regression\.max_drop: expected a drop in the metric's 0\.\.1 units like the floors \(0\.02 = 2 points\), got 2/],
+    ];
+    for (const [text, re] of bad) {
+      writeFileSync(f, text);
+      assert.throws(() => loadFloors(f), re, text);
+    }
+    writeFileSync(f, 'overall: { recall_at_3: 0.8 }\nregression: { max_drop: 0.03 }\n');
+    assert.deepEqual(loadFloors(f).regression, { baseline: 'data/eval/baseline.json', max_drop: 0.03, alpha: 0.05, metrics: ['recall_at_3', 'mrr_at_10'], accept_mismatch: false });
+    assert.deepEqual(loadFloors(join(process.cwd(), 'config', 'gate.yaml')).overall, { recall_at_3: 0.8 }, 'the committed gate.yaml loads');
     assert.deepEqual(readdirSync(dir), ['gate.yaml']);
   });
 

@@ -217,3 +217,39 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
       }),
   };
 }
+
+/**
+ * A Bedrock endpoint that is up but dead: it accepts TCP connections on 127.0.0.1 and never answers (nor closes
+ * them). `connections` counts the connections made; close() destroys them.
+ */
+export interface DeadBedrock {
+  readonly url: string;
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+export async function startDeadBedrock(): Promise<DeadBedrock> {
+  const { createServer: createTcpServer } = await import('node:net');
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const server = createTcpServer((s) => {
+    connections++;
+    sockets.add(s);
+    s.on('data', () => {}); // read and ignore the request
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}

@@ -17,7 +17,7 @@ test('ingest: bad flags fail before anything is opened, naming the flag', async 
   await assert.rejects(ingest(['--overlap', '300', '--chunk-size', '300']), userError(/overlap: expected an integer from 0 to 299/));
   await assert.rejects(ingest(['--format', 'csv']), userError(/--format: expected one of markdown, jsonl, beir, nq/));
   await assert.rejects(ingest(['--embedder', 'nope']), userError(/unknown embedder "nope"/));
-  await assert.rejects(ingest(['--bogus']), userError(/Unknown option '--bogus'[\s\S]*usage: rankgate ingest/));
+  await assert.rejects(ingest(['--bogus']), userError(/unknown option '--bogus'[\s\S]*usage: rankgate ingest/));
   await assert.rejects(ingest(['--corpus', 'test/fixtures/corpus/does-not-exist']), userError(/does-not-exist: corpus not found/));
   await assert.rejects(ingest(['--corpus', 'test/fixtures/corpus/nq.json', '--format', 'beir']), userError(/nq\.json:1: expected one JSON object per line .*use --format nq/));
 });

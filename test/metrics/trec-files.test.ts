@@ -19,13 +19,16 @@ test('parseQrels reads `qid iter docno rel`, skipping blank and # lines', () => 
 
 test('a bad qrels line names the file, line and field', () => {
   userError(() => parseQrels('1 0 d1 1\n1 0 d2\n', 'qrels.txt'), /^qrels\.txt:2: expected 4 fields/);
-  userError(() => parseQrels('1 0 d1 high\n', 'qrels.txt'), /^qrels\.txt:1: field 4 \(rel\) must be an integer grade, got 'high'/);
+  userError(() => parseQrels('1 0 d1 high\n', 'qrels.txt'), /^qrels\.txt:1: field 4 \(rel\) must be an integer grade .*got 'high'/);
+  // trec_eval reads a decimal grade with atol: 1.5 -> 1; U+00A0 is not a field separator
+  assert.equal(parseQrels('1 0 d1 1.5\n', 'q').get('1')!.get('d1'), 1);
+  userError(() => parseQrels('1 0\u00a0d1 1\n', 'qrels.txt'), /^qrels\.txt:1: expected 4 fields/);
   userError(() => parseQrels('1 0 d1 1\n1 0 d1 0\n', 'qrels.txt'), /^qrels\.txt:2: document 'd1' is judged twice for query '1' \(first at line 1\)/);
 });
 
-test('parseRun reads six fields, ignores trailing junk, keeps the first tag as runid', () => {
+test('parseRun reads six fields, ignores trailing junk, keeps the LAST tag as runid (trec_eval)', () => {
   const r = parseRun('q1 Q0 d1 1 2.5 tagA extra words\nq1 Q0 d2 2 -1e-3 tagA\nq2 Q0 d9 1 7 tagB\n', 'run.txt');
-  assert.equal(r.runid, 'tagA');
+  assert.equal(r.runid, 'tagB');
   assert.deepEqual(
     r.queries.get('q1')!.map((e) => [e.docno, e.rank, e.score, e.line]),
     [
@@ -38,8 +41,13 @@ test('parseRun reads six fields, ignores trailing junk, keeps the first tag as r
 
 test('a bad run line names the file, line and field', () => {
   userError(() => parseRun('q1 Q0 d1 1 2.5\n', 'run.txt'), /^run\.txt:1: expected 6 fields/);
-  userError(() => parseRun('q1 Q0 d1 1 2.5 t\nq1 Q0 d2 x 2.0 t\n', 'run.txt'), /^run\.txt:2: field 4 \(rank\) must be an integer, got 'x'/);
-  userError(() => parseRun('q1 Q0 d1 1 NaN t\n', 'run.txt'), /^run\.txt:1: field 5 \(score\) must be a finite number, got 'NaN'/);
+  userError(() => parseRun('q1 Q0 d1 1 NaN t\n', 'run.txt'), /^run\.txt:1: field 5 \(sim\) must be a number .*got 'NaN'/);
+  userError(() => parseRun('q1 Q0 d1 1 2.5x t\n', 'run.txt'), /^run\.txt:1: field 5 \(sim\) must be a number .*got '2\.5x'/);
+  // accepted as trec_eval does: rank column `1.0` or `-`, scores inf / 1e400
+  const ok = parseRun('q1 Q0 d1 1.0 inf t\nq1 Q0 d2 - 1e400 t\nq1 Q0 d3 3 -INF t\n', 'run.txt').queries.get('q1')!;
+  assert.deepEqual(ok.map((e) => e.score), [Infinity, Infinity, -Infinity]);
+  // U+00A0 is part of a field, so this line has 5 fields
+  userError(() => parseRun('q1 Q0 d1\u00a01 1 2.5\n', 'run.txt'), /^run\.txt:1: expected 6 fields/);
 });
 
 test('trec_eval ordering: score descending, ties by docno descending, rank column ignored', () => {

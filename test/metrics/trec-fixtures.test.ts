@@ -1,5 +1,6 @@
-// Agreement with trec_eval's own regression fixtures (usnistgov/trec_eval test/, read from
-// ../shared/benchmarks/trec_eval): every line we print must appear, with the same value and in the
+// Agreement of the per-ranking measure API (src/metrics/evaluate.ts, what rankgate compare and the
+// assertions call) with trec_eval's own regression fixtures (usnistgov/trec_eval test/, committed
+// copies in test/fixtures/trec_eval/upstream): every line we print must appear, with the same value and in the
 // same relative order, in trec_eval's output for the same command. Measures trec_eval prints that
 // we do not implement (iprec_at_recall, infAP, gm_map, ...) are ignored; each fixture also checks
 // that every implemented measure was actually compared.
@@ -9,8 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evaluateRun, formatEvaluation, parseMeasureSpecs, parseQrels, parseRun } from '../../src/metrics/index.ts';
 
-const DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'benchmarks', 'trec_eval');
-const SKIP = existsSync(DIR) ? false : `needs ${DIR} (trec_eval's test fixtures from ../shared/benchmarks)`;
+const DIR = join(import.meta.dirname, '..', 'fixtures', 'trec_eval', 'upstream');
+const SKIP = existsSync(DIR) ? false : `needs ${DIR}`;
 
 function read(name: string): string {
   return readFileSync(join(DIR, name), 'utf8');

@@ -6,10 +6,11 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { BIN, CORPUS, assertNoStack, copyIndexFixture, killChildren, rankgate, spawnNode } from './helpers.ts';
+import { lockHolder, processStartTime } from '../../src/db/lock.ts';
 
 after(killChildren);
 
@@ -49,12 +50,40 @@ describe('one PGlite data directory, two processes', () => {
       serve.child.kill('SIGTERM');
       const s = await serve.result;
       assert.equal(s.code, 0, s.stderr);
-      assert.ok(!existsSync(join(db, '.rankgate.lock')), 'the lock is released on shutdown');
+      assert.equal(lockHolder(db), undefined, 'the lock is released on shutdown');
       const ing = await rankgate(['ingest', '--db', db, '--corpus', CORPUS, '--chunk-size', '40', '--json'], NO_SERVER);
       assert.equal(ing.code, 0, ing.stderr);
       const q = await rankgate(['search', '--db', db, '--chunk-size', '300', '--json', 'still water'], NO_SERVER);
       assert.equal(q.code, 0, q.stderr);
       assert.ok(JSON.parse(q.stdout).hits.length > 0, 'the index stays queryable');
+    } finally {
+      rmSync(join(db, '..'), { recursive: true, force: true });
+    }
+  });
+
+  it('a lock record left by a killed process (pid gone, or pid reused by another process) is taken over', async () => {
+    const db = await copyIndexFixture('stale-gen-lock');
+    try {
+      const dead = spawnSync(process.execPath, ['-e', 'process.pid']).pid!;
+      // the newest generation says: held by a process that is gone
+      writeFileSync(join(db, '.rankgate.lock.7'), JSON.stringify({ pid: dead, start: '123', command: 'rankgate ingest', since: new Date().toISOString() }));
+      let r = await rankgate(['search', '--db', db, '--json', 'still water'], NO_SERVER);
+      assert.equal(r.code, 0, r.stderr);
+      // pid reuse: the pid of a live process (this test) with another start time is not that process
+      const gens = readdirSync(db).filter((n) => /^\.rankgate\.lock\.\d+$/.test(n)).map((n) => Number(n.split('.').pop()));
+      const next = Math.max(...gens) + 1;
+      writeFileSync(join(db, `.rankgate.lock.${next}`), JSON.stringify({ pid: process.pid, start: '1', command: 'rankgate serve', since: new Date().toISOString() }));
+      r = await rankgate(['search', '--db', db, '--json', 'still water'], NO_SERVER);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(lockHolder(db), undefined, 'released after use');
+      // and a live holder (same pid, same start time) is respected
+      const start = processStartTime(process.pid);
+      const gens2 = readdirSync(db).filter((n) => /^\.rankgate\.lock\.\d+$/.test(n)).map((n) => Number(n.split('.').pop()));
+      writeFileSync(join(db, `.rankgate.lock.${Math.max(...gens2) + 1}`), JSON.stringify({ pid: process.pid, start, command: 'rankgate serve', since: 'now' }));
+      r = await rankgate(['search', '--db', db, 'still water'], NO_SERVER);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`in use by process ${process.pid} \\(rankgate serve`));
+      assertNoStack(r.stderr);
     } finally {
       rmSync(join(db, '..'), { recursive: true, force: true });
     }

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -181,4 +181,21 @@ export async function serverDatabase(name: string): Promise<{ url: string; admin
       await admin.end().catch(() => {});
     },
   };
+}
+
+/** sha256 over a directory tree: every relative path (files, directories, symlinks) and every file's bytes. */
+export function hashTree(dir: string): string {
+  const h = createHash('sha256');
+  const walk = (rel: string) => {
+    const abs = join(dir, rel);
+    for (const name of readdirSync(abs).sort()) {
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(join(dir, r));
+      h.update(`${r}\0${st.isDirectory() ? 'd' : st.isSymbolicLink() ? 'l' : 'f'}\0`);
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile()) h.update(readFileSync(join(dir, r)));
+    }
+  };
+  walk('');
+  return h.digest('hex');
 }

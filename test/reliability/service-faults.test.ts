@@ -10,9 +10,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, assertNoStack, killChildren, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
+import { startDeadBedrock, type DeadBedrock } from '../helpers/fake-bedrock.ts';
+import { BIN, FIXTURES, ROOT, assertNoStack, copyIndexFixture, killChildren, promptfooEval, rankgate, spawnNode, tempDir, type RunResult } from './helpers.ts';
 
 const GOLDEN = JSON.parse(readFileSync(join(FIXTURES, 'golden.json'), 'utf8')) as { id: string; query: string }[];
 const TIMEOUT_MS = 1500;
@@ -100,10 +102,10 @@ extensions:
   };
   const errorOf = (r: Row) => String(r.response?.error ?? r.error ?? '');
 
-  it('the eval finishes (no hang) with every row present, and the gate fails it (exit 1)', () => {
+  it('the eval finishes (no hang) with every row present, and the gate says the errored queries (exit 2)', () => {
     assert.equal(rows.length, GOLDEN.length * 2);
-    assert.equal(run.code, 1, run.stderr.slice(-2000));
-    assert.match(run.stderr, /gate FAILED/);
+    assert.equal(run.code, 2, run.stderr.slice(-2000));
+    assert.match(run.stderr, /gate ERROR \(exit 2\)[\s\S]*3 of 6 queries errored/);
   });
 
   it('module: throw, hang and malformed output are error rows with the reason', () => {
@@ -133,11 +135,11 @@ extensions:
     }
   });
 
-  it('rankgate gate: counts and lists each error with its reason, exit 1, report written', async () => {
+  it('rankgate gate: counts and lists each error with its reason, exit 2 (errored queries are not a quality result), report written', async () => {
     for (const [col, n] of [['faulty-module', 3], ['faulty-url', 3]] as const) {
       const report = join(dir, `report-${col}.json`);
       const g = await rankgate(['gate', out, '--column', col, '--report', report]);
-      assert.equal(g.code, 1, g.stderr);
+      assert.equal(g.code, 2, g.stderr);
       assert.match(g.stdout, new RegExp(`${n} errors`));
       assertNoStack(g.stderr);
       const rep = JSON.parse(readFileSync(report, 'utf8'));
@@ -154,7 +156,7 @@ extensions:
     const previous = '{"rankgate_baseline": 1, "created": "earlier", "column": "x", "config": {}, "summary": {}, "queries": {}}\n';
     writeFileSync(baseline, previous);
     const g = await rankgate(['gate', out, '--column', 'faulty-url', '--baseline', baseline, '--update-baseline']);
-    assert.equal(g.code, 1, g.stderr);
+    assert.equal(g.code, 2, g.stderr);
     assert.match(g.stderr, /--update-baseline: 3 of 6 queries of 'faulty-url' errored \(rel-hang: .*timed out/);
     assert.match(g.stderr, /was left as it was/);
     assertNoStack(g.stderr);
@@ -169,5 +171,253 @@ extensions:
       assert.ok(urlLog.includes(q), `url: service never saw ${JSON.stringify(q)}; saw ${JSON.stringify(urlLog)}`);
       for (const label of ['faulty-module', 'faulty-url']) assert.equal(row(label, id).success, true, `${label} ${id}: ${errorOf(row(label, id))}`);
     }
+  });
+});
+
+/** A port on 127.0.0.1 with nothing listening (bound, then closed). */
+async function deadPort(): Promise<number> {
+  const s = createTcpServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const pfRows = (out: string): Row[] => JSON.parse(readFileSync(out, 'utf8')).results.results;
+
+describe('a bad provider config through a real promptfoo eval: one line, exit 2, before any query', () => {
+  const dir = tempDir('bad-config');
+  after(() => {
+    killChildren();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const cases: [string, string, RegExp][] = [
+    ['rrfk: 60', 'rrfk', /config: unknown key 'rrfk'; did you mean 'rrfK'\? \(valid: .*rrfK/],
+    ['mode: hybird', 'hybird', /config\.mode: 'hybird' is not valid; did you mean 'hybrid'\? \(valid: hybrid, keyword, semantic\)/],
+    ['embedder: use-light', 'use-light', /config\.embedder: 'use-light' is not valid; did you mean 'use-lite'\? \(valid: use-lite, titan-v2-256/],
+  ];
+  for (const [line, name, re] of cases) {
+    it(`${line}`, async () => {
+      const sub = join(dir, name);
+      mkdirSync(sub, { recursive: true });
+      const config = join(sub, 'promptfooconfig.yaml');
+      const log = join(sub, 'queries.jsonl');
+      writeFileSync(
+        config,
+        `prompts: ['{{query}}']
+providers:
+  - id: file://${ROOT}/providers/search.ts
+    label: fine
+    config: { module: ${join(FIXTURES, 'fault-service.ts')}, logFile: ${log} }
+  - id: file://${ROOT}/providers/search.ts
+    label: typo
+    config: { corpus: ${join(ROOT, 'test', 'fixtures', 'corpus', 'markdown')}, dataDir: ${join(sub, 'db')}, ${line} }
+tests: file://${join(FIXTURES, 'tests.ts')}
+`,
+      );
+      const out = join(sub, 'results.json');
+      const r = await promptfooEval(config, out).result;
+      assert.equal(r.code, 2, `${r.stdout.slice(-500)}\n${r.stderr.slice(-1500)}`);
+      const mine = r.stderr.split('\n').filter((l) => l.startsWith('rankgate:'));
+      assert.equal(mine.length, 1, `one line, once:\n${r.stderr}`);
+      assert.match(mine[0]!, new RegExp(`^rankgate: ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: providers\\[1\\] \\(label 'typo'\\): `));
+      assert.match(mine[0]!, re);
+      assertNoStack(r.stderr);
+      assert.doesNotMatch(r.stderr, /ingesting|index variant/, 'never an ingest attempt');
+      assert.equal(existsSync(out), false, 'no results written');
+      assert.equal(existsSync(log), false, 'no query ran, not even in the good column');
+    });
+  }
+});
+
+
+describe('module: .ts, .mts, .js and .mjs from a folder outside the repo, in promptfoo\'s thread and in the worker; url: on a dead port', () => {
+  const dir = tempDir('ext-modules'); // under the OS temp dir: no package.json, no "type": "module" above it
+  const out = join(dir, 'results.json');
+  let rows: Row[];
+  let run: RunResult;
+  const exts = ['ts', 'mts', 'js', 'mjs'] as const;
+  before(async () => {
+    const ts = `import { basename } from 'node:path';
+interface Hit { chunkId: string }
+export function createSearchService(config: Record<string, unknown>) {
+  return {
+    async search(query: string) {
+      const hits: Hit[] = [{ chunkId: 'lake#c1' }, { chunkId: 'lake#c2' }];
+      return { hits: hits.map((h, i) => ({ ...h, documentId: 'lake', rank: i + 1, score: 1 - i / 10, content: basename(String(config.tag)) + ' ' + query, channels: {} })), routing: { route: 'search', safety: false, reasons: [] }, diagnostics: null };
+    },
+    async close() {},
+  };
+}
+`;
+    const js = ts.replace(/^interface.*\n/m, '').replace(': Record<string, unknown>', '').replace('(query: string)', '(query)').replace('const hits: Hit[]', 'const hits');
+    for (const e of exts) writeFileSync(join(dir, `my-search.${e}`), e.endsWith('ts') ? ts : js);
+    const port = await deadPort();
+    const columns = exts.flatMap((e) =>
+      [true, false].map(
+        (worker) => `  - id: file://${ROOT}/providers/search.ts
+    label: ${e}-${worker ? 'worker' : 'in-thread'}
+    config: { module: ./my-search.${e}, worker: ${worker}, tag: ${e} }`,
+      ),
+    );
+    const config = join(dir, 'promptfooconfig.yaml');
+    writeFileSync(
+      config,
+      `prompts: ['{{query}}']
+providers:
+${columns.join('\n')}
+  - id: file://${ROOT}/providers/search.ts
+    label: dead-url
+    config: { url: 'http://127.0.0.1:${port}/api/v1/search' }
+tests:
+  - vars: { query: still water }
+    metadata: { id: q1 }
+  - vars: { query: the wind }
+    metadata: { id: q2 }
+env:
+  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+`,
+    );
+    run = await promptfooEval(config, out).result;
+    assert.ok(existsSync(out), `no results (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
+    rows = pfRows(out);
+  });
+  after(() => {
+    killChildren();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const e of exts) {
+    for (const mode of ['worker', 'in-thread']) {
+      it(`${e} (${mode})`, () => {
+        const mine = rows.filter((r) => r.provider.label === `${e}-${mode}`);
+        assert.equal(mine.length, 2);
+        for (const r of mine) {
+          assert.equal(r.response?.error, undefined, `${e}-${mode}: ${r.response?.error}`);
+          assert.deepEqual(r.response?.output?.ids ?? (r.response as { metadata?: { harness?: { ids?: string[] } } })?.metadata?.harness?.ids, ['lake#c1', 'lake#c2']);
+        }
+      });
+    }
+  }
+
+  it('url: a dead port is an error row per query saying the connection was refused', () => {
+    const dead = rows.filter((r) => r.provider.label === 'dead-url');
+    assert.equal(dead.length, 2);
+    for (const r of dead) assert.match(String(r.response?.error ?? r.error), /connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
+  });
+});
+
+describe('a dead judge (accepts connections, never answers) in a real promptfoo eval of 10 queries', () => {
+  const dir = tempDir('dead-judge');
+  const out = join(dir, 'results.json');
+  let dead: DeadBedrock;
+  let run: RunResult;
+  let rows: Row[];
+  before(async () => {
+    dead = await startDeadBedrock();
+    const golden = Array.from({ length: 10 }, (_, i) => ({
+      id: `dj-${i}`,
+      query: `what is still water ${i}`,
+      language: 'en',
+      category: 'direct',
+      expected: [{ chunk_id: 'lake#c1', grade: 3, relevant: true }],
+    }));
+    writeFileSync(join(dir, 'golden.json'), JSON.stringify(golden));
+    const config = join(dir, 'promptfooconfig.yaml');
+    writeFileSync(
+      config,
+      `prompts: ['{{query}}']
+providers:
+  - id: file://${ROOT}/providers/search.ts
+    label: lake
+    config: { module: ${join(FIXTURES, 'fault-service.ts')} }
+defaultTest:
+  assert:
+    - type: javascript
+      value: file://${ROOT}/assertions/judge.ts:judged
+      config: { mode: bedrock, endpoint: '${dead.url}', region: us-east-1, cacheDir: ${join(dir, 'cache')}, timeoutMs: 1000, callTimeoutMs: 1500 }
+tests: file://${join(FIXTURES, 'tests.ts')}
+env:
+  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+`,
+    );
+    run = await promptfooEval(config, out, {
+      RANKGATE_RELIABILITY_GOLDEN: join(dir, 'golden.json'),
+      AWS_ACCESS_KEY_ID: 'AKIDFAKEFAKEFAKE',
+      AWS_SECRET_ACCESS_KEY: 'fake-secret-key',
+      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: undefined,
+    }).result;
+    assert.ok(existsSync(out), `no results (exit ${run.code}, signal ${run.signal}):\n${run.stderr.slice(-3000)}`);
+    rows = pfRows(out);
+  });
+  after(async () => {
+    killChildren();
+    await dead?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('ends (no hang) with every row, each a judge error, most of them without a call once the endpoint is shown dead', () => {
+    assert.equal(rows.length, 10);
+    const reasons = rows.map((r) => (r.gradingResult?.componentResults ?? []).map((c) => c.reason).join(' | '));
+    for (const [i, r] of rows.entries()) {
+      assert.equal(r.success, false, 'a broken judge is never a pass');
+      assert.match(reasons[i]!, /JUDGE ERROR/);
+    }
+    assert.ok(reasons.filter((x) => /unreachable: \d+ calls in a row got no answer/.test(x)).length >= 5, reasons.join('\n'));
+    // 20 judgements x 3 SDK attempts x 3 tries each was 180 connections of 30 s; now the cut-off bounds them
+    assert.ok(dead.connections <= 4 * 3 * 3, `${dead.connections} connections to the dead endpoint`);
+    assertNoStack(run.stderr);
+  });
+});
+
+describe('rankgate serve under damage and load (real processes)', () => {
+  let db: string;
+  before(async () => {
+    db = await copyIndexFixture('serve');
+  });
+  after(() => {
+    killChildren();
+    rmSync(join(db, '..'), { recursive: true, force: true });
+  });
+
+  it('refuses to start on a missing index variant or an unknown embedder: one line, exit 2, never "listening"', async () => {
+    for (const [flags, re] of [
+      [['--chunk-size', '999'], /^rankgate serve: index variant c999:use-lite not found in .*\(available: c300:use-lite\); run: rankgate ingest --chunk-size 999 --embedder use-lite$/],
+      [['--embedder', 'use-light'], /^rankgate serve: --embedder: unknown embedder "use-light"; did you mean "use-lite"\?/],
+      [['--max-qeue', '3'], /^rankgate serve: unknown option '--max-qeue'; did you mean '--max-queue'\?/],
+    ] as const) {
+      const r = await rankgate(['serve', '--port', '0', '--db', db, ...flags], {}, 60_000);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr.trim().split('\n')[0]!, re);
+      assert.doesNotMatch(r.stderr, /listening on/);
+      assertNoStack(r.stderr);
+    }
+  });
+
+  it('sheds a burst with 503 + Retry-After at once instead of queueing it; the requests it accepts wait at most the queue limit', async () => {
+    const s = spawnNode([BIN, 'serve', '--port', '0', '--db', db, '--max-queue', '4', '--max-queue-wait-ms', '800'], { timeoutMs: 120_000 });
+    await s.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output())![1]!;
+    const one = async (q: string) => {
+      const res = await fetch(`${url}/api/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q }) });
+      const body = (await res.json()) as { code?: string; results?: unknown[] };
+      return { status: res.status, code: body.code, retryAfter: res.headers.get('retry-after'), queueMs: Number(res.headers.get('x-rankgate-queue-ms')) };
+    };
+    assert.equal((await one('still water')).status, 200);
+    const rs = await Promise.all(Array.from({ length: 48 }, (_, i) => one(`still water ${i}`)));
+    const ok = rs.filter((r) => r.status === 200);
+    const shed = rs.filter((r) => r.status === 503);
+    assert.equal(ok.length + shed.length, 48, rs.map((r) => r.status).join(','));
+    assert.ok(shed.length > 0, 'a 48-request burst against a queue of 4 is shed, not queued');
+    assert.ok(ok.length >= 2, 'and still serves some');
+    for (const r of shed) assert.deepEqual([r.code, r.retryAfter], ['overloaded', '1']);
+    for (const r of ok) assert.ok(r.queueMs <= 800 + 100, `accepted request queued ${r.queueMs} ms`);
+    const health = (await (await fetch(`${url}/health`)).json()) as { status: string; queued: number };
+    assert.equal(health.status, 'ok');
+    assert.equal((await one('the wind')).status, 200, 'serves normally after the burst');
+    s.child.kill('SIGTERM');
+    const end = await s.result;
+    assert.equal(end.code, 0);
+    assertNoStack(end.stderr);
   });
 });

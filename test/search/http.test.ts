@@ -208,7 +208,8 @@ test('unknown path -> 404, wrong method -> 405, health -> 200', async () => {
   assert.equal(get.headers.get('allow'), 'POST');
   assert.equal((await get.json()).code, 'method_not_allowed');
   const h = await fetch(`${srv.url}/health`);
-  assert.deepEqual([h.status, await h.json()], [200, { status: 'ok' }]);
+  assert.equal(h.status, 200);
+  assert.deepEqual(await h.json(), { status: 'ok', running: 0, queued: 0, maxConcurrent: 4, maxQueue: 16 });
 });
 
 test('a failing service -> 500 JSON logged, a slow one -> 504; the server keeps serving', async () => {
@@ -252,4 +253,40 @@ test('after all the abuse above, a normal request still succeeds', async () => {
   const r = await post('/api/v1/search', JSON.stringify({ query: 'grief heron', limit: 5 }));
   assert.equal(r.status, 200);
   assert.equal(r.json.results[0].chunk_id, 'lake#c300-1');
+});
+
+test('overload: a bounded queue, then 503 + Retry-After at once; accepted requests never wait past the queue limit', async () => {
+  const slow = new MemoryService();
+  slow.delayMs = 150;
+  const s2 = await startSearchServer({ service: slow, port: 0, host: '127.0.0.1', maxConcurrent: 1, maxQueue: 3, maxQueueWaitMs: 400, log: () => {} });
+  try {
+    const one = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${s2.url}/api/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'lake' }) });
+      const body = (await res.json()) as Record<string, any>;
+      return { status: res.status, body, ms: performance.now() - t0, retryAfter: res.headers.get('retry-after'), queueMs: Number(res.headers.get('x-rankgate-queue-ms')), searchMs: Number(res.headers.get('x-rankgate-search-ms')) };
+    };
+    const first = await one(); // one search measured: the queue can estimate waits from now on
+    assert.equal(first.status, 200);
+    assert.ok(first.searchMs >= 140, `search time reported (${first.searchMs})`);
+    const health = fetch(`${s2.url}/health`);
+    const rs = await Promise.all(Array.from({ length: 12 }, one));
+    const ok = rs.filter((r) => r.status === 200);
+    const shed = rs.filter((r) => r.status === 503);
+    assert.equal(ok.length + shed.length, 12, rs.map((r) => r.status).join(','));
+    assert.ok(ok.length >= 2 && ok.length <= 5, `accepted ${ok.length}: one running + at most 3 queued (+1 granted as another left)`);
+    for (const r of shed) {
+      assert.equal(r.body.code, 'overloaded');
+      assert.equal(r.retryAfter, '1');
+      assert.match(r.body.error, /server busy: .*(queue limit 3|queue wait limit 400 ms)/);
+    }
+    for (const r of ok) assert.ok(r.queueMs <= 400 + 50, `queued ${r.queueMs} ms, over the 400 ms limit`);
+    // shed at once, not after the queue wait: most 503s come back before a single search would finish twice
+    assert.ok(shed.filter((r) => r.ms < 300).length >= shed.length / 2, shed.map((r) => r.ms.toFixed(0)).join(','));
+    assert.equal((await (await health).json()).maxQueue, 3);
+    const after = await one();
+    assert.equal(after.status, 200, 'serves normally once the burst is over');
+  } finally {
+    await s2.close();
+  }
 });

@@ -1,0 +1,221 @@
+/**
+ * The gate's verdict on one results column: ONE implementation for `rankgate gate`, `rankgate eval` and the
+ * afterAll hook of `npx promptfoo eval` (assertions/gate.ts). Exit-code contract:
+ *
+ *   0  every floor and the regression check pass
+ *   1  a quality floor fails, or a significant regression against the baseline
+ *   2  nothing trustworthy was measured: no evaluated query, a partial run (fewer queries than the golden
+ *      selection), errored queries (above gate.yaml max_error_rate), a floor nothing measures, a judged gate
+ *      without judged scores or with judge errors, a baseline of
+ *      another corpus or golden set; bad input and bad configuration (UserError) too
+ *
+ * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
+ * when promptfoo kept none (`--no-write`), its per-column sums (src/report/report.ts buildReportFromSums).
+ */
+import { compareWithBaseline, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
+import { applyGate, type Floors } from './gate.ts';
+import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from './report.ts';
+import type { Column, QueryRecord, SelectionInfo } from './results.ts';
+
+export type ExitCode = 0 | 1 | 2;
+
+export interface GateOptions {
+  floors: Floors;
+  /** Where the floors came from (shown in the verdict). */
+  floorsSource: string;
+  /** Accept partial runs (CLI --allow-partial, RANKGATE_ALLOW_PARTIAL=1); gate.yaml allow_partial also does. */
+  allowPartial?: boolean;
+  /** The baseline to check regressions against (regression: in gate.yaml, or --baseline); null = off. */
+  baseline?: { path: string; data: Baseline } | null;
+  /** Compare against a baseline of another corpus / golden set anyway (--accept-baseline-mismatch). */
+  acceptMismatch?: boolean;
+  /** The golden selection when the column itself does not say (the hook: the suite's tests). */
+  selectionHint?: SelectionInfo | null;
+  report?: ReportOptions;
+}
+
+export interface ErrorGroup {
+  reason: string;
+  count: number;
+}
+
+export interface ColumnVerdict {
+  column: string;
+  code: ExitCode;
+  /** 'rows': per-query rows; 'sums': promptfoo's column sums only (a --no-write run). */
+  evidence: 'rows' | 'sums';
+  evaluated: number;
+  expected: number | null;
+  /** Why the code is what it is: one line each (exit 2 reasons first, then exit 1 reasons). */
+  reasons: string[];
+  /** Things said loudly that do not change the code. */
+  notes: string[];
+  errors: { count: number; total: number; groups: ErrorGroup[] } | null;
+  report: Des058Report;
+  regression: RegressionResult | null;
+  delta: BaselineDelta | null;
+}
+
+/** The distinct first lines of the errored queries, most frequent first. */
+export function errorGroups(qs: readonly QueryRecord[]): ErrorGroup[] {
+  const m = new Map<string, number>();
+  for (const q of qs) {
+    if (q.error === null) continue;
+    const line = q.error.split('\n').find((l) => l.trim()) ?? q.error;
+    const reason = line.trim().slice(0, 240);
+    m.set(reason, (m.get(reason) ?? 0) + 1);
+  }
+  return [...m.entries()].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+}
+
+export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): string[] {
+  const out = e.groups.slice(0, max).map((g) => `${g.count}× ${g.reason}`);
+  if (e.groups.length > max) out.push(`… and ${e.groups.length - max} other reason(s)`);
+  return out;
+}
+
+const pts = (x: number) => `${x.toFixed(1)} pts`;
+
+export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
+  const floors = opts.floors;
+  const allowPartial = opts.allowPartial === true || floors.allow_partial === true;
+  const rowsMode = col.queries.length > 0 || !col.counts || col.counts.pass + col.counts.fail + col.counts.error === 0;
+  const report = rowsMode ? buildReport(col, opts.report) : buildReportFromSums(col, opts.report);
+  applyGate(report, { ...floors, allow_partial: allowPartial });
+  const two: string[] = [];
+  const one: string[] = [];
+  const notes: string[] = [];
+  const evaluated = rowsMode ? col.queries.length : col.counts!.pass + col.counts!.fail + col.counts!.error;
+  const sel = col.selection ?? opts.selectionHint ?? null;
+  const expected = sel ? (sel.shardSize ?? sel.size) : null;
+  const selName = sel ? `golden selection${sel.id ? ` ${sel.id}` : ''}${sel.shard ? ` shard ${sel.shard.index + 1}/${sel.shard.count}` : ''}` : '';
+
+  if (!rowsMode) notes.push(`evidence: promptfoo's column sums only (the results hold no rows, e.g. \`promptfoo eval --no-write\`): floors are checked on the sums; per-query detail and the regression check need the rows`);
+  if (evaluated === 0) {
+    two.push(`no evaluated queries in '${col.label}' (0 rows): nothing was measured (a --filter-* flag or a selection that matched nothing?)`);
+  } else if (expected !== null && evaluated < expected) {
+    const msg = `partial: ${evaluated} of ${expected} queries of the ${selName} were evaluated (promptfoo --filter-* flags, a crash or an interrupted run)`;
+    if (allowPartial) notes.push(`${msg}; accepted (allow partial runs)`);
+    else two.push(`${msg}; gate the full selection, or accept partial runs with --allow-partial, RANKGATE_ALLOW_PARTIAL=1 or allow_partial: true in ${opts.floorsSource}`);
+  } else if (expected !== null && evaluated > expected) {
+    two.push(`${evaluated} rows but the ${selName} has ${expected} queries: the results hold rows of something else`);
+  } else if (expected === null) {
+    notes.push(`golden selection unknown: the rows carry no testCase.metadata.selection (an older or foreign results file); completeness checked against promptfoo's own row counts only`);
+  }
+
+  let errors: ColumnVerdict['errors'] = null;
+  const errCount = rowsMode ? col.queries.filter((q) => q.error !== null).length : col.counts!.error;
+  if (errCount > 0) {
+    errors = { count: errCount, total: evaluated, groups: rowsMode ? errorGroups(col.queries) : [{ reason: 'reasons not in the results (no rows: --no-write)', count: errCount }] };
+    const rate = errCount / evaluated;
+    const head = `${errCount} of ${evaluated} queries errored: ${errorLines(errors, 3).join('; ')}`;
+    if (floors.max_error_rate !== undefined && rate <= floors.max_error_rate + 1e-12)
+      notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: errored queries count as misses in the floors and are left out of the regression check)`);
+    else
+      two.push(
+        `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: a broken setup is not a quality result; fix the service, or set max_error_rate in ${opts.floorsSource}`,
+      );
+  }
+
+  // A judged gate without judged scores, or with judge errors, measured nothing trustworthy (exit 2); its judged
+  // floors are then unmeasured for that one reason, not repeated.
+  const judgeBroken = report.gate.some((c) => c.scope === 'judge' && !c.passed);
+  for (const c of report.gate) {
+    if (c.passed) {
+      if (c.scope === 'judge' && c.note) notes.push(c.note);
+      else if (c.unmeasured) notes.push(`${c.scope} ${c.metric}: ${c.note}`);
+      continue;
+    }
+    if (c.scope === 'judge') two.push(`judge: ${c.note}`);
+    else if (c.unmeasured && judgeBroken && c.name.includes('(judged)')) continue;
+    else if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
+    else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
+  }
+
+  let regression: RegressionResult | null = null;
+  let delta: BaselineDelta | null = null;
+  if (opts.baseline && floors.regression !== undefined) {
+    const b = opts.baseline;
+    if (!rowsMode || evaluated === 0) {
+      if (evaluated > 0) two.push(`regression check against ${b.path} needs per-query rows; these results have none (written with --no-write?): write the results without --no-write`);
+    } else {
+      delta = compareWithBaseline(b.data, col, report);
+      regression = regressionCheck(b.data, col, report, floors.regression);
+      const r = regression;
+      if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
+      for (const m of r.mismatches) {
+        const line = `baseline ${b.path} was measured on another ${m.field}: baseline ${m.baseline}; this run ${m.run}`;
+        if (m.fatal && !opts.acceptMismatch && !floors.regression.accept_mismatch)
+          two.push(`${line}: the comparison is meaningless; re-baseline, or accept with --accept-baseline-mismatch or regression.accept_mismatch: true`);
+        else notes.push(`LOUD: ${line}${m.fatal ? ' (accepted)' : ''}`);
+      }
+      if (r.partial) notes.push(`partial: compared on the ${r.shared} queries this run shares with the baseline's ${r.baseline_queries} (the others were not run)`);
+      if (r.excluded_errors) notes.push(`${r.excluded_errors} errored queries left out of the regression check (reported as errors, not as regressions)`);
+      if (!two.some((l) => l.startsWith(`baseline ${b.path}`)))
+        for (const t of r.tests.filter((x) => x.failed))
+          one.push(
+            `regression: ${t.scope} ${t.metric} ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (-${pts(t.drop_pts)} > max_drop ${pts(r.max_drop)}, p ${t.scope === 'overall' ? '' : 'Holm-adjusted '}${fmtP(t.p_adj)} < alpha ${r.alpha}, ${t.n} queries)`,
+          );
+    }
+  } else if (floors.regression !== undefined && !opts.baseline) {
+    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.json --update-baseline)`);
+  }
+
+  const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;
+  report.gate_passed = code === 0;
+  let reasons = [...two, ...one];
+  if (evaluated === 0) reasons = two.slice(0, 1);
+  else if (two.length && one.length) {
+    // Quality numbers from untrustworthy evidence are not the verdict. With errored queries they are mostly the
+    // errors' zeros: not repeated; otherwise (partial run, unmeasured floor) shown as what the evidence says so far.
+    reasons = two;
+    if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
+  }
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, report, regression, delta };
+}
+
+function fmtP(p: number): string {
+  return p < 0.001 ? p.toExponential(1) : p.toFixed(3);
+}
+
+/** The regression section: per-metric tests overall (and failing categories) and the minimum detectable drop. */
+export function regressionLines(r: RegressionResult): string[] {
+  const out = [`regression check (max_drop ${pts(r.max_drop)}, alpha ${r.alpha}, paired randomization test; categories Holm-adjusted) on ${r.shared} shared queries${r.partial ? ` (partial: of the baseline's ${r.baseline_queries})` : ''}:`];
+  for (const t of r.tests.filter((x) => x.scope === 'overall' || x.failed || x.drop_pts > r.max_drop)) {
+    const ch = t.drop_pts > 0.05 ? `-${pts(t.drop_pts)}` : t.drop_pts < -0.05 ? `+${pts(-t.drop_pts)}` : '±0';
+    out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
+  }
+  for (const m of r.mdd)
+    out.push(
+      `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} queries: ${pts(m.mdd_pts)}` +
+        (m.needed_for_max_drop !== null ? ` (detecting a ${pts(r.max_drop)} drop needs ~${m.needed_for_max_drop} queries)` : '') +
+        (m.sd_assumed ? '; s_d assumed sqrt(2) x SD of the baseline scores (the run equals the baseline on every query)' : ''),
+    );
+  return out;
+}
+
+const WORD: Record<ExitCode, string> = { 0: 'PASSED', 1: 'FAILED', 2: 'ERROR' };
+
+/** The verdict block: printed LAST by every entry point. */
+export function verdictLines(v: ColumnVerdict): string[] {
+  const r = v.report;
+  const head =
+    `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries` +
+    ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
+    `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+  const out = [head];
+  for (const n of v.notes) out.push(`  note: ${n}`);
+  if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
+  for (const x of v.reasons) out.push(`  ✗ ${x}`);
+  if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
+  return out;
+}
+
+/** The combined code of several columns: 2 if any is 2, else 1 if any is 1, else 0. */
+export function combinedCode(codes: readonly ExitCode[]): ExitCode {
+  return codes.includes(2) ? 2 : codes.includes(1) ? 1 : 0;
+}
+
+export const EXIT_CODE_HELP = `exit codes: 0 every floor and the regression check pass; 1 a quality floor or a significant regression fails;
+            2 bad input, bad configuration or an infrastructure failure (no evaluated query, a partial run, errored
+            queries, a floor nothing measures, a baseline of another corpus or golden set): nothing trustworthy measured`;

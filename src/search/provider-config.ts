@@ -1,0 +1,214 @@
+/**
+ * Validation of the promptfoo provider's `config` (providers/search.ts), before any query runs: unknown keys
+ * and values are ONE line naming the config file, the providers[] entry and the key, with the valid ones and a
+ * did-you-mean (`rrfk: 60` -> did you mean 'rrfK'?; `mode: hybird`; `embedder: use-light`).
+ *
+ * What counts as unknown depends on the service:
+ * - rankgate's own service and `url:`: every key must be a search parameter or a provider setting.
+ * - `module:`: keys that are neither go to the team's createSearchService(config) as its own settings, so only a
+ *   near miss of a known key (one the did-you-mean would suggest, e.g. `rrfk`, `topk`) is refused there.
+ * Embedder ids and chunk sizes are checked only for rankgate's own service (a module has its own embedders).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { UserError } from '../errors.ts';
+import { EMBEDDER_IDS } from '../embeddings/index.ts';
+import { loadYaml } from '../util/yaml.ts';
+import { suggest, unknownKeyMessage, unknownValueMessage } from '../util/suggest.ts';
+
+export const SEARCH_PARAM_KEYS = [
+  'mode',
+  'keywordScorer',
+  'bm25K1',
+  'bm25B',
+  'vectorSearch',
+  'efSearch',
+  'rrfK',
+  'weights',
+  'candidates',
+  'topK',
+  'filters',
+  'chunkSize',
+  'embedder',
+  'language',
+  'textConfig',
+  'routing',
+] as const;
+
+/** Provider settings that are not search parameters (see the header of providers/search.ts). */
+export const PROVIDER_SETTING_KEYS = [
+  'module',
+  'url',
+  'urlShape',
+  'timeoutMs',
+  'corpus',
+  'corpusFormat',
+  'autoIngest',
+  'databaseUrl',
+  'dataDir',
+  'routingConfig',
+  'queryFilters',
+  'warmup',
+  'worker',
+  'basePath',
+] as const;
+
+export const PROVIDER_CONFIG_KEYS: readonly string[] = [...SEARCH_PARAM_KEYS, ...PROVIDER_SETTING_KEYS];
+
+const ENUMS: Record<string, readonly string[]> = {
+  mode: ['hybrid', 'keyword', 'semantic'],
+  keywordScorer: ['bm25', 'ts_rank_cd'],
+  vectorSearch: ['hnsw', 'exact'],
+  urlShape: ['portal', 'nq'],
+  corpusFormat: ['markdown', 'jsonl', 'beir', 'nq'],
+};
+const EMBEDDER_ALIASES = ['titan-v2', 'cohere-v3'];
+const BOOLEANS = ['autoIngest', 'queryFilters', 'warmup', 'worker', 'routing'];
+const STRINGS = ['module', 'url', 'corpus', 'databaseUrl', 'dataDir', 'language', 'textConfig'];
+const FILTER_KEYS = ['language', 'book', 'pathPrefix', 'tags'];
+const WEIGHT_KEYS = ['keyword', 'vector'];
+
+/** Numeric settings: [min, max, integer]. */
+const NUMBERS: Record<string, [number, number, boolean]> = {
+  bm25K1: [0, 100, false],
+  bm25B: [0, 1, false],
+  rrfK: [0, 1e6, false],
+  efSearch: [1, 1000, true],
+  candidates: [1, 1000, true],
+  topK: [1, 1000, true],
+  chunkSize: [1, 1e6, true],
+  timeoutMs: [1, 24 * 3600 * 1000, false],
+};
+
+/**
+ * The config file promptfoo loaded, as the user would name it: `-c/--config FILE` on promptfoo's command line
+ * (relative to the working directory when inside it), else the promptfooconfig.* in basePath, else
+ * "promptfooconfig.yaml".
+ */
+export function promptfooConfigFile(basePath: string, argv: readonly string[] = process.argv): string {
+  let given: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-c' || a === '--config') given = argv[i + 1];
+    else if (a.startsWith('--config=')) given = a.slice('--config='.length);
+  }
+  const shown = (p: string) => {
+    const abs = resolve(p);
+    const rel = relative(process.cwd(), abs);
+    return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
+  };
+  if (given) return shown(given.split(',')[0]!);
+  for (const name of ['promptfooconfig.yaml', 'promptfooconfig.yml', 'promptfooconfig.json', 'promptfooconfig.ts', 'promptfooconfig.js']) {
+    const p = join(basePath, name);
+    if (existsSync(p)) return shown(p);
+  }
+  return 'promptfooconfig.yaml';
+}
+
+/**
+ * "providers[2] (label 'hybrid rrf60')" when the YAML/JSON config file can be read and exactly one
+ * rankgate-provider entry carries `key` with `value`; else "provider <id>".
+ */
+function entryName(file: string, providerId: string, key: string, value: unknown): string {
+  const fallback = `provider ${providerId}`;
+  if (!/\.(ya?ml|json)$/i.test(file)) return fallback;
+  try {
+    const doc = loadYaml(readFileSync(file, 'utf8'), file) as { providers?: unknown };
+    const list = Array.isArray(doc?.providers) ? (doc.providers as Record<string, unknown>[]) : [];
+    const hits = list
+      .map((p, i) => ({ p, i }))
+      .filter(({ p }) => {
+        const cfg = p && typeof p === 'object' ? (p.config as Record<string, unknown> | undefined) : undefined;
+        return cfg && key in cfg && JSON.stringify(cfg[key]) === JSON.stringify(value);
+      });
+    if (hits.length < 1) return fallback;
+    const { p, i } = hits[0]!;
+    const label = typeof p.label === 'string' ? ` (label '${p.label}')` : '';
+    return hits.length === 1 ? `providers[${i}]${label}` : `providers[${hits.map((h) => h.i).join(', ')}]`;
+  } catch {
+    return fallback;
+  }
+}
+
+export interface ProviderConfigIssueContext {
+  /** Where promptfoo found the config (the provider's config.basePath). */
+  basePath: string;
+  /** The provider id, e.g. file://providers/search.ts. */
+  providerId: string;
+  argv?: readonly string[];
+  /** Keys a subclass of the provider reads itself (e.g. the BEIR bench's benchRows). */
+  extraKeys?: readonly string[];
+}
+
+/** Throws one UserError line for the first unknown key or bad value of a provider config. */
+export function validateProviderConfig(config: Record<string, unknown>, ctx: ProviderConfigIssueContext): void {
+  const file = promptfooConfigFile(ctx.basePath, ctx.argv);
+  const fail = (key: string, value: unknown, msg: (where: string) => string): never => {
+    throw new UserError(msg(`${entryName(file, ctx.providerId, key, value)}: config`));
+  };
+  const kind = config.url !== undefined ? 'url' : config.module !== undefined ? 'module' : 'rankgate';
+  const keys = [...PROVIDER_CONFIG_KEYS, ...(ctx.extraKeys ?? [])];
+  const shownKeys = keys.filter((k) => k !== 'basePath'); // set by promptfoo, not by the user
+  for (const [k, v] of Object.entries(config)) {
+    if (keys.includes(k)) continue;
+    if (kind === 'module' && suggest(k, keys) === undefined) continue; // the module's own setting
+    fail(k, v, (where) => unknownKeyMessage(file, where, k, shownKeys));
+  }
+  if (config.url !== undefined && config.module !== undefined) {
+    fail('url', config.url, (where) => `${file}: ${where}: set either 'url' or 'module', not both`);
+  }
+  const expect = (k: string, v: unknown, what: string): never => fail(k, v, (where) => `${file}: ${where}.${k}: expected ${what}, got ${JSON.stringify(v)}`);
+  for (const [k, valid] of Object.entries(ENUMS)) {
+    const v = config[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || !valid.includes(v)) fail(k, v, (where) => unknownValueMessage(file, `${where}.${k}`, String(v), valid));
+  }
+  if (kind === 'rankgate' && config.embedder !== undefined) {
+    const v = config.embedder;
+    const valid = [...EMBEDDER_IDS, ...EMBEDDER_ALIASES];
+    if (typeof v !== 'string' || !valid.includes(v)) fail('embedder', v, (where) => unknownValueMessage(file, `${where}.embedder`, String(v), valid));
+  }
+  for (const k of BOOLEANS) if (config[k] !== undefined && typeof config[k] !== 'boolean') expect(k, config[k], 'true or false');
+  for (const k of STRINGS) if (config[k] !== undefined && (typeof config[k] !== 'string' || !config[k])) expect(k, config[k], 'a non-empty string');
+  if (config.routingConfig !== undefined && config.routingConfig !== false && (typeof config.routingConfig !== 'string' || !config.routingConfig)) {
+    expect('routingConfig', config.routingConfig, 'a path to a routing YAML or false');
+  }
+  for (const [k, [min, max, int]] of Object.entries(NUMBERS)) {
+    const v = config[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (int && !Number.isInteger(v))) {
+      expect(k, v, `${int ? 'an integer' : 'a number'} from ${min} to ${max}`);
+    }
+  }
+  if (config.url !== undefined) {
+    let u: URL | undefined;
+    try {
+      u = new URL(String(config.url));
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) expect('url', config.url, 'an http:// or https:// URL');
+  }
+  const obj = (k: string, allowed: readonly string[]) => {
+    const v = config[k];
+    if (v === undefined) return undefined;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return expect(k, v, `an object with ${allowed.join(', ')}`);
+    for (const sub of Object.keys(v)) {
+      if (!allowed.includes(sub)) fail(k, v, (where) => unknownKeyMessage(file, `${where}.${k}`, sub, allowed));
+    }
+    return v as Record<string, unknown>;
+  };
+  const w = obj('weights', WEIGHT_KEYS);
+  if (w) for (const sub of WEIGHT_KEYS) {
+    const n = w[sub];
+    if (n !== undefined && !(typeof n === 'number' && Number.isFinite(n) && n >= 0)) expect(`weights.${sub}`, n, 'a number >= 0');
+  }
+  const f = obj('filters', FILTER_KEYS);
+  if (f?.tags !== undefined && !(Array.isArray(f.tags) && f.tags.every((t) => typeof t === 'string'))) expect('filters.tags', f.tags, 'a list of strings');
+}
+
+/** Is this process promptfoo's own CLI (where a thrown constructor error becomes a stack trace and exit 1)? */
+export function underPromptfooCli(argv: readonly string[] = process.argv): boolean {
+  const main = argv[1] ?? '';
+  return /promptfoo/i.test(basename(main)) || /[\\/]promptfoo[\\/]dist[\\/]/.test(main);
+}

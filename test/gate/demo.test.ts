@@ -1,0 +1,146 @@
+/**
+ * The gate on the demo as a user runs it: real `npx promptfoo eval` of promptfooconfig.yaml (datasets/tests.ts, the
+ * English DES-058 set, rankgate's service over a fresh PGlite index) and the real `rankgate gate`:
+ * - the demo's Recall@3 (0.574 < the 0.80 floor) fails with exit 1 in the hook and in `rankgate gate`, with and
+ *   without --no-write (promptfoo then keeps no rows: the gate reads the column sums), and the verdict is the
+ *   last thing `promptfoo eval` prints;
+ * - a RANKGATE_CATEGORY=metaphorical run against a baseline of the 66 queries compares the shared queries only and
+ *   says "partial";
+ * - a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2;
+ * - --filter-pattern zzz: 0 rows, exit 2, and --update-baseline refuses;
+ * - a typo in the floors file is rejected before any query runs (exit 2, one line).
+ */
+import { spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir, type RunResult } from '../harness/helpers.ts';
+import { closedPort } from './helpers.ts';
+
+/** The last non-empty lines of a run's output (stdout then stderr: promptfoo's summary goes to stdout, the verdict to stderr at exit). */
+function runShell(cmd: string, env: Record<string, string | undefined>): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', cmd], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+const tail = (r: RunResult, n: number) => (r.stdout + '\n' + r.stderr).trimEnd().split('\n').filter((l) => l.trim()).slice(-n).join('\n');
+
+describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
+  const dir = tempDir('gate-demo');
+  const env: Record<string, string | undefined> = {
+    RANKGATE_DATA_DIR: join(dir, 'db'),
+    DATABASE_URL: undefined,
+    RANKGATE_JUDGE: 'off',
+    PROMPTFOO_CONFIG_DIR: join(dir, 'pf'),
+    PROMPTFOO_DISABLE_TELEMETRY: '1',
+    PROMPTFOO_DISABLE_UPDATE: '1',
+    PROMPTFOO_DISABLE_SHARING: '1',
+    PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+    PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+  };
+  const pf = (args: string[], extra: Record<string, string | undefined> = {}) =>
+    runNode([PROMPTFOO_BIN, 'eval', '--no-table', '--no-progress-bar', '--no-cache', ...args], { env: { ...env, ...extra }, timeoutMs: 600_000 });
+  const full = join(dir, 'full.json');
+  const baseline = join(dir, 'baseline.json');
+  let fullRun: RunResult;
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  before(async () => {
+    // stdout and stderr into one pipe, as a terminal shows them, to check what is printed last
+    const cmd = [process.execPath, PROMPTFOO_BIN, 'eval', '--no-table', '--no-progress-bar', '--no-cache', '--output', full].map((a) => `'${a}'`).join(' ');
+    fullRun = await runShell(`${cmd} 2>&1`, env);
+  });
+
+  it('the demo fails the 0.80 Recall@3 floor with exit 1, and the verdict is the last thing promptfoo eval prints', async () => {
+    assert.equal(fullRun.code, 1, fullRun.stdout.slice(-3000));
+    const lines = fullRun.stdout.trimEnd().split('\n');
+    const head = lines.findIndex((l) => /^rankgate gate FAILED \(exit 1\) for 'hybrid rrf60 w1:1 c300 use-lite': 66 (of 66 )?queries · Recall@3 0\.5741/.test(l));
+    assert.ok(head > lines.findIndex((l) => /^Writing output to /.test(l)) && head > lines.findIndex((l) => /passed \(/.test(l)), 'after promptfoo\'s summary');
+    assert.ok(lines.slice(head + 1).every((l) => l.startsWith('  ')), `only the verdict's reasons follow it:\n${lines.slice(head).join('\n')}`);
+    assert.match(lines.at(-1)!, /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
+    const g = await rankgate(['gate', full, '--update-baseline', '--baseline', baseline]);
+    assert.equal(g.code, 1, g.stderr);
+    assert.match(g.stdout, /baseline written: .*baseline\.json \(66 queries/);
+    assert.match(tail(g, 1), /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
+  });
+
+  it('--no-write: promptfoo keeps no rows; the hook and rankgate gate gate the column sums, exit 1', async () => {
+    const nw = join(dir, 'nw.json');
+    const r = await pf(['--no-write', '--output', nw]);
+    assert.equal(r.code, 1, r.stderr.slice(-3000));
+    assert.equal(JSON.parse(readFileSync(nw, 'utf8')).results.results.length, 0, 'promptfoo 0.121.20 writes no rows with --no-write');
+    assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*Recall@3 0\.5741 · MRR@10 [\d.]+ \(from the column sums\)/);
+    const g = await rankgate(['gate', nw]);
+    assert.equal(g.code, 1, g.stderr);
+    // With the golden selection on the test cases (datasets/tests.ts, contract A) the hook records its size in the sums.
+    const withSelection = JSON.parse(readFileSync(full, 'utf8')).results.results[0].testCase.metadata.selection !== undefined;
+    if (withSelection) assert.match(g.stderr, /66 of 66 queries · Recall@3 0\.5741 .*\(from the column sums\)/, 'the hook recorded the selection size in the sums');
+    else assert.match(g.stderr, /66 queries · Recall@3 0\.5741 .*\(from the column sums\)\n.*\n\s+note: golden selection unknown/);
+    assert.match(tail(g, 1), /overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
+  });
+
+  it('RANKGATE_CATEGORY=metaphorical against the 66-query baseline: shared queries only, "partial"', async () => {
+    const floors = join(dir, 'gate-regression.yaml');
+    writeFileSync(floors, `overall: { recall_at_3: 0.8 }\ncategories:\n  technique_boundary: { routing_accuracy: 1.0 }\nregression: { baseline: ${JSON.stringify(baseline)}, max_drop: 0.02, alpha: 0.05 }\n`);
+    const out = join(dir, 'meta.json');
+    const r = await pf(['--output', out], { RANKGATE_CATEGORY: 'metaphorical', RANKGATE_GATE_FLOORS: floors });
+    assert.equal(r.code, 2, 'a floor on a category the run does not have cannot be checked: exit 2, not a pass\n' + r.stderr.slice(-3000));
+    assert.match(r.stderr, /partial: compared on the 8 queries this run shares with the baseline's 66/);
+    assert.match(r.stderr, /technique_boundary routing_accuracy >= 1 cannot be checked: no technique_boundary queries in the results/);
+    assert.doesNotMatch(r.stderr, /no longer in the set|▲/);
+    const g = await rankgate(['gate', out, '--floors', floors, '--allow-partial']);
+    assert.ok(g.code === 0 || g.code === 1, `partial accepted: the verdict is the floors' and the regression's\n${g.stderr}`);
+    assert.match(g.stdout + g.stderr, /on 8 shared queries \(partial: of the baseline's 66\)/);
+    assert.match(g.stdout + g.stderr, /NOT CHECKED \(allow_partial\)/);
+  });
+
+  it('a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2, never a quality result', async () => {
+    const port = await closedPort();
+    const file = (p: string) => pathToFileURL(join(ROOT, p)).href;
+    const cfg = readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8')
+      .replace(/file:\/\/(providers|assertions|datasets)\//g, (_m, d: string) => file(`${d}/`))
+      .replace(/label: hybrid rrf60 w1:1 c300 use-lite/, 'label: dead-service')
+      .replace(/corpus: datasets\/corpus/, `url: http://127.0.0.1:${port}/api/v1/search`);
+    const path = join(dir, 'dead.yaml');
+    writeFileSync(path, cfg);
+    const out = join(dir, 'dead.json');
+    const r = await pf(['-c', path, '--output', out]);
+    assert.equal(r.code, 2, r.stderr.slice(-3000));
+    assert.match(r.stderr, /66 of 66 queries errored: 66× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
+    assert.doesNotMatch(r.stderr.slice(r.stderr.indexOf('rankgate gate ERROR (exit 2)')), /below/, 'the zeros of errored queries are not reported as a quality drop');
+    const g = await rankgate(['gate', out, '--markdown', join(dir, 'dead.md'), '--comment', join(dir, 'comment.md')]);
+    assert.equal(g.code, 2);
+    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- 66× search failed: .*connection refused/);
+  });
+
+  it('--filter-pattern zzz: 0 rows, exit 2; --update-baseline refuses and keeps the baseline', async () => {
+    const out = join(dir, 'zzz.json');
+    const r = await pf(['--output', out, '--filter-pattern', 'zzz']);
+    assert.equal(r.code, 2, r.stderr.slice(-3000));
+    assert.match(r.stderr, /rankgate gate ERROR \(exit 2\)[^\n]*\n(\s+note: [^\n]*\n)*\s+✗ no evaluated queries/);
+    const before = readFileSync(baseline, 'utf8');
+    const g = await rankgate(['gate', out, '--update-baseline', '--baseline', baseline]);
+    assert.equal(g.code, 2);
+    assert.match(g.stderr, /--update-baseline: .*no evaluated queries.*was left as it was/);
+    assert.equal(readFileSync(baseline, 'utf8'), before);
+  });
+
+  it('a typo in the floors file is rejected once, before any query runs (exit 2)', async () => {
+    const floors = join(dir, 'typo.yaml');
+    writeFileSync(floors, 'overall:\n  recal_at_3: 0.80\n');
+    const r = await pf(['--output', join(dir, 'typo.json')], { RANKGATE_GATE_FLOORS: floors });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /typo\.yaml: overall: unknown metric 'recal_at_3'; did you mean 'recall_at_3'\?/);
+    assert.equal(r.stderr.match(/unknown metric/g)!.length, 1, 'said once');
+    assert.ok(!existsSync(join(dir, 'typo.json')), 'no query ran, no results written');
+  });
+});

@@ -1,0 +1,58 @@
+/** Helpers of the gate tests: promptfoo configs over the fixture search service, written with absolute paths. */
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FIXTURE, ROOT } from '../harness/helpers.ts';
+
+const file = (p: string) => pathToFileURL(p).href;
+
+export interface GateConfig {
+  /** column label */
+  label?: string;
+  /** provider config (module: the fixture service unless url: is given) */
+  provider?: Record<string, unknown>;
+}
+
+/** Write a promptfoo config (the default assertions and both gate hooks) to DIR/NAME.yaml; returns its path. */
+export function writeGateConfig(dir: string, name: string, cfg: GateConfig = {}): string {
+  const provider = cfg.provider ?? {};
+  const pcfg = { ...(provider.url ? {} : { module: join(FIXTURE, 'fixture-service.ts') }), mode: 'hybrid', topK: 10, chunkSize: 300, ...provider };
+  const y = [
+    `description: gate test ${name}`,
+    `prompts: ['{{query}}']`,
+    'providers:',
+    `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
+    `    label: ${cfg.label ?? 'fixture-hybrid'}`,
+    `    config: ${JSON.stringify(pcfg)}`,
+    'defaultTest:',
+    '  assert:',
+    `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'rank.ts'))}:rank' }`,
+    `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'routing.ts'))}:routing' }`,
+    `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'integrity.ts'))}:integrity' }`,
+    `tests: ${file(join(ROOT, 'test', 'gate', 'fixtures', 'tests.ts'))}`,
+    'derivedMetrics:',
+    '  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }',
+    'env:',
+    "  PROMPTFOO_PASS_RATE_THRESHOLD: '0'",
+    'extensions:',
+    `  - ${file(join(ROOT, 'assertions', 'gate.ts'))}:beforeAll`,
+    `  - ${file(join(ROOT, 'assertions', 'gate.ts'))}:afterAll`,
+    '',
+  ].join('\n');
+  const path = join(dir, `${name}.yaml`);
+  writeFileSync(path, y);
+  return path;
+}
+
+/** A local TCP port nothing listens on (bound, then closed): connecting to it is ECONNREFUSED. */
+export function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * Proof by mutation: real `promptfoo eval` runs over the fixture search service give one PASSING results file
+ * (keyword mode, Recall@3 0.625 >= floor 0.6) and one FAILING one (hybrid mode, Recall@3 0.5 < 0.6), plus their
+ * --no-write, partial, empty and dead-service counterparts. Each corruption below is applied to one of them and
+ * gated through the real CLI (`node bin/rankgate.js gate`); the exit code must be the contract's: 0 pass, 1 a floor
+ * or significant regression fails, 2 bad input / nothing trustworthy measured. Above all, no corruption of the
+ * failing file may exit 0. The table (corruption -> exit code) is printed at the end.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promptfooEval, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
+import { closedPort, writeGateConfig } from './helpers.ts';
+
+type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const FLOORS = 'overall: { recall_at_3: 0.6 }\ncategories:\n  technique_boundary: { routing_accuracy: 1.0 }\n';
+
+interface Mutation {
+  name: string;
+  from: 'pass' | 'fail' | 'nw-pass' | 'nw-fail' | 'dead' | 'first3' | 'zzz';
+  /** Change the parsed results (return a string to write it verbatim); default: unchanged. */
+  mutate?: (d: Doc) => Doc | string;
+  floors?: string;
+  /** A baseline written from the PASSING file, then changed by this function. */
+  baseline?: (b: Doc) => Doc;
+  args?: string[];
+  expect: 0 | 1 | 2;
+  /** stdout+stderr must match. */
+  says?: RegExp;
+}
+
+/** Recompute promptfoo's per-column counts and the checked sums from the rows (a "consistent" corruption). */
+function resync(d: Doc): Doc {
+  for (const [i, p] of d.results.prompts.entries()) {
+    const rows = d.results.results.filter((r: Doc) => (r.promptIdx ?? 0) === i);
+    p.metrics.testPassCount = rows.filter((r: Doc) => r.success && !r.error).length;
+    p.metrics.testErrorCount = rows.filter((r: Doc) => r.error).length;
+    p.metrics.testFailCount = rows.length - p.metrics.testPassCount - p.metrics.testErrorCount;
+    for (const k of ['n_ranked', 'recall_at_3', 'routing_ok']) p.metrics.namedScores[k] = rows.reduce((a: number, r: Doc) => a + (r.namedScores?.[k] ?? 0), 0);
+  }
+  return d;
+}
+
+const rowOf = (d: Doc, id: string) => d.results.results.find((r: Doc) => r.testCase.metadata.id === id);
+
+const MUTATIONS: Mutation[] = [
+  { name: 'unchanged passing file', from: 'pass', expect: 0, says: /gate PASSED \(exit 0\)/ },
+  { name: 'unchanged failing file', from: 'fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
+  { name: 'rows reordered (passing)', from: 'pass', mutate: (d) => (d.results.results.reverse(), d), expect: 0 },
+  { name: 'rows reordered (failing)', from: 'fail', mutate: (d) => (d.results.results.reverse(), d), expect: 1 },
+  { name: 'one row dropped', from: 'fail', mutate: (d) => (d.results.results.pop(), d), expect: 2, says: /has 9 rows but .* counts 10/ },
+  { name: 'one row dropped, counts and sums resynced', from: 'pass', mutate: (d) => (d.results.results.splice(0, 1), resync(d)), expect: 2, says: /partial: 9 of 10 queries/ },
+  { name: 'missed rows dropped, resynced (failing file)', from: 'fail', mutate: (d) => ((d.results.results = d.results.results.filter((r: Doc) => r.namedScores?.recall_at_3 !== 0)), resync(d)), expect: 2, says: /partial: \d of 10 queries/ },
+  { name: 'a row duplicated', from: 'fail', mutate: (d) => (d.results.results.push(structuredClone(d.results.results[0])), d), expect: 2, says: /appears twice/ },
+  { name: 'a row duplicated, resynced', from: 'pass', mutate: (d) => (d.results.results.push(structuredClone(d.results.results[0])), resync(d)), expect: 2, says: /appears twice/ },
+  { name: 'all rows removed (the --no-write shape)', from: 'fail', mutate: (d) => ((d.results.results = []), d), expect: 1, says: /from the column sums/ },
+  { name: 'all rows removed and the column metrics too', from: 'pass', mutate: (d) => ((d.results.results = []), delete d.results.prompts[0].metrics, d), expect: 2, says: /no evaluated queries/ },
+  { name: 'wrong promptIdx (1, no such column)', from: 'pass', mutate: (d) => ((d.results.results[3].promptIdx = 1), d), expect: 2, says: /promptIdx 1 names no entry/ },
+  { name: 'promptIdx a string', from: 'pass', mutate: (d) => ((d.results.results[3].promptIdx = '0'), d), expect: 2, says: /promptIdx: expected an index/ },
+  { name: 'row namedScores recall_at_3 = "NaN"', from: 'fail', mutate: (d) => ((d.results.results[2].namedScores.recall_at_3 = 'NaN'), d), expect: 2, says: /results\[2\]\.namedScores\.recall_at_3: expected a finite number, got "NaN"/ },
+  { name: 'row namedScores mrr = null (NaN in JSON)', from: 'pass', mutate: (d) => ((d.results.results[0].namedScores.mrr = null), d), expect: 2, says: /namedScores\.mrr: expected a finite number, got null/ },
+  { name: 'column sum recall_at_3 a string', from: 'fail', mutate: (d) => ((d.results.prompts[0].metrics.namedScores.recall_at_3 = '9'), d), expect: 2, says: /metrics\.namedScores\.recall_at_3: expected a finite number/ },
+  { name: 'column namedScores missing', from: 'pass', mutate: (d) => (delete d.results.prompts[0].metrics.namedScores, d), expect: 2, says: /metrics\.namedScores \('fixture-keyword'\): missing/ },
+  { name: 'column namedScores missing (--no-write)', from: 'nw-fail', mutate: (d) => (delete d.results.prompts[0].metrics.namedScores, d), expect: 2, says: /metrics\.namedScores .*missing/ },
+  { name: 'column sum recall_at_3 inflated', from: 'fail', mutate: (d) => ((d.results.prompts[0].metrics.namedScores.recall_at_3 = 8), d), expect: 2, says: /recall_at_3 = 8 but its rows sum to 4/ },
+  { name: 'row outputs swapped to hits, sums resynced', from: 'fail', mutate: (d) => {
+      for (const r of d.results.results) if (r.namedScores?.recall_at_3 === 0 && r.namedScores?.n_ranked === 1) r.namedScores.recall_at_3 = 1;
+      return resync(d);
+    }, expect: 2, says: /re-scoring the rows gives/ },
+  { name: 'golden metadata stripped from missed rows', from: 'fail', mutate: (d) => {
+      for (const r of d.results.results) if (r.namedScores?.recall_at_3 === 0) delete r.testCase.metadata.golden;
+      return d;
+    }, expect: 2, says: /re-scoring the rows gives/ },
+  { name: 'extra column without rows', from: 'pass', mutate: (d) => (d.results.prompts.push({ ...structuredClone(d.results.prompts[0]), provider: 'extra' }), d), expect: 2, says: /column 'extra' .*has no rows/ },
+  { name: 'column renamed', from: 'pass', mutate: (d) => ((d.results.prompts[0].provider = 'renamed'), d), expect: 2, says: /is not the provider of its column/ },
+  { name: 'truncated JSON', from: 'pass', mutate: (d) => JSON.stringify(d).slice(0, 5000), expect: 2, says: /not JSON/ },
+  { name: 'empty file', from: 'pass', mutate: () => '', expect: 2, says: /not JSON/ },
+  { name: 'not promptfoo output', from: 'pass', mutate: () => '{"results": {}}', expect: 2, says: /expected promptfoo output JSON/ },
+  { name: 'promptfoo counts edited', from: 'pass', mutate: (d) => ((d.results.prompts[0].metrics.testPassCount += 1), d), expect: 2, says: /counts 11/ },
+  { name: 'a row errored (routing-only query), resynced', from: 'pass', mutate: (d) => {
+      const r = rowOf(d, 'fx-adversarial-001');
+      Object.assign(r, { error: 'search failed: connect ECONNREFUSED 127.0.0.1:9', success: false, namedScores: {}, response: { error: 'search failed: connect ECONNREFUSED 127.0.0.1:9' } });
+      return resync(d);
+    }, expect: 2, says: /1 of 10 queries errored: 1× search failed: connect ECONNREFUSED/ },
+  { name: 'a row errored, under max_error_rate 0.2', from: 'pass', floors: FLOORS + 'max_error_rate: 0.2\n', mutate: (d) => {
+      const r = rowOf(d, 'fx-adversarial-001');
+      Object.assign(r, { error: 'search failed: timed out', success: false, namedScores: {}, response: { error: 'search failed: timed out' } });
+      return resync(d);
+    }, expect: 0, says: /under max_error_rate 0\.2/ },
+  { name: 'every row errored (real dead url: service)', from: 'dead', expect: 2, says: /10 of 10 queries errored: 10× search failed: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/search failed: connection refused \(nothing listening at 127\.0\.0\.1:\d+/ },
+  { name: 'selection metadata removed (older results file)', from: 'fail', mutate: (d) => {
+      for (const r of d.results.results) delete r.testCase.metadata.selection;
+      return d;
+    }, expect: 1, says: /10 of 10 queries/ },
+  { name: 'selection size edited to 66', from: 'pass', mutate: (d) => {
+      for (const r of d.results.results) r.testCase.metadata.selection.size = 66;
+      return d;
+    }, expect: 2, says: /partial: 10 of 66 queries/ },
+  { name: 'rows from two golden selections', from: 'pass', mutate: (d) => ((d.results.results[4].testCase.metadata.selection.id = 'ffffffffffffffff'), d), expect: 2, says: /different golden selections/ },
+  { name: 'bad golden in a row', from: 'pass', mutate: (d) => ((d.results.results[1].testCase.metadata.golden.language = 'english'), d), expect: 2, says: /testCase\.metadata\.golden\.language/ },
+  { name: 'floors typo recal_at_3', from: 'fail', floors: 'overall: { recal_at_3: 0.6 }\n', expect: 2, says: /overall: unknown metric 'recal_at_3'; did you mean 'recall_at_3'\?/ },
+  { name: 'floors unknown top-level key', from: 'fail', floors: 'overal: { recall_at_3: 0.6 }\n', expect: 2, says: /unknown key 'overal'; did you mean 'overall'\?/ },
+  { name: 'floors file empty', from: 'fail', floors: '', expect: 2, says: /empty gate configuration/ },
+  { name: 'floors on a misspelt category', from: 'fail', floors: 'overall: { recall_at_3: 0.1 }\ncategories:\n  technque_boundary: { routing_accuracy: 1.0 }\n', expect: 2, says: /no technque_boundary queries in the results; did you mean 'technique_boundary'\?/ },
+  { name: 'floors categories shape wrong', from: 'fail', floors: 'categories:\n  technique_boundary: 1.0\n', expect: 2, says: /categories\.technique_boundary: expected a map of metric: floor/ },
+  { name: 'floor out of range', from: 'pass', floors: 'overall: { recall_at_3: 60 }\n', expect: 2, says: /expected a floor between 0 and 1, got 60/ },
+  { name: 'floor on a metric no query of the category measures', from: 'pass', floors: 'categories:\n  adversarial: { recall_at_3: 0.5 }\n', expect: 2, says: /cannot be checked: no adversarial query measures recall_at_3/ },
+  { name: '--no-write output (real run, passing)', from: 'nw-pass', expect: 0, says: /from the column sums/ },
+  { name: '--no-write output (real run, failing)', from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
+  { name: '--no-write output vs a baseline', from: 'nw-pass', baseline: (b) => b, expect: 2, says: /needs per-query rows/ },
+  { name: 'partial run --filter-first-n 3 (real run)', from: 'first3', expect: 2, says: /partial: 3 of 10 queries/ },
+  { name: 'partial run accepted with --allow-partial', from: 'first3', args: ['--allow-partial'], expect: 0, says: /NOT CHECKED/ },
+  { name: '0 rows --filter-pattern zzz (real run)', from: 'zzz', expect: 2, says: /no evaluated queries/ },
+  { name: 'baseline from another golden set', from: 'pass', baseline: (b) => {
+      b.queries = Object.fromEntries(Object.entries(b.queries).map(([k, v]) => [`other-${k}`, v]));
+      return b;
+    }, expect: 2, says: /none of them in the baseline/ },
+  { name: 'baseline from another corpus', from: 'pass', baseline: (b) => ((b.identity.corpusId = 'sha256:other'), (b.identity.corpus = 'other-docs/'), b), expect: 2, says: /another corpus/ },
+  { name: 'baseline from another corpus, accepted', from: 'pass', args: ['--accept-baseline-mismatch'], baseline: (b) => ((b.identity.corpusId = 'sha256:other'), b), expect: 0, says: /LOUD: .*another corpus/ },
+  { name: 'baseline with another provider config (loud, compared)', from: 'pass', baseline: (b) => ((b.config.topK = 5), b), expect: 0, says: /LOUD: .*provider config: baseline topK=5; this run topK=10/ },
+  { name: 'failing run vs the passing baseline', from: 'fail', baseline: (b) => b, expect: 1, says: /minimum detectable drop of recall_at_3/ },
+];
+
+describe('gate mutations through `rankgate gate` (real promptfoo runs as the starting points)', () => {
+  const dir = tempDir('gate-mut');
+  const files: Record<string, string> = {};
+  const table: { name: string; from: string; expect: number; got: number }[] = [];
+  after(() => {
+    console.log(['', '| corruption | from | expected exit | got |', '|---|---|---:|---:|', ...table.map((t) => `| ${t.name} | ${t.from} | ${t.expect} | ${t.got} |`)].join('\n'));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  before(async () => {
+    const floors = join(dir, 'floors.yaml');
+    writeFileSync(floors, FLOORS);
+    // Each run its own promptfoo config dir (helpers.ts): parallel runs on one SQLite database lose rows (the gate
+    // then rightly says so, exit 2), which is not what these starting points are for.
+    const env = { RANKGATE_GATE_FLOORS: floors };
+    const pass = writeGateConfig(dir, 'pass', { label: 'fixture-keyword', provider: { mode: 'keyword' } });
+    const fail = writeGateConfig(dir, 'fail', { label: 'fixture-hybrid' });
+    const dead = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search` } });
+    const runs: [string, string, string[], number][] = [
+      ['pass', pass, [], 0],
+      ['fail', fail, [], 1],
+      ['nw-pass', pass, ['--no-write'], 0],
+      ['nw-fail', fail, ['--no-write'], 1],
+      ['dead', dead, [], 2],
+      ['first3', pass, ['--filter-first-n', '3'], 2],
+      ['zzz', pass, ['--filter-pattern', 'zzz'], 2],
+    ];
+    const out: RunResult[] = await Promise.all(runs.map(([name, cfg, extra]) => promptfooEval(cfg, join(dir, `${name}.json`), env, extra)));
+    runs.forEach(([name, , , code], i) => {
+      files[name] = join(dir, `${name}.json`);
+      // The hook gives the same exit code as the CLI will on the unchanged file, and prints the verdict last.
+      assert.equal(out[i]!.code, code, `promptfoo eval (${name}) exit\n${out[i]!.stderr.slice(-3000)}`);
+      const last = (out[i]!.stdout + out[i]!.stderr).trimEnd().split('\n');
+      assert.ok(last.some((l) => /^rankgate gate (PASSED|FAILED|ERROR) \(exit \d\)/.test(l)), `${name}: verdict printed`);
+    });
+    const b = await rankgate(['gate', files.pass!, '--floors', floors, '--update-baseline', '--baseline', join(dir, 'baseline.json')]);
+    assert.equal(b.code, 0, b.stderr);
+  });
+
+  it(`applies ${MUTATIONS.length} corruptions; each exits as the contract says, and none of the failing file's exits 0`, async () => {
+    assert.ok(MUTATIONS.length >= 30);
+    const failures: string[] = [];
+    const runOne = async (m: Mutation, i: number) => {
+      let file = files[m.from]!;
+      if (m.mutate) {
+        const d = JSON.parse(readFileSync(file, 'utf8'));
+        const r = m.mutate(d);
+        file = join(dir, `m${i}.json`);
+        writeFileSync(file, typeof r === 'string' ? r : JSON.stringify(r));
+      }
+      const floors = join(dir, `f${i}.yaml`);
+      writeFileSync(floors, m.floors ?? FLOORS);
+      const args = ['gate', file, '--floors', floors, ...(m.args ?? [])];
+      if (m.baseline) {
+        const b = m.baseline(JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8')));
+        const bf = join(dir, `b${i}.json`);
+        writeFileSync(bf, JSON.stringify(b));
+        args.push('--baseline', bf);
+      }
+      const r = await rankgate(args);
+      table[i] = { name: m.name, from: m.from, expect: m.expect, got: r.code };
+      const text = r.stdout + r.stderr;
+      if (r.code !== m.expect) failures.push(`${m.name}: expected exit ${m.expect}, got ${r.code}\n${text.slice(-1500)}`);
+      else if (m.says && !m.says.test(text)) failures.push(`${m.name}: output does not match ${m.says}\n${text.slice(-1500)}`);
+      if (/\n\s+at /.test(r.stderr)) failures.push(`${m.name}: stack trace printed`);
+      if (m.from.endsWith('fail') && r.code === 0) failures.push(`${m.name}: the failing file exited 0`);
+    };
+    for (let i = 0; i < MUTATIONS.length; i += 4) await Promise.all(MUTATIONS.slice(i, i + 4).map((m, j) => runOne(m, i + j)));
+    assert.deepEqual(failures, []);
+  });
+
+  it('--update-baseline refuses a 0-row run, a --no-write run and a dead-service run, keeping the old baseline', async () => {
+    const floors = join(dir, 'floors.yaml');
+    for (const name of ['zzz', 'nw-pass', 'dead']) {
+      const target = join(dir, `never-${name}.json`);
+      const r = await rankgate(['gate', files[name]!, '--floors', floors, '--update-baseline', '--baseline', target]);
+      assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+      assert.match(r.stderr, /--update-baseline: .*was left as it was/);
+      assert.ok(!existsSync(target), `${name}: no baseline written`);
+    }
+  });
+});
