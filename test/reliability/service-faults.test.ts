@@ -294,7 +294,7 @@ env:
         assert.equal(mine.length, 2);
         for (const r of mine) {
           assert.equal(r.response?.error, undefined, `${e}-${mode}: ${r.response?.error}`);
-          assert.deepEqual(r.response?.output?.ids ?? (r.response as { metadata?: { harness?: { ids?: string[] } } })?.metadata?.harness?.ids, ['lake#c1', 'lake#c2']);
+          assert.deepEqual(r.response?.metadata?.harness?.ids, ['lake#c1', 'lake#c2']);
         }
       });
     }
