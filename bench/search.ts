@@ -17,101 +17,11 @@
  * Postgres: $RANKGATE_BENCH_DATABASE_URL or $RANKGATE_TEST_DATABASE_URL (a private schema, dropped after).
  * Targets (Postgres): hybrid p95 <= 25 ms at 10k chunks, <= 60 ms at 100k.
  */
-import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../src/db/index.ts';
 import { ingestCorpus } from '../src/ingest/pipeline.ts';
 import { createSearchService } from '../src/search/service.ts';
-import type { Embedder } from '../src/embeddings/types.ts';
-import type { CorpusDocument } from '../src/ingest/types.ts';
-
-function mulberry32(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'te', 'vi', 'zo', 'ba', 'de', 'fu', 'gi', 'ho', 'ju', 'pe', 'qui', 'ra', 'so', 'tu'];
-function vocabulary(n: number, rnd: () => number): string[] {
-  const words = new Set<string>();
-  while (words.size < n) {
-    const len = 2 + Math.floor(rnd() * 3);
-    let w = '';
-    for (let i = 0; i < len; i++) w += SYL[Math.floor(rnd() * SYL.length)];
-    words.add(w);
-  }
-  return [...words];
-}
-
-/** Zipf(s=1) sampler over ranks 0..n-1 by inverse CDF on precomputed cumulative weights. */
-function zipf(n: number, rnd: () => number): () => number {
-  const cum = new Float64Array(n);
-  let s = 0;
-  for (let i = 0; i < n; i++) cum[i] = s += 1 / (i + 1);
-  return () => {
-    const x = rnd() * s;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cum[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
-
-function corpus(size: number) {
-  const rnd = mulberry32(42);
-  const vocab = vocabulary(30_000, rnd);
-  const draw = zipf(vocab.length, rnd);
-  const docs: CorpusDocument[] = [];
-  for (let d = 0; d < size; d++) {
-    const sentences: string[] = [];
-    for (let s = 0; s < 10; s++) {
-      const n = 8 + Math.floor(rnd() * 6);
-      const ws = Array.from({ length: n }, () => vocab[draw()]);
-      sentences.push(ws.join(' ') + '.');
-    }
-    docs.push({ id: `syn-${String(d).padStart(6, '0')}`, title: `doc ${d}`, language: 'en', tags: [], metadata: {}, sections: [{ text: sentences.join(' ') }] });
-  }
-  const queries: string[] = [];
-  const qr = mulberry32(7);
-  for (let i = 0; i < 220; i++) {
-    const n = 3 + Math.floor(qr() * 3);
-    // content words: ranks 100..10,000 skewed to the frequent end (the top 100 ranks play the stop words
-    // that a real text-search config drops)
-    queries.push(Array.from({ length: n }, () => vocab[100 + Math.floor(qr() * qr() * 9900)]).join(' '));
-  }
-  return { docs, queries };
-}
-
-class HashEmbedder implements Embedder {
-  readonly id: string;
-  readonly maxBatch = 256;
-  constructor(readonly dimension: number) {
-    this.id = `bench-hash-${dimension}`;
-  }
-  private vec(t: string): number[] {
-    const v = new Array<number>(this.dimension).fill(0);
-    for (const w of t.toLowerCase().split(/[^a-z]+/)) {
-      if (!w) continue;
-      const h = createHash('md5').update(w).digest();
-      v[h.readUInt32LE(0) % this.dimension] += h[4] & 1 ? 1 : -1;
-    }
-    return v;
-  }
-  async embedDocuments(t: string[]) {
-    return t.map((x) => this.vec(x));
-  }
-  async embedQuery(t: string) {
-    return this.vec(t);
-  }
-}
+import { HashEmbedder, corpus } from './synthetic.ts';
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -11,6 +11,8 @@
  *     url: http://host/api/v1/search   # or http://host/search/v1 (NQ style: /search/v1/{mode})
  *     urlShape: portal | nq      # default: from the url path
  *     timeoutMs: 10000           # per query; default 10000 for url:, 60000 in-process (module: and ours)
+ *     unreachableAfter: 3        # url: after this many queries in a row got no answer (timeout, refused, reset),
+ *                                # the rest fail at once instead of each waiting timeoutMs; 0: never
  *     corpus: datasets/corpus    # ours: ingest this corpus when the index variant is missing (autoIngest)
  *     corpusFormat: markdown     # markdown | jsonl | beir | nq
  *     autoIngest: true           # default true when corpus is set
@@ -47,6 +49,7 @@ import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
+import { RANKGATE_VERSION } from '../src/version.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
@@ -55,6 +58,7 @@ export interface SearchProviderConfig extends Partial<SearchParams> {
   url?: string;
   urlShape?: 'portal' | 'nq';
   timeoutMs?: number;
+  unreachableAfter?: number;
   corpus?: string;
   corpusFormat?: 'markdown' | 'jsonl' | 'beir' | 'nq';
   autoIngest?: boolean;
@@ -115,13 +119,39 @@ function fetchFailure(e: Error): string {
 
 /** HTTP service in either seed shape. */
 class HttpSearchService implements SearchServiceLike {
+  /** Queries in a row that got no answer at all (timeout, refused, reset, unknown host). */
+  private noAnswerRun = 0;
+  private unreachable?: string;
+
   constructor(
     private readonly url: string,
     private readonly shape: 'portal' | 'nq',
     private readonly timeoutMs: number,
+    /** After this many queries in a row got no answer, the rest fail at once (0: never). */
+    private readonly unreachableAfter = 3,
   ) {}
 
   async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
+    if (this.unreachable) throw new Error(this.unreachable);
+    try {
+      const r = await this.post(query, params);
+      this.noAnswerRun = 0;
+      return r;
+    } catch (e) {
+      const err = e as Error & { noAnswer?: boolean };
+      if (!err.noAnswer) {
+        this.noAnswerRun = 0;
+        throw e;
+      }
+      this.noAnswerRun++;
+      if (this.unreachableAfter > 0 && this.noAnswerRun >= this.unreachableAfter) {
+        this.unreachable ??= `${this.url} unreachable: ${this.noAnswerRun} ${this.noAnswerRun === 1 ? "query" : "queries"} in a row got no answer (last: ${err.message}); not queried (unreachableAfter)`;
+      }
+      throw e;
+    }
+  }
+
+  private async post(query: string, params: Partial<SearchParams>): Promise<SearchResponse> {
     const limit = params.topK ?? 10;
     let target = this.url.replace(/\/+$/, '');
     let body: Record<string, unknown>;
@@ -137,7 +167,10 @@ class HttpSearchService implements SearchServiceLike {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     }).catch((e: Error) => {
-      throw new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${target} failed: ${fetchFailure(e)}`);
+      throw Object.assign(
+        new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${target} failed: ${fetchFailure(e)}`),
+        { noAnswer: true },
+      );
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);
@@ -237,7 +270,7 @@ export default class SearchProvider {
     this.params = params;
     const c = this.config;
     this.serviceKey = c.url
-      ? `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}`
+      ? `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}:${c.unreachableAfter ?? 3}`
       : c.module
         ? `module:${this.abs(c.module)}:${JSON.stringify(this.moduleConfig())}`
         : `rankgate:${c.databaseUrl ?? process.env.DATABASE_URL ?? ''}:${c.dataDir ? this.abs(c.dataDir) : ''}:${c.corpus ? this.abs(c.corpus) : ''}:${String(c.routingConfig ?? '')}:${c.autoIngest ?? ''}`;
@@ -266,7 +299,7 @@ export default class SearchProvider {
 
   private async createService(): Promise<SearchServiceLike> {
     const c = this.config;
-    if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000);
+    if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000, c.unreachableAfter ?? 3);
     if (c.module) {
       const path = this.abs(c.module);
       const config = { ...this.moduleConfig(), basePath: this.basePath };
@@ -406,6 +439,7 @@ export default class SearchProvider {
       ...(resolution ? { resolution } : {}),
       params,
       service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
+      rankgate: RANKGATE_VERSION,
     };
     return { output: renderOutputText(output, validGolden(golden), metadata), latencyMs, metadata };
   }

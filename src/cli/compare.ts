@@ -110,7 +110,7 @@ export async function run(argv: string[]): Promise<number> {
     const sel = selectMeasures([spec]);
     if (sel.measures.every((m) => !m.def.perQuery)) throw new UserError(`-m: '${spec}' is not a per-query measure`);
   } catch (e) {
-    if (e instanceof TrecMeasureError) throw new UserError(`-m: ${e.message}`);
+    if (e instanceof TrecMeasureError) throw new UserError(e.message.startsWith('-m ') ? e.message : `-m: ${e.message}`);
     throw e;
   }
   let seed = 42;
@@ -129,7 +129,7 @@ export async function run(argv: string[]): Promise<number> {
     try {
       r = perQueryValues(qrels, run, spec, { relevanceLevel: level, runFileName: path });
     } catch (e) {
-      if (e instanceof TrecMeasureError || e instanceof TrecEvalError) throw new UserError(`${e instanceof TrecMeasureError ? '-m: ' : ''}${e.message}`);
+      if (e instanceof TrecMeasureError || e instanceof TrecEvalError) throw new UserError(`${e instanceof TrecMeasureError && !e.message.startsWith('-m ') ? '-m: ' : ''}${e.message}`);
       throw e;
     }
     measureName = r.name;

@@ -12,10 +12,12 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   compare: { module: './compare.ts', summary: 'significance tests between runs (TREC runs or promptfoo results columns)' },
   golden: { module: './golden.ts', summary: 'validate | convert | stats | diff | bootstrap | check golden sets' },
   ingest: { module: './ingest.ts', summary: 'chunk, embed and index a corpus (one index variant per chunk size x embedder)' },
+  'embed-cache': { module: './embed-cache.ts', summary: 'build | merge | import | export the embedding cache as files (embed a large corpus 1/N per machine)' },
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
   serve: { module: './serve.ts', summary: 'serve the search service over HTTP (/api/v1/search, /search/v1/{type})' },
   eval: { module: './eval.ts', summary: 'run the promptfoo eval and write the report (the portal DES-058 spec\'s format; npm run eval:search)' },
   init: { module: './init.ts', summary: 'start evaluating your own search: promptfoo config, gate floors and CI workflow for your golden set' },
+  merge: { module: './merge.ts', summary: 'merge the results files of the shards of one eval into one (exact: every metric as one process)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
   report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
 };

@@ -31,7 +31,7 @@ RUN may be '-' (standard input).
     measures: num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P
     relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel
     Rndcg ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F
-    num_nonrel_judged_ret rbp rbp_resid unj
+    num_nonrel_judged_ret yaap rbp rbp_resid unj
 Runs are ranked as trec_eval does: sim descending, ties by docno descending; the rank column is ignored.
 Not supported: -R prefs/qrels_prefs/qrels_jg and their measures (all_prefs, *_avgjg).`;
 
@@ -246,7 +246,7 @@ export function evaluateArgs(argv: string[]): Buffer | string {
   try {
     sel = selectMeasures(specs);
   } catch (e) {
-    if (e instanceof TrecMeasureError) throw new UserError(`-m: ${e.message}`);
+    if (e instanceof TrecMeasureError) throw new UserError(e.message.startsWith('-m ') ? e.message : `-m: ${e.message}`);
     throw e;
   }
   const qrels = Qrels.parse(readBytes(qrelsPath, 'qrels'), qrelsPath);

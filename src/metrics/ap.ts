@@ -107,3 +107,13 @@ export function calcRprecMult(rr: ResRels, ctx: TrecContext, percents: readonly 
 export function calcSetMap(rr: ResRels, out: Float64Array, off: number): void {
   if (rr.numRet && rr.numRel) out[off] = (rr.numRelRet * rr.numRelRet) / (rr.numRet * rr.numRel);
 }
+
+/**
+ * yaap (m_yaap.c; Robertson, "On Smoothing Average Precision", ECIR 2012): with s = the sum over
+ * relevant retrieved docs of precision at their rank, log((1 + s) / (1 + R - s)). By name only
+ * (not in all_trec).
+ */
+export function calcYaap(rr: ResRels, ctx: TrecContext, out: Float64Array, off: number): void {
+  const [sum] = apSum(rr, ctx.relevanceLevel);
+  out[off] = Math.log((1.0 + sum) / (1.0 + rr.numRel - sum));
+}

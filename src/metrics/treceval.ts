@@ -5,7 +5,7 @@
  * output formatting byte for byte (`%-22s\t%s\t%6.4f`). Pure: output goes to a callback.
  */
 import { calcNumNonrelJudgedRet, calcNumRel, calcNumRelRet, calcNumRet } from './counts.ts';
-import { calcGmMap, calcMap, calcMapCut, calcRprec, calcRprecMult, calcSetMap } from './ap.ts';
+import { calcGmMap, calcMap, calcMapCut, calcRprec, calcRprecMult, calcSetMap, calcYaap } from './ap.ts';
 import { calcMrrCut, calcRecipRank } from './rr.ts';
 import { calcBpref, calcGmBpref, calcInfAP } from './bpref.ts';
 import { calc11ptAvg, calcIprecAtRecall } from './interpolated.ts';
@@ -52,7 +52,7 @@ const none: Calc = () => {};
 const N = (p: Params) => p as number[];
 const PP = (p: Params) => p as ParamPair[];
 
-/** trec_eval 10's measures in its print order (measures.c te_trec_measures); prefs, *_avgjg, yaap left out. */
+/** trec_eval 10's measures in its print order (measures.c te_trec_measures); prefs_* and *_avgjg left out. */
 export const TREC_MEASURES: readonly Def[] = [
   { name: 'runid', kind: 'runid', avg: 'none', perQuery: false, calc: none },
   { name: 'num_q', kind: 'num_q', avg: 'num_q', perQuery: false, calc: none },
@@ -90,6 +90,7 @@ export const TREC_MEASURES: readonly Def[] = [
   { name: 'set_map', kind: 'double', avg: 'mean', perQuery: true, calc: (r, _c, _p, o, f) => calcSetMap(r, o, f) },
   { name: 'set_F', kind: 'p_double', avg: 'mean', perQuery: true, defaults: [1.0], calc: (r, _c, p, o, f) => calcSetF(r, N(p), o, f) },
   { name: 'num_nonrel_judged_ret', kind: 'long', avg: 'sum', perQuery: true, calc: (r, _c, _p, o, f) => calcNumNonrelJudgedRet(r, o, f) },
+  { name: 'yaap', kind: 'double', avg: 'mean', perQuery: true, calc: (r, c, _p, o, f) => calcYaap(r, c, o, f) },
   { name: 'rbp', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbp(r, PP(p), o, f) },
   { name: 'rbp_resid', kind: 'p_pair', avg: 'mean', perQuery: true, calc: (r, _c, p, o, f) => calcRbpResid(r, PP(p), o, f) },
   { name: 'unj', kind: 'cut_long', avg: 'mean', perQuery: true, defaults: [5, 10, 20], calc: (r, _c, p, o, f) => calcUnj(r, N(p), o, f) },
@@ -355,12 +356,29 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
   const n = rq.n;
   const sim = rq.sim;
   let order: Int32Array | null = null;
+  let bySim = true; // sims non-increasing in file order (ties may still need docno order)
+  let exact = true; // ... and every tie already docno-descending
   for (let i = 0; i + 1 < n; i++) {
     const a = sim[i]!;
     const b = sim[i + 1]!;
-    if (a < b || (a === b && rq.cmpDoc(i, i + 1) < 0) || a !== a) {
-      order = new Int32Array(n);
-      for (let k = 0; k < n; k++) order[k] = k;
+    if (a < b || a !== a || b !== b) {
+      bySim = false;
+      break;
+    }
+    if (a === b && exact && rq.cmpDoc(i, i + 1) < 0) exact = false;
+  }
+  if (!bySim || !exact) {
+    order = new Int32Array(n);
+    for (let k = 0; k < n; k++) order[k] = k;
+    if (bySim) {
+      // only runs of equal sims need sorting, by docno descending
+      for (let a = 0; a < n; ) {
+        let b = a + 1;
+        while (b < n && sim[b] === sim[a]) b++;
+        if (b - a > 1) order.subarray(a, b).sort((x, y) => rq.cmpDoc(y, x));
+        a = b;
+      }
+    } else {
       order.sort((x, y) => {
         const sx = sim[x]!;
         const sy = sim[y]!;
@@ -368,7 +386,6 @@ function rankQuery(rq: RunQuery, max: number, judgedOnly: boolean, qid: string):
         if (sx < sy) return 1;
         return rq.cmpDoc(y, x);
       });
-      break;
     }
   }
   const m = Math.min(n, max);

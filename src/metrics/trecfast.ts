@@ -27,6 +27,10 @@ for (const c of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]) SP[c] = 1;
 
 function latin1(buf: Uint8Array, s: number, e: number): string {
   let out = '';
+  if (e - s <= 32) {
+    for (let i = s; i < e; i++) out += String.fromCharCode(buf[i]!);
+    return out;
+  }
   for (let i = s; i < e; i += 4096) out += String.fromCharCode(...buf.subarray(i, Math.min(e, i + 4096)));
   return out;
 }
@@ -60,9 +64,13 @@ export class Qrels {
   private jEnd: Int32Array;
   private jQuery: Int32Array;
   private jRel: Int32Array;
-  private table: Int32Array;
-  private mask: number;
-  private tHash: Int32Array;
+  /**
+   * One small open-addressing table per query (a run's lines come grouped by query, so the table in
+   * use stays in cache), all in one array; slots are interleaved [judgment index (-1 = empty), hash].
+   */
+  private table: Int32Array = new Int32Array(0);
+  private qOff: Int32Array = new Int32Array(0);
+  private qMask: Int32Array = new Int32Array(0);
 
   private constructor(bytes: Uint8Array, n: number) {
     this.bytes = bytes;
@@ -70,11 +78,20 @@ export class Qrels {
     this.jEnd = new Int32Array(n);
     this.jQuery = new Int32Array(n);
     this.jRel = new Int32Array(n);
-    let size = 16;
-    while (size < n * 2) size <<= 1;
-    this.table = new Int32Array(size).fill(-1);
-    this.tHash = new Int32Array(size);
-    this.mask = size - 1;
+  }
+
+  private allocTables(counts: number[]): void {
+    this.qOff = new Int32Array(counts.length);
+    this.qMask = new Int32Array(counts.length);
+    let total = 0;
+    counts.forEach((c, i) => {
+      let size = 8;
+      while (size < c * 4) size <<= 1;
+      this.qOff[i] = total;
+      this.qMask[i] = size - 1;
+      total += size * 2;
+    });
+    this.table = new Int32Array(total).fill(-1);
   }
 
   /** Parse a qrels file (bytes). Throws UserError `file:line: ...` on a malformed line. */
@@ -84,39 +101,73 @@ export class Qrels {
     let pos = 0;
     let lineNo = 0;
     const n = buf.length;
+    const f = new Int32Array(10);
+    let lastQid = '';
+    let lqs = -1;
+    let lqe = -1;
     while (pos < n) {
       lineNo++;
       let eol = buf.indexOf(0x0a, pos);
       if (eol < 0) eol = n;
-      const where = `${fileName}:${lineNo}`;
       if (buf[pos] === 0x23) {
         pos = eol + 1;
         continue;
       }
-      const f: number[] = [];
+      let nf = 0;
       let i = pos;
       while (i < eol) {
         while (i < eol && SP[buf[i]!]) i++;
         if (i >= eol) break;
         const s = i;
         while (i < eol && !SP[buf[i]!]) {
-          if (buf[i] === 0) throw new UserError(`${where}: NUL byte in a qrels line`);
+          if (buf[i] === 0) throw new UserError(`${fileName}:${lineNo}: NUL byte in a qrels line`);
           i++;
         }
-        f.push(s, i);
+        if (nf < 5) {
+          f[nf * 2] = s;
+          f[nf * 2 + 1] = i;
+        }
+        nf++;
       }
-      if (f.length !== 8) {
+      if (nf !== 4) {
         throw new UserError(
-          `${where}: expected 4 fields 'qid iter docno rel' in a qrels line (fields are split on ASCII whitespace only), found ${f.length / 2}: '${latin1(buf, pos, Math.min(eol, pos + 120)).trim()}'`,
+          `${fileName}:${lineNo}: expected 4 fields 'qid iter docno rel' in a qrels line (fields are split on ASCII whitespace only), found ${nf}: '${latin1(buf, pos, Math.min(eol, pos + 120)).trim()}'`,
         );
       }
-      const relS = latin1(buf, f[6]!, f[7]!);
-      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(relS)) {
-        throw new UserError(`${where}: field 4 (rel) must be an integer grade (or a decimal, read as its integer part like trec_eval), got '${relS}'`);
+      // rel: [+-]digits[.digits] or [+-].digits, read as its integer part (C atol)
+      let k = f[6]!;
+      const ke = f[7]!;
+      let neg = false;
+      if (buf[k] === 0x2b || buf[k] === 0x2d) neg = buf[k++] === 0x2d;
+      let rel = 0;
+      let digits = 0;
+      while (k < ke && buf[k]! >= 0x30 && buf[k]! <= 0x39) {
+        rel = rel * 10 + (buf[k++]! - 0x30);
+        digits++;
       }
-      const rel = Math.trunc(Number(relS)) || 0;
-      if (rel > 1_000_000 || rel < -1_000_000) throw new UserError(`${where}: field 4 (rel) ${relS} is out of range (grades are small integers; trec_eval keeps one counter per grade)`);
-      lines.push({ qid: latin1(buf, f[0]!, f[1]!), ds: f[4]!, de: f[5]!, rel, line: lineNo });
+      if (k < ke && buf[k] === 0x2e) {
+        k++;
+        while (k < ke && buf[k]! >= 0x30 && buf[k]! <= 0x39) {
+          k++;
+          digits++;
+        }
+      }
+      if (k !== ke || digits === 0) {
+        throw new UserError(`${fileName}:${lineNo}: field 4 (rel) must be an integer grade (or a decimal, read as its integer part like trec_eval), got '${latin1(buf, f[6]!, ke)}'`);
+      }
+      if (rel > 1_000_000) throw new UserError(`${fileName}:${lineNo}: field 4 (rel) ${latin1(buf, f[6]!, ke)} is out of range (grades are small integers; trec_eval keeps one counter per grade)`);
+      if (neg) rel = -rel || 0;
+      // qid: decoded only when it differs from the previous line's
+      const qs = f[0]!;
+      const qe = f[1]!;
+      let same = qe - qs === lqe - lqs;
+      for (let x = 0; same && x < qe - qs; x++) if (buf[qs + x] !== buf[lqs + x]) same = false;
+      if (!same) {
+        lastQid = latin1(buf, qs, qe);
+        lqs = qs;
+        lqe = qe;
+      }
+      lines.push({ qid: lastQid, ds: f[4]!, de: f[5]!, rel, line: lineNo });
       pos = eol + 1;
     }
     const q = new Qrels(buf, lines.length);
@@ -126,6 +177,9 @@ export class Qrels {
       q.queries.push(e);
       q.byQid.set(qid, e);
     });
+    const counts = new Array<number>(qids.length).fill(0);
+    for (const l of lines) counts[q.byQid.get(l.qid)!.index]!++;
+    q.allocTables(counts);
     lines.forEach((l, j) => {
       const qq = q.byQid.get(l.qid)!;
       const prev = q.lookup(qq.index, buf, l.ds, l.de);
@@ -136,7 +190,7 @@ export class Qrels {
       q.jEnd[j] = l.de;
       q.jQuery[j] = qq.index;
       q.jRel[j] = l.rel;
-      q.insert(j, hashBytes(buf, l.ds, l.de, qq.index));
+      q.insert(qq.index, j, hashBytes(buf, l.ds, l.de, qq.index));
       qq.numJudged++;
       if (l.rel > 0) qq.numPositive++;
       if (l.rel >= 0) {
@@ -147,28 +201,33 @@ export class Qrels {
     return q;
   }
 
-  private insert(j: number, h: number): void {
-    let s = h & this.mask;
-    while (this.table[s] !== -1) s = (s + 1) & this.mask;
-    this.table[s] = j;
-    this.tHash[s] = h;
+  private insert(qi: number, j: number, h: number): void {
+    const off = this.qOff[qi]!;
+    const mask = this.qMask[qi]!;
+    let s = h & mask;
+    while (this.table[off + s * 2] !== -1) s = (s + 1) & mask;
+    this.table[off + s * 2] = j;
+    this.table[off + s * 2 + 1] = h;
   }
 
   /** The grade of docno bytes buf[s,e) in query qi, or undefined. */
   lookup(qi: number, buf: Uint8Array, s: number, e: number, h = hashBytes(buf, s, e, qi)): number | undefined {
-    let slot = h & this.mask;
+    const off = this.qOff[qi]!;
+    const mask = this.qMask[qi]!;
+    let slot = h & mask;
     const len = e - s;
+    const t = this.table;
     for (;;) {
-      const j = this.table[slot]!;
+      const j = t[off + slot * 2]!;
       if (j === -1) return undefined;
-      if (this.tHash[slot] === h && this.jQuery[j] === qi && this.jEnd[j]! - this.jStart[j]! === len) {
+      if (t[off + slot * 2 + 1] === h && this.jEnd[j]! - this.jStart[j]! === len) {
         const b = this.bytes;
         let k = 0;
         const js = this.jStart[j]!;
         while (k < len && b[js + k] === buf[s + k]) k++;
         if (k === len) return this.jRel[j];
       }
-      slot = (slot + 1) & this.mask;
+      slot = (slot + 1) & mask;
     }
   }
 
@@ -212,7 +271,8 @@ export class RunQuery {
       b.set(this.bytes.subarray(0, start));
       this.bytes = b;
     }
-    this.bytes.set(buf.subarray(s, e), start);
+    const bytes = this.bytes;
+    for (let k = 0; k < len; k++) bytes[start + k] = buf[s + k]!;
     const i = this.n++;
     this.sim[i] = sim;
     this.rel[i] = rel;

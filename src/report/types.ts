@@ -50,6 +50,8 @@ export interface HarnessMetadata {
   resolution?: Record<string, string[]>;
   params?: Partial<SearchParams>;
   service?: string;
+  /** rankgate's version (src/version.ts): shards of different versions are never merged. */
+  rankgate?: string;
 }
 
 export const BUCKETS = [

@@ -41,6 +41,7 @@ export const PROVIDER_SETTING_KEYS = [
   'url',
   'urlShape',
   'timeoutMs',
+  'unreachableAfter',
   'corpus',
   'corpusFormat',
   'autoIngest',
@@ -78,6 +79,7 @@ const NUMBERS: Record<string, [number, number, boolean]> = {
   topK: [1, 1000, true],
   chunkSize: [1, 1e6, true],
   timeoutMs: [1, 24 * 3600 * 1000, false],
+  unreachableAfter: [0, 1e6, true],
 };
 
 /**

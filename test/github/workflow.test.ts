@@ -1,7 +1,10 @@
 /**
  * The PR gate workflow, checked with GitHub's own workflow parser (@actions/workflow-parser):
- * schema-valid, and wired the way issue 8 requires (triggers, Postgres+pgvector service, npm cache,
- * eval with --output, gate against the base branch's baseline, one updatable comment, artifact, failure).
+ * schema-valid, and wired as the PR gate needs (triggers, Postgres+pgvector service, npm cache, caches for the index
+ * and the embedding cache, eval with --output, gate against the base branch's baseline, one updatable comment that a
+ * fork's read-only token cannot break, job summary, HTML report and results as artifacts, failure), one job by default
+ * and a sharded pipeline (plan -> embed x N -> index -> shard x N -> merge) when `shards` > 1. The sharded steps are
+ * replayed on this machine by test/github/shards.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +29,7 @@ test('GitHub workflow parser accepts the workflow with no errors', async () => {
   assert.ok(r.value, 'parser returned a template');
   const wf = await convertWorkflowTemplate(r.context, r.value);
   assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
-  assert.deepEqual(wf.jobs.map((j) => j.id.value), ['eval', 'sweep']);
+  assert.deepEqual(wf.jobs.map((j) => j.id.value), ['eval', 'plan', 'embed', 'index', 'shard', 'merge', 'sweep']);
 });
 
 test('the parser used here does reject a broken workflow (the check above can fail)', () => {
@@ -35,10 +38,12 @@ test('the parser used here does reject a broken workflow (the check above can fa
   assert.ok(errors.some((m) => /runs-onn/.test(m)), errors.join('\n'));
 });
 
-type Step = { uses?: string; run?: string; with?: Record<string, unknown>; if?: string; id?: string; 'continue-on-error'?: boolean };
+type Step = { uses?: string; run?: string; with?: Record<string, unknown>; if?: string; id?: string; env?: Record<string, string>; 'continue-on-error'?: boolean };
+type Job = { services?: Record<string, { image: string }>; steps: Step[]; if?: string; needs?: string | string[]; strategy?: { matrix?: Record<string, unknown>; 'fail-fast'?: boolean } };
 const wf = yaml.load(content) as {
-  on: { pull_request: { paths: string[] }; workflow_dispatch: unknown };
-  jobs: Record<string, { services?: Record<string, { image: string }>; steps: Step[]; if?: string }>;
+  on: { pull_request: { paths: string[] }; workflow_dispatch: { inputs: Record<string, { type: string; default: unknown }> } };
+  env: Record<string, string>;
+  jobs: Record<string, Job>;
 };
 
 test('runs on pull requests touching search-affecting paths, and on manual dispatch', () => {
@@ -74,6 +79,85 @@ test('eval job: pgvector service, npm cache, ingest, eval --output, gate vs base
   const last = steps[steps.length - 1]!;
   assert.match(String(last.if), /steps\.gate\.outcome/);
   assert.match(last.run ?? '', /exit 1/);
+});
+
+/** The checks every gating job (single `eval`, sharded `merge`) shares. */
+function gatingJob(name: string) {
+  const job = wf.jobs[name]!;
+  const steps = job.steps;
+  const runs = steps.map((s) => s.run ?? '').join('\n');
+  // Fork PRs: read-only token. The comment step is skipped for forks and cannot fail the job; the gate step decides.
+  const comment = steps.find((s) => s.uses?.startsWith('actions/github-script'))!;
+  assert.match(String(comment.if), /github\.event\.pull_request\.head\.repo\.full_name == github\.repository/, `${name}: comment skipped on fork PRs`);
+  assert.equal(comment['continue-on-error'], true, `${name}: a failed comment never fails the job`);
+  const gate = steps.find((s) => s.id === 'gate')!;
+  assert.equal(gate['continue-on-error'], true);
+  const last = steps[steps.length - 1]!;
+  assert.match(String(last.if), /steps\.gate\.outcome != 'success'/, `${name}: the gate decides the job`);
+  // Job summary with the table, HTML report, artifact with results + comment + report.
+  assert.match(runs, /cat comment\.md >> "\$GITHUB_STEP_SUMMARY"/, `${name}: job summary`);
+  assert.match(runs, /rankgate report results\.json .*--html report\.html/, `${name}: HTML report`);
+  const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.json'))!;
+  for (const f of ['results.json', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
+  assert.match(runs, /rankgate gate results\.json --baseline "\$BASELINE" --comment comment\.md/);
+}
+
+test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {
+  gatingJob('eval');
+  gatingJob('merge');
+});
+
+test('shards input (default 1 = the single eval job); N > 1 = plan -> embed x N -> index -> shard x N -> merge', () => {
+  const input = wf.on.workflow_dispatch.inputs.shards!;
+  assert.equal(input.type, 'number');
+  assert.equal(input.default, 1);
+  assert.match(wf.env.RANKGATE_SHARDS!, /inputs\.shards \|\| vars\.RANKGATE_SHARDS \|\| 1/);
+  assert.match(String(wf.jobs.eval!.if), /<= 1/);
+  assert.match(String(wf.jobs.plan!.if), /> 1/);
+  // The embedding jobs are skipped when the index is already cached (lookup only); the index job still runs then.
+  assert.match(String(wf.jobs.embed!.if), /needs\.plan\.outputs\.index-hit != 'true'/);
+  assert.match(String(wf.jobs.index!.if), /needs\.embed\.result == 'skipped'/);
+  const look = wf.jobs.plan!.steps.find((s) => s.id === 'index-cache')!;
+  assert.equal(look.with?.['lookup-only'], true);
+  const needs = (j: string) => [wf.jobs[j]!.needs ?? []].flat();
+  assert.deepEqual(needs('embed'), ['plan']);
+  assert.deepEqual(needs('index'), ['plan', 'embed']);
+  assert.deepEqual(needs('shard'), ['plan', 'index']);
+  assert.deepEqual(needs('merge'), ['shard']);
+  for (const j of ['embed', 'shard']) assert.equal(wf.jobs[j]!.strategy?.matrix?.shard, '${{ fromJSON(needs.plan.outputs.list) }}', `${j}: matrix of N`);
+  // Each shard evaluates its part with RANKGATE_SHARD=i/N, floors off (they apply to the merged file), and uploads it.
+  const ev = wf.jobs.shard!.steps.find((s) => s.id === 'eval')!;
+  assert.equal(ev.env?.RANKGATE_SHARD, '${{ matrix.shard }}/${{ needs.plan.outputs.count }}');
+  assert.equal(ev.env?.RANKGATE_GATE, 'off');
+  assert.match(ev.run!, /npx promptfoo eval -c "\$RANKGATE_EVAL_CONFIG" .*--output "shard-results\/results-\$SHARD_INDEX\.json"/);
+  // Embedding sharded the same way, merged into the index job's database, ingested once, dumped for the shards.
+  assert.match(wf.jobs.embed!.steps.find((s) => s.id === 'embed')!.run!, /rankgate embed-cache build --shard "\$SHARD"/);
+  const ingest = wf.jobs.index!.steps.find((s) => s.id === 'ingest')!.run!;
+  assert.match(ingest, /rankgate embed-cache import embed-shards\/\*\/\*\.jsonl[\s\S]*rankgate ingest[\s\S]*pg_dump/);
+  assert.match(wf.jobs.shard!.steps.map((s) => s.run ?? '').join('\n'), /pg_restore/);
+  assert.match(wf.jobs.merge!.steps.find((s) => s.id === 'merge')!.run!, /npx rankgate merge results\.json shard-results\/\*\.json/);
+  const dl = wf.jobs.merge!.steps.find((s) => s.uses?.startsWith('actions/download-artifact'))!;
+  assert.equal(dl.with?.['merge-multiple'], true);
+  // The merge job runs even when a shard failed, so `rankgate merge` names the missing shard (and fails the job).
+  assert.match(String(wf.jobs.merge!.if), /always\(\)/);
+});
+
+test('index and embedding cache in actions/cache, keyed by corpus x chunk size x embedder (x schema for the index)', () => {
+  const caches = Object.values(wf.jobs).flatMap((j) => j.steps.filter((s) => s.uses?.startsWith('actions/cache')));
+  const index = caches.filter((s) => String(s.with?.path).includes('index.dump'));
+  const emb = caches.filter((s) => /embedding-cache|embed-shard/.test(String(s.with?.path)));
+  assert.ok(index.length >= 2 && emb.length >= 2);
+  for (const c of index) {
+    const key = String(c.with?.key);
+    for (const part of ["hashFiles('datasets/corpus/**')", 'env.RANKGATE_CHUNK_SIZE', 'env.RANKGATE_EMBEDDER', "hashFiles('src/db/migrations/**'"]) assert.ok(key.includes(part), `${key} has ${part}`);
+  }
+  for (const c of emb) {
+    const key = String(c.with?.key);
+    for (const part of ["hashFiles('datasets/corpus/**')", 'env.RANKGATE_EMBEDDER']) assert.ok(key.includes(part), `${key} has ${part}`);
+  }
+  const single = wf.jobs.eval!.steps.map((s) => s.run ?? '').join('\n');
+  assert.match(single, /rankgate embed-cache import[\s\S]*rankgate ingest[\s\S]*rankgate embed-cache export/);
+  assert.match(single, /pg_restore/);
 });
 
 test('every rankgate subcommand the workflow calls exists in the CLI', async () => {

@@ -119,6 +119,16 @@ test('the per-eval budget: once spent, remaining judgements are judge errors wit
   }
 });
 
+test('the budget counts time spent judging, not the eval\'s time between judgements', async () => {
+  const j = await createJudge(opts({ budgetSeconds: 0.3, concurrency: 1 }));
+  assert.ok((await j.relevance(input(1))).verdict);
+  await new Promise((r) => setTimeout(r, 500)); // the eval searches meanwhile
+  const second = await j.relevance(input(2));
+  assert.ok(second.verdict, second.error);
+  assert.equal(j.stats.skipped, 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('deadline settings: options, then env, then defaults; bad values are clear errors', () => {
   assert.deepEqual(judgeDeadlines({}), { timeoutMs: 15_000, callTimeoutMs: 30_000, budgetMs: 900_000, unreachableAfter: 2 });
   const saved = { ...process.env };

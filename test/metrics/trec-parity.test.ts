@@ -120,3 +120,43 @@ test('a run streamed in small chunks through one reused buffer gives the same ou
     assert.equal(whole, readFileSync(join(FIX, 'expected', `${id}.aqc.out`), 'latin1'));
   }
 });
+
+test('rankgate compare and the per-ranking API score like trec_eval -c, query by query', async () => {
+  const { Qrels, RunReader } = await import('../../src/metrics/trecfast.ts');
+  const { perQueryValues, fmt4 } = await import('../../src/metrics/treceval.ts');
+  const { parseQrels, parseRun, orderRun, ndcg_cut_k, map, P_k } = await import('../../src/metrics/index.ts');
+  let n = 0;
+  const ok = readdirSync(expectedDir)
+    .filter((f) => f.endsWith('.aqc.out') && !readFileSync(join(expectedDir, f), 'latin1').startsWith('#exit'))
+    .map((f) => f.slice(0, 2))
+    .slice(0, 4);
+  for (const id of ok) {
+    const qb = readFileSync(join(FIX, 'cases', `${id}.qrels`));
+    const rb = readFileSync(join(FIX, 'cases', `${id}.run`));
+    const qrels = Qrels.parse(qb, 'q');
+    const rd = new RunReader(qrels, { fileName: 'r' });
+    rd.push(rb);
+    rd.end();
+    const expected = readFileSync(join(FIX, 'expected', `${id}.aqc.out`), 'latin1').split('\n');
+    const ref = (name: string, qid: string) => expected.find((l) => l.startsWith(name.padEnd(22) + '\t' + qid + '\t'))?.split('\t')[2];
+    // the string API (assertions) on the same files; ids are latin1 like the byte reader's
+    const sq = parseQrels(qb.toString('latin1'), 'q');
+    const sr = parseRun(rb.toString('latin1'), 'r');
+    for (const [spec, name, fn, k] of [
+      ['ndcg_cut.10', 'ndcg_cut_10', ndcg_cut_k, 10],
+      ['map', 'map', map, undefined],
+      ['P_5', 'P_5', P_k, 5],
+    ] as const) {
+      const r = perQueryValues(qrels, rd, spec, { runFileName: 'r' });
+      assert.equal(r.name, name);
+      for (const [qid, v] of r.values) {
+        assert.equal(fmt4(v), ref(name, qid), `${id} ${name} ${qid} (compare)`);
+        const entries = sr.queries.get(qid);
+        const api = fn(entries ? orderRun(entries) : [], sq.get(qid)!, k);
+        assert.equal(fmt4(api), ref(name, qid), `${id} ${name} ${qid} (per-ranking API)`);
+        n++;
+      }
+    }
+  }
+  assert.ok(n > 30);
+});

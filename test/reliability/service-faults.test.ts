@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
-import { startDeadBedrock, type DeadBedrock } from '../helpers/fake-bedrock.ts';
+import { converseReply, startDeadBedrock, startFakeBedrock, type DeadBedrock } from '../helpers/fake-bedrock.ts';
 import { BIN, FIXTURES, ROOT, assertNoStack, copyIndexFixture, killChildren, promptfooEval, rankgate, spawnNode, tempDir, type RunResult } from './helpers.ts';
 
 const GOLDEN = JSON.parse(readFileSync(join(FIXTURES, 'golden.json'), 'utf8')) as { id: string; query: string }[];
@@ -237,6 +237,7 @@ describe('module: .ts, .mts, .js and .mjs from a folder outside the repo, in pro
   let rows: Row[];
   let run: RunResult;
   const exts = ['ts', 'mts', 'js', 'mjs'] as const;
+  let hung: DeadBedrock;
   before(async () => {
     const ts = `import { basename } from 'node:path';
 interface Hit { chunkId: string }
@@ -253,6 +254,7 @@ export function createSearchService(config: Record<string, unknown>) {
     const js = ts.replace(/^interface.*\n/m, '').replace(': Record<string, unknown>', '').replace('(query: string)', '(query)').replace('const hits: Hit[]', 'const hits');
     for (const e of exts) writeFileSync(join(dir, `my-search.${e}`), e.endsWith('ts') ? ts : js);
     const port = await deadPort();
+    hung = await startDeadBedrock(); // any server that accepts connections and never answers
     const columns = exts.flatMap((e) =>
       [true, false].map(
         (worker) => `  - id: file://${ROOT}/providers/search.ts
@@ -269,6 +271,9 @@ ${columns.join('\n')}
   - id: file://${ROOT}/providers/search.ts
     label: dead-url
     config: { url: 'http://127.0.0.1:${port}/api/v1/search' }
+  - id: file://${ROOT}/providers/search.ts
+    label: hung-url
+    config: { url: '${hung.url}/api/v1/search', timeoutMs: 1500, unreachableAfter: 1 }
 tests:
   - vars: { query: still water }
     metadata: { id: q1 }
@@ -282,8 +287,9 @@ env:
     assert.ok(existsSync(out), `no results (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
     rows = pfRows(out);
   });
-  after(() => {
+  after(async () => {
     killChildren();
+    await hung?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -304,6 +310,14 @@ env:
     const dead = rows.filter((r) => r.provider.label === 'dead-url');
     assert.equal(dead.length, 2);
     for (const r of dead) assert.match(String(r.response?.error ?? r.error), /connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
+  });
+
+  it('url: a service that accepts connections and never answers is cut off after unreachableAfter queries with no answer', () => {
+    const rs = rows.filter((r) => r.provider.label === 'hung-url');
+    assert.equal(rs.length, 2);
+    for (const r of rs) assert.match(String(r.response?.error ?? r.error), /unreachable: 1 query in a row got no answer \(last: POST .* timed out after 1500 ms \(timeoutMs\)\); not queried/);
+    // the warm-up (and at most one query already on its way) reached it; after that nothing is sent
+    assert.ok(hung.connections >= 1 && hung.connections <= 2, `${hung.connections} connections to the hung service`);
   });
 });
 
@@ -367,6 +381,69 @@ env:
     // 20 judgements x 3 SDK attempts x 3 tries each was 180 connections of 30 s; now the cut-off bounds them
     assert.ok(dead.connections <= 4 * 3 * 3, `${dead.connections} connections to the dead endpoint`);
     assertNoStack(run.stderr);
+  });
+});
+
+describe('the judge cache through real promptfoo evals: another endpoint is never answered from the cache', () => {
+  const dir = tempDir('judge-cache');
+  const golden = Array.from({ length: 4 }, (_, i) => ({
+    id: `jc-${i}`,
+    query: `what is still water ${i}`,
+    language: 'en',
+    category: 'direct',
+    expected: [{ chunk_id: 'lake#c1', grade: 3, relevant: true }],
+  }));
+  let fake: Awaited<ReturnType<typeof startFakeBedrock>>;
+  before(async () => {
+    fake = await startFakeBedrock();
+    fake.on('*', 'converse', () => converseReply('NOT_RELEVANT'));
+    writeFileSync(join(dir, 'golden.json'), JSON.stringify(golden));
+  });
+  after(async () => {
+    killChildren();
+    await fake?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const evalWith = async (endpoint: string, name: string) => {
+    const config = join(dir, `${name}.yaml`);
+    writeFileSync(
+      config,
+      `prompts: ['{{query}}']
+providers:
+  - id: file://${ROOT}/providers/search.ts
+    label: lake
+    config: { module: ${join(FIXTURES, 'fault-service.ts')} }
+defaultTest:
+  assert:
+    - type: javascript
+      value: file://${ROOT}/assertions/judge.ts:judged
+      config: { mode: bedrock, endpoint: '${endpoint}', region: us-east-1, cacheDir: ${join(dir, 'cache')} }
+tests: file://${join(FIXTURES, 'tests.ts')}
+env:
+  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+`,
+    );
+    const out = join(dir, `${name}.json`);
+    fake.clearRequests();
+    const r = await promptfooEval(config, out, {
+      RANKGATE_RELIABILITY_GOLDEN: join(dir, 'golden.json'),
+      AWS_ACCESS_KEY_ID: 'AKIDFAKEFAKEFAKE',
+      AWS_SECRET_ACCESS_KEY: 'fake-secret-key',
+    }).result;
+    assert.ok(existsSync(out), `no results (exit ${r.code}):\n${r.stderr.slice(-2000)}`);
+    const rows = JSON.parse(readFileSync(out, 'utf8')).results.results as { gradingResult?: { namedScores?: Record<string, number> } }[];
+    const sum = (k: string) => rows.reduce((a, x) => a + (x.gradingResult?.namedScores?.[k] ?? 0), 0);
+    return { calls: sum('judge_calls'), hits: sum('judge_cache_hits'), requests: fake.requests.length };
+  };
+
+  it('first run calls the judge, the rerun is all cache hits, the same judge at another endpoint has 0 hits and is called', async () => {
+    const first = await evalWith(fake.url, 'a1');
+    assert.equal(first.calls, 8, '4 queries x 2 results not matching the expected chunk');
+    assert.equal(first.requests, 8);
+    const again = await evalWith(fake.url, 'a2');
+    assert.deepEqual([again.calls, again.hits, again.requests], [0, 8, 0]);
+    const moved = await evalWith(fake.url.replace('127.0.0.1', 'localhost'), 'b1');
+    assert.deepEqual([moved.hits, moved.calls, moved.requests], [0, 8, 8]);
   });
 });
 

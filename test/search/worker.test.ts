@@ -6,6 +6,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isUserError } from '../../src/errors.ts';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModuleService } from '../../src/search/module.ts';
@@ -106,5 +109,18 @@ describe('search worker', () => {
     assert.equal(r.signal, null, 'the process exited by itself (not killed by the timeout)');
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'searched');
+  });
+
+  it('a user mistake in the thread stays a UserError here (one line, exit 2, no stack)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rg-worker-usererror-'));
+    try {
+      const mod = join(dir, 'bad-config.ts');
+      writeFileSync(mod, `import { UserError } from ${JSON.stringify(join(ROOT, 'src', 'errors.ts'))};
+export function createSearchService() { throw new UserError('my-search.yaml: field "index" is missing'); }
+`);
+      await assert.rejects(start(mod), (e: unknown) => isUserError(e) && (e as Error).message === 'my-search.yaml: field "index" is missing');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

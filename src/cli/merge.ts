@@ -1,0 +1,36 @@
+/**
+ * rankgate merge OUT.json SHARD.json... [--quiet]
+ *
+ * Merges the promptfoo results files of the shards of one eval (RANKGATE_SHARD=i/N, or --filter-range) into one
+ * promptfoo results file equal to a single-process run's (src/report/merge.ts): `rankgate gate`, `rankgate report`
+ * and `rankgate compare --results` then run on it unchanged, and `promptfoo import OUT.json` shows it in the viewer.
+ * Written atomically. Exit 0 when merged, 2 when the shards cannot be merged (one line saying why).
+ */
+import { UserError } from '../errors.ts';
+import { mergeResultFiles } from '../report/merge.ts';
+import { writeFileAtomic } from '../util/atomic.ts';
+import { parseCliArgs } from './args.ts';
+
+const USAGE = 'usage: rankgate merge OUT.json SHARD.json [SHARD.json...] [--quiet]';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values: v, positionals } = parseCliArgs(argv, { quiet: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } }, USAGE);
+  if (v.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length < 2) throw new UserError(`expected OUT.json and at least one shard results file, got ${positionals.length} file(s)\n${USAGE}`);
+  const [out, ...shards] = positionals as [string, ...string[]];
+  if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
+  const t0 = performance.now();
+  const { doc, summary } = mergeResultFiles(shards);
+  writeFileAtomic(out, JSON.stringify(doc, null, 2) + '\n');
+  if (!v.quiet) {
+    const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
+    console.log(
+      `${out}: ${summary.selection.size} queries x ${summary.columns} column${summary.columns === 1 ? '' : 's'} (${summary.rows} rows) of selection ${summary.selection.id} ` +
+        `merged from ${summary.shards.length} file${summary.shards.length === 1 ? '' : 's'} (${parts}) in ${Math.round(performance.now() - t0)} ms`,
+    );
+  }
+  return 0;
+}

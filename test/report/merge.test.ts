@@ -1,0 +1,178 @@
+/**
+ * src/report/merge.ts on small promptfoo-shaped results files built here: the arithmetic of the merge (sums from the
+ * rows, counts added, derived metrics recomputed over the merged sums, stats added) and every refusal, each one line
+ * through the real CLI (exit 2). The end-to-end equality with a single-process run of real shard processes is
+ * test/github/shards.test.ts.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fsum, mergeResults, type ResultsDoc } from '../../src/report/merge.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SEL = { id: 'a1b2c3d4e5f60718', size: 6, files: ['datasets/golden/x.json'] };
+// Six queries: recall_at_3 values chosen so float sums depend on their order (0.1 + 0.2 + ...).
+const VALUES: Record<string, number> = { q1: 0.1, q2: 0.2, q3: 0.3, q4: 1 / 3, q5: 0.7, q6: 1 };
+
+function golden(id: string) {
+  return { id, query: `query ${id}`, language: 'en', category: 'direct', tags: [], slices: {}, expected: [{ doc_id: 'd1', grade: 1, relevant: true }], expected_routing: 'search' };
+}
+
+function doc(ids: string[], shard: { index: number; count: number } | null, o: { sel?: typeof SEL; rk?: number; version?: string; pf?: string } = {}): ResultsDoc {
+  const sel = { ...(o.sel ?? SEL), ...(shard ? { shard, shardSize: ids.length } : {}) };
+  const rows = ids.map((id, testIdx) => ({
+    id: `row-${id}`,
+    promptIdx: 0,
+    testIdx,
+    score: VALUES[id]!,
+    success: VALUES[id]! >= 0.5,
+    latencyMs: 10 + testIdx,
+    cost: 0,
+    namedScores: { recall_at_3: VALUES[id]!, n_ranked: 1 },
+    gradingResult: { pass: true, score: 1, namedScoreWeights: { recall_at_3: 1, n_ranked: 1 } },
+    testCase: { vars: { query: `query ${id}` }, metadata: { id, golden: golden(id), selection: sel } },
+    response: { output: 'x', metadata: { rankgate: o.version ?? '0.1.0' } },
+    tokenUsage: { total: 0, numRequests: 1 },
+  }));
+  const sum = (k: 'recall_at_3' | 'n_ranked') => rows.reduce((a, r) => a + r.namedScores[k], 0);
+  const pass = rows.filter((r) => r.success).length;
+  return {
+    evalId: `eval-${shard?.index ?? 0}`,
+    results: {
+      version: 3,
+      timestamp: `2026-11-23T10:0${shard?.index ?? 0}:00.000Z`,
+      prompts: [
+        {
+          raw: '{{query}}',
+          label: '{{query}}',
+          provider: 'col-a',
+          metrics: {
+            score: rows.reduce((a, r) => a + r.score, 0),
+            testPassCount: pass,
+            testFailCount: rows.length - pass,
+            testErrorCount: 0,
+            assertPassCount: rows.length,
+            assertFailCount: 0,
+            totalLatencyMs: rows.reduce((a, r) => a + r.latencyMs, 0),
+            tokenUsage: { total: 0, numRequests: rows.length, completionDetails: { reasoning: 0 } },
+            namedScores: { recall_at_3: sum('recall_at_3'), n_ranked: sum('n_ranked'), avg_recall_at_3: sum('recall_at_3') / sum('n_ranked'), share: sum('n_ranked') / rows.length },
+            namedScoresCount: { recall_at_3: rows.length, n_ranked: rows.length },
+            namedScoreWeights: { recall_at_3: rows.length, n_ranked: rows.length },
+            cost: 0,
+          },
+        },
+      ],
+      results: rows,
+      stats: { successes: pass, failures: rows.length - pass, errors: 0, tokenUsage: { total: 0, numRequests: rows.length }, durationMs: 100 * rows.length },
+    },
+    config: {
+      providers: [{ id: 'file://providers/search.ts', label: 'col-a', config: { rrfK: o.rk ?? 60 } }],
+      prompts: ['{{query}}'],
+      tests: 'file://datasets/tests.ts',
+      derivedMetrics: [
+        { name: 'avg_recall_at_3', value: 'recall_at_3 / n_ranked' },
+        { name: 'share', value: 'n_ranked / __count' },
+      ],
+    },
+    metadata: { promptfooVersion: o.pf ?? '0.121.20' },
+  } as unknown as ResultsDoc;
+}
+
+const S1 = ['q1', 'q3', 'q5'];
+const S2 = ['q2', 'q4', 'q6'];
+
+describe('rankgate merge (src/report/merge.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-merge-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fsum is exactly rounded and independent of order', () => {
+    assert.equal(fsum([0.1, 0.2, 0.3]), 0.6);
+    assert.notEqual(0.1 + 0.2 + 0.3, 0.6, 'plain addition is not');
+    assert.equal(fsum([1e100, 1, -1e100]), 1);
+    const xs = Object.values(VALUES);
+    assert.equal(fsum(xs), fsum([...xs].reverse()));
+    assert.equal(fsum([]), 0);
+  });
+
+  it('sums from the rows, adds counts and stats, recomputes derived metrics over the merged sums', () => {
+    const { doc: m, summary } = mergeResults([
+      { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
+      { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }) },
+    ]);
+    const met = m.results.prompts[0]!.metrics!;
+    const exact = fsum(Object.values(VALUES));
+    assert.equal(met.namedScores.recall_at_3, exact);
+    assert.equal(met.namedScores.n_ranked, 6);
+    assert.equal(met.namedScores.avg_recall_at_3, exact / 6);
+    assert.equal(met.namedScores.share, 1, 'derived metric over __count = all rows of the column');
+    assert.equal(met.namedScoresCount.recall_at_3, 6);
+    assert.equal(met.namedScoreWeights!.n_ranked, 6);
+    assert.equal(met.testPassCount, 2);
+    assert.equal(met.testFailCount, 4);
+    assert.equal(met.totalLatencyMs, 2 * (10 + 11 + 12));
+    assert.deepEqual(met.tokenUsage, { total: 0, numRequests: 6, completionDetails: { reasoning: 0 } });
+    assert.equal(m.results.stats!.successes, 2);
+    assert.equal(m.results.stats!.durationMs, 300, 'the longest shard: they ran in parallel');
+    // Rows in shard order, one matrix row (testIdx) per query.
+    assert.deepEqual(m.results.results.map((r) => (r.testCase!.metadata as { id: string }).id), [...S1, ...S2]);
+    assert.deepEqual(m.results.results.map((r) => r.testIdx), [0, 1, 2, 3, 4, 5]);
+    assert.equal(summary.selection.id, SEL.id);
+    assert.notEqual(m.evalId, 'eval-1');
+    assert.equal(m.results.timestamp, '2026-11-23T10:01:00.000Z');
+  });
+
+  it('a full run merged alone is the canonical form of the same numbers, equal to the merged shards', () => {
+    const full = mergeResults([{ file: 'full.json', doc: doc(['q1', 'q2', 'q3', 'q4', 'q5', 'q6'], null) }]).doc;
+    const sharded = mergeResults([
+      { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }) },
+      { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
+    ]).doc;
+    assert.deepEqual(sharded.results.prompts[0]!.metrics!.namedScores, full.results.prompts[0]!.metrics!.namedScores);
+  });
+
+  const write = (name: string, d: unknown) => {
+    const p = join(dir, name);
+    writeFileSync(p, typeof d === 'string' ? d : JSON.stringify(d));
+    return p;
+  };
+  const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'merge', ...args], { encoding: 'utf8', cwd: ROOT });
+
+  it('the CLI writes the merged file (exit 0) and refuses, in one line with exit 2, what cannot be merged exactly', () => {
+    const s1 = write('s1.json', doc(S1, { index: 1, count: 2 }));
+    const s2 = write('s2.json', doc(S2, { index: 2, count: 2 }));
+    const out = join(dir, 'merged.json');
+    const ok = cli([out, s1, s2]);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /6 queries x 1 column \(6 rows\) of selection a1b2c3d4e5f60718 merged from 2 files \(1\/2 3 queries, 2\/2 3 queries\)/);
+    assert.equal(JSON.parse(readFileSync(out, 'utf8')).results.results.length, 6);
+
+    const cases: [string, string[], RegExp][] = [
+      ['missing shard', [s1], /missing shard 2\/2 \(1 of 2 shard results files given\)/],
+      ['overlap', [s1, write('o.json', doc(['q1', 'q2', 'q4', 'q6'], { index: 2, count: 2 }))], /o\.json: query q1 is also in .*s1\.json: the shards overlap/],
+      ['same shard twice', [s1, write('dup.json', doc(S2, { index: 1, count: 2 }))], /dup\.json: shard 1\/2 is also .*s1\.json/],
+      ['other golden set', [s1, write('g.json', doc(S2, { index: 2, count: 2 }, { sel: { ...SEL, id: 'ffffffffffffffff' } }))], /g\.json: golden selection ffffffffffffffff .* differs from .*s1\.json's a1b2c3d4e5f60718 .*different golden sets/],
+      ['other config', [s1, write('c.json', doc(S2, { index: 2, count: 2 }, { rk: 40 }))], /c\.json: config\.providers\[0\]\.config\.rrfK is 40 here but 60 in .*s1\.json: shards must run the same configuration/],
+      ['other rankgate', [s1, write('v.json', doc(S2, { index: 2, count: 2 }, { version: '0.2.0' }))], /v\.json: rankgate 0\.2\.0 here but 0\.1\.0 in .*: shards must run the same rankgate version/],
+      ['other promptfoo', [s1, write('p.json', doc(S2, { index: 2, count: 2 }, { pf: '0.121.19' }))], /p\.json: promptfoo 0\.121\.19 here but 0\.121\.20/],
+      ['split differently', [s1, write('n.json', doc(S2, { index: 2, count: 3 }))], /n\.json: is shard 2\/3 but .* is shard 1\/2: every shard must split the same way/],
+      ['incomplete', [write('i1.json', doc(['q1', 'q3'], { index: 1, count: 2 })), s2], /has rows for 5 of the selection's 6 queries/],
+      ['not JSON', [write('bad.json', '{oops')], /bad\.json: not JSON/],
+      ['not promptfoo', [write('np.json', { hello: 1 })], /np\.json: expected promptfoo output JSON/],
+      ['no selection', [write('ns.json', (() => { const d = doc(S1, null); delete (d.results.results[1]!.testCase!.metadata as Record<string, unknown>).selection; return d; })())], /ns\.json: results\[1\]\.testCase\.metadata\.selection is missing/],
+      ['edited', [write('e.json', (() => { const d = doc(S1, { index: 1, count: 2 }); d.results.prompts[0]!.metrics!.namedScores.recall_at_3 = 9; return d; })()), s2], /e\.json: results\.prompts\[0\]\.metrics\.namedScores\.recall_at_3 is 9 but its rows sum to/],
+      ['unsharded with shards', [write('full.json', doc(S1, null)), s2], /full\.json: is a full \(unsharded\) run/],
+    ];
+    for (const [what, files, re] of cases) {
+      const before = existsSync(join(dir, 'never.json'));
+      const r = cli([join(dir, 'never.json'), ...files]);
+      assert.equal(r.status, 2, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, re, what);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(existsSync(join(dir, 'never.json')), before, `${what}: nothing written`);
+    }
+  });
+});
