@@ -122,7 +122,8 @@ ${CLIENT_JS}
 /** Browser code: builds the charts from D (runs in the report, offline). */
 const CLIENT_JS = String.raw`
 (function () {
-  const init = (id, h) => { const el = document.getElementById(id); if (!el) return null; if (h) el.style.height = h + 'px'; return echarts.init(el, null, { renderer: 'svg' }); };
+  // No animation: a static report (and a screenshot right after load shows the final bars).
+  const init = (id, h) => { const el = document.getElementById(id); if (!el) return null; if (h) el.style.height = h + 'px'; const c = echarts.init(el, null, { renderer: 'svg' }); c.setOption({ animation: false }); return c; };
   const labels = D.columns.map((c) => c.label);
   const short = (s) => (s.length > 34 ? s.slice(0, 32) + '…' : s);
   const whisker = (seriesIndex, count, getter) => ({
