@@ -38,7 +38,6 @@ interface Case {
 const PENDING: Record<string, string> = {
   'compare unknown option': 'compare: parseCliArgs in src/cli/compare.ts (view engineer)',
   'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
-  'search bad value': "search: did-you-mean for --mode values in src/cli/search.ts (db engineer)",
 };
 
 const dir = tempDir('user-errors');
