@@ -36,7 +36,6 @@ interface Case {
 
 /** Cases whose command does not pass yet, with the owner who is changing it (run as todo). */
 const PENDING: Record<string, string> = {
-  'compare unknown option': 'compare: parseCliArgs in src/cli/compare.ts (view engineer)',
   'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
 };
 
@@ -113,6 +112,10 @@ const CASES: Case[] = [
   { id: 'embed-cache unknown option', args: ['embed-cache', 'build', '--shrad', '1/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /unknown option '--shrad'.*did you mean '--shard'/ },
   { id: 'embed-cache missing file', args: ['embed-cache', 'merge', join(dir, 'c.jsonl'), missing], expect: /nope\.yaml/ },
   { id: 'embed-cache bad value', args: ['embed-cache', 'build', '--shard', '3/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /3\/2|shard/ },
+  // report (the HTML report)
+  { id: 'report unknown option', args: ['report', results, '--htm', join(dir, 'r.html')], expect: /unknown option '--htm'.*did you mean '--html'/ },
+  { id: 'report missing file', args: ['report', missing, '--html', join(dir, 'r.html')], expect: /nope\.yaml/ },
+  { id: 'report bad value', args: ['report', results, '--html', join(dir, 'r.html'), '--seed', 'abc'], expect: /seed|abc|results\.json/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   // the promptfoo tests loader (datasets/tests.ts) inside a real eval
