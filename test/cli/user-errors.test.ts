@@ -2,9 +2,6 @@
  * Every `rankgate` subcommand and the promptfoo tests loader, given a user mistake (an unknown option, a missing
  * file, a bad value), answers with ONE line naming the mistake (an unknown option with a did-you-mean), exit
  * code 2, and no stack trace. The usage text may follow the line; Node's and npm's own banners are ignored.
- *
- * Cases listed in PENDING are run as `todo` (reported in the summary, not failing the suite) until the owner of
- * that command lands the fix; remove a case from PENDING when it passes (RANKGATE_PENDING=strict shows which do).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,11 +30,6 @@ interface Case {
   /** the command's output IS the problem list (golden validate): the one line is on stdout, a count on stderr */
   onStdout?: boolean;
 }
-
-/** Cases whose command does not pass yet, with the owner who is changing it (run as todo). */
-const PENDING: Record<string, string> = {
-  'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
-};
 
 const dir = tempDir('user-errors');
 const qrels = join(dir, 'qrels.txt');
@@ -128,9 +120,7 @@ const PROMPTFOO_BIN = join(ROOT, 'node_modules', 'promptfoo', 'dist', 'src', 'en
 test.after(() => removeDir(dir));
 
 for (const c of CASES) {
-  // RANKGATE_PENDING=strict runs the pending cases as ordinary tests (to see which ones pass now)
-  const pending = process.env.RANKGATE_PENDING === 'strict' ? undefined : PENDING[c.id];
-  test(c.id, pending ? { todo: pending } : {}, async (t) => {
+  test(c.id, async () => {
     const argv = c.promptfoo ? [PROMPTFOO_BIN, ...c.args] : [RANKGATE_BIN, ...c.args];
     const r = await run(process.execPath, argv, { cwd: dir, env: { DATABASE_URL: undefined, RANKGATE_JUDGE: 'off', ...c.env }, timeoutMs: 60_000 });
     const check = () => {
@@ -141,14 +131,7 @@ for (const c of CASES) {
       assert.equal(lines.length, 1, `expected one line, got ${lines.length}: ${shown}`);
       assert.match(lines[0]!, c.expect, `expected the line to match ${c.expect}, got: ${lines[0]}`);
     };
-    if (!pending) return check();
-    // pending: reported as todo with what is still wrong, without a stack trace in every `npm test`
-    try {
-      check();
-      t.diagnostic('passes now: remove it from PENDING');
-    } catch (e) {
-      t.diagnostic(`still pending: ${(e as Error).message.split('\n')[0]}`);
-    }
+    check();
   });
 }
 
