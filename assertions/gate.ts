@@ -30,6 +30,7 @@ import { DEFAULT_FLOORS, loadFloors } from '../src/report/gate.ts';
 import { percentile } from '../src/report/report.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/report/results.ts';
 import { shippingCriteria } from '../src/report/shipping.ts';
+import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/report/verdict.ts';
 
 interface AssertionLike {
@@ -109,7 +110,7 @@ function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
 }
 
 interface AfterAllContext {
-  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number> } }[];
+  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number> } }[];
   results: unknown[];
   suite?: { env?: Record<string, string>; tests?: { metadata?: Record<string, unknown> }[] };
   evalId?: string;
@@ -178,6 +179,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         vl[0] = vl[0]!.replace(/^rankgate gate (PASSED|FAILED|ERROR) \(exit (\d)\)/, (_m, _w, c: string) => `rankgate gate: ${c === '0' ? 'floors met' : c === '1' ? 'floors not met' : 'nothing trustworthy measured'} (report only) — the contract would exit ${c} —`);
       final.push(...vl);
     }
+    weightUnitMeans(context.prompts); // promptfoo view: derived means read as their value, not "Pass 0.00%" (src/report/view.ts)
     if (parsed.columns.length > 1) {
       const base = parsed.columns[0]!;
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ParseArgsConfig } from 'node:util';
 import { parseCliArgs } from './args.ts';
 import { UserError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import {
   OUTPUT_FORMATS,
@@ -247,6 +248,8 @@ export async function run(argv: string[]): Promise<number> {
       console.log(USAGE);
       return cmd === undefined ? 2 : 0;
     default:
-      throw new UserError(`unknown golden command '${cmd}', expected validate, convert, stats, diff, bootstrap or check\n${USAGE}`);
+      throw new UserError(
+        `unknown golden command '${cmd}'${didYouMean(cmd, ['validate', 'convert', 'stats', 'diff', 'bootstrap', 'check'])} (expected validate, convert, stats, diff, bootstrap or check)\n${USAGE}`,
+      );
   }
 }

@@ -2,6 +2,7 @@
 import type { BaselineDelta } from './baseline.ts';
 import type { Des058Report } from './report.ts';
 import type { ShippingVerdict } from './shipping.ts';
+import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, type ColumnVerdict } from './verdict.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
@@ -173,6 +174,8 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     gateSection(report),
     '',
     categoryTable(report, delta),
+    '',
+    mermaidCategoryChart(report, delta),
     '',
     deltaSection(delta),
     '',

@@ -2,9 +2,6 @@
  * Every `rankgate` subcommand and the promptfoo tests loader, given a user mistake (an unknown option, a missing
  * file, a bad value), answers with ONE line naming the mistake (an unknown option with a did-you-mean), exit
  * code 2, and no stack trace. The usage text may follow the line; Node's and npm's own banners are ignored.
- *
- * Cases listed in PENDING are run as `todo` (reported in the summary, not failing the suite) until the owner of
- * that command lands the fix; remove a case from PENDING when it passes (RANKGATE_PENDING=strict shows which do).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,13 +30,6 @@ interface Case {
   /** the command's output IS the problem list (golden validate): the one line is on stdout, a count on stderr */
   onStdout?: boolean;
 }
-
-/** Cases whose command does not pass yet, with the owner who is changing it (run as todo). */
-const PENDING: Record<string, string> = {
-  'compare unknown option': 'compare: parseCliArgs in src/cli/compare.ts (view engineer)',
-  'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
-  'search bad value': "search: did-you-mean for --mode values in src/cli/search.ts (db engineer)",
-};
 
 const dir = tempDir('user-errors');
 const qrels = join(dir, 'qrels.txt');
@@ -106,6 +96,18 @@ const CASES: Case[] = [
   { id: 'init unknown option', args: ['init', '--gloden', golden], expect: /unknown option '--gloden'.*did you mean '--golden'/ },
   { id: 'init missing file', args: ['init', '--golden', missing, '--corpus', corpus, '--dir', dir], expect: /nope\.yaml/ },
   { id: 'init bad value', args: ['init', '--golden', golden, '--corpus', corpus, '--dir', dir, '--chunk-size', 'abc'], expect: /chunk-size abc/ },
+  // merge (shard results -> one results file)
+  { id: 'merge unknown option', args: ['merge', join(dir, 'out.json'), results, '--quite'], expect: /unknown option '--quite'.*did you mean '--quiet'/ },
+  { id: 'merge missing file', args: ['merge', join(dir, 'out.json'), missing], expect: /nope\.yaml/ },
+  { id: 'merge bad value', args: ['merge', join(dir, 'out.json'), results], expect: /results\.json/ },
+  // embed-cache
+  { id: 'embed-cache unknown option', args: ['embed-cache', 'build', '--shrad', '1/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /unknown option '--shrad'.*did you mean '--shard'/ },
+  { id: 'embed-cache missing file', args: ['embed-cache', 'merge', join(dir, 'c.jsonl'), missing], expect: /nope\.yaml/ },
+  { id: 'embed-cache bad value', args: ['embed-cache', 'build', '--shard', '3/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /3\/2|shard/ },
+  // report (the HTML report)
+  { id: 'report unknown option', args: ['report', results, '--htm', join(dir, 'r.html')], expect: /unknown option '--htm'.*did you mean '--html'/ },
+  { id: 'report missing file', args: ['report', missing, '--html', join(dir, 'r.html')], expect: /nope\.yaml/ },
+  { id: 'report bad value', args: ['report', results, '--html', join(dir, 'r.html'), '--seed', 'abc'], expect: /seed|abc|results\.json/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   // the promptfoo tests loader (datasets/tests.ts) inside a real eval
@@ -118,9 +120,7 @@ const PROMPTFOO_BIN = join(ROOT, 'node_modules', 'promptfoo', 'dist', 'src', 'en
 test.after(() => removeDir(dir));
 
 for (const c of CASES) {
-  // RANKGATE_PENDING=strict runs the pending cases as ordinary tests (to see which ones pass now)
-  const pending = process.env.RANKGATE_PENDING === 'strict' ? undefined : PENDING[c.id];
-  test(c.id, pending ? { todo: pending } : {}, async (t) => {
+  test(c.id, async () => {
     const argv = c.promptfoo ? [PROMPTFOO_BIN, ...c.args] : [RANKGATE_BIN, ...c.args];
     const r = await run(process.execPath, argv, { cwd: dir, env: { DATABASE_URL: undefined, RANKGATE_JUDGE: 'off', ...c.env }, timeoutMs: 60_000 });
     const check = () => {
@@ -131,13 +131,19 @@ for (const c of CASES) {
       assert.equal(lines.length, 1, `expected one line, got ${lines.length}: ${shown}`);
       assert.match(lines[0]!, c.expect, `expected the line to match ${c.expect}, got: ${lines[0]}`);
     };
-    if (!pending) return check();
-    // pending: reported as todo with what is still wrong, without a stack trace in every `npm test`
-    try {
-      check();
-      t.diagnostic('passes now: remove it from PENDING');
-    } catch (e) {
-      t.diagnostic(`still pending: ${(e as Error).message.split('\n')[0]}`);
-    }
+    check();
   });
 }
+
+test('every rankgate subcommand has an unknown-option, a missing-file and a bad-value case here', async () => {
+  const r = await run(process.execPath, [RANKGATE_BIN, '--help']);
+  assert.equal(r.code, 0, r.stderr);
+  const commands = [...r.stdout.matchAll(/^ {2}([a-z][a-z-]*) {2,}\S/gm)].map((m) => m[1]!);
+  assert.ok(commands.length >= 10, `commands listed by rankgate --help: ${commands.join(', ')}`);
+  for (const cmd of commands) {
+    const mine = CASES.filter((c) => !c.promptfoo && c.args[0] === cmd).map((c) => c.id);
+    for (const kind of ['unknown option', 'missing', 'bad value']) {
+      assert.ok(mine.some((id) => id.includes(kind)), `rankgate ${cmd}: no '${kind}' case (has: ${mine.join(', ') || 'none'})`);
+    }
+  }
+});
