@@ -185,8 +185,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
       for (const cand of parsed.columns.slice(1)) {
         const v = shippingCriteria(base, cand);
-        const errs = v.errors.baseline + v.errors.candidate ? ` · errored queries (not regressions): ${v.errors.candidate} candidate, ${v.errors.baseline} baseline: ${v.errors.reasons.join('; ')}` : '';
-        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}${errs}`);
+        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
       }
     }
     code = combinedCode(codes);

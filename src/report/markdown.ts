@@ -113,8 +113,6 @@ export function verdictSection(v: ColumnVerdict): string {
 export function shippingSection(v: ShippingVerdict): string {
   const lines = [`### Shipping criteria: \`${v.candidate}\` vs \`${v.baseline}\` (${v.queries} queries)`, ''];
   for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${c.detail}`);
-  if (v.errors && v.errors.baseline + v.errors.candidate > 0)
-    lines.push(`- ⚠️ errored queries (left out of the criteria, not regressions): ${v.errors.candidate} candidate, ${v.errors.baseline} baseline: ${v.errors.reasons.map(cell).join('; ')}`);
   lines.push('', v.ship ? '**Ship: yes** (all automatable criteria met; human review still required)' : '**Ship: no**');
   return lines.join('\n');
 }
