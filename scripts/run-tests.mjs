@@ -12,11 +12,12 @@
  * --root DIR: the folder searched for *.test.ts (default test/).
  *
  * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
- * PROMPTFOO_CONFIG_DIR removed at the end (unless you set one), and the tests keep their files in temp dirs.
+ * PROMPTFOO_CONFIG_DIR removed at the end (whatever the environment says), and the tests keep their files in temp dirs.
  * At the end: every failed test with its file, every skipped test with its reason, and as the LAST line
  * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, dirname, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -63,12 +64,26 @@ let files = walk(testRoot, []);
 if (filters.length) files = files.filter((f) => filters.some((o) => f.includes(o)));
 if (!files.length) usage(`no test file matches ${filters.join(', ')}`);
 
-const ownConfigDir = process.env.PROMPTFOO_CONFIG_DIR ? undefined : mkdtempSync(join(tmpdir(), 'rankgate-test-promptfoo-'));
+// Longest files first (durations of the previous run, kept outside the repository): with several jobs the slow
+// files then overlap each other instead of one starting last. Files never timed go first.
+const durationsFile = join(tmpdir(), `rankgate-test-durations-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.json`);
+let durations = {};
+try {
+  durations = JSON.parse(readFileSync(durationsFile, 'utf8'));
+} catch {
+  /* first run */
+}
+const known = (f) => durations[relative(root, f)];
+files.sort((a, b) => (known(b) ?? Infinity) - (known(a) ?? Infinity) || a.localeCompare(b));
+
+// Always a fresh one, even when the caller's environment names one (.ci/run, a user's own promptfoo setup):
+// test evals must never land in a history someone opens with `promptfoo view`.
+const ownConfigDir = mkdtempSync(join(tmpdir(), 'rankgate-test-promptfoo-'));
 const work = mkdtempSync(join(tmpdir(), 'rankgate-test-run-'));
 const eventsFile = join(work, 'events.jsonl');
 const env = {
   ...process.env,
-  PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? ownConfigDir,
+  PROMPTFOO_CONFIG_DIR: ownConfigDir,
   PROMPTFOO_DISABLE_TELEMETRY: '1',
   PROMPTFOO_DISABLE_UPDATE: '1',
   PROMPTFOO_DISABLE_SHARING: '1',
@@ -145,6 +160,14 @@ lines.push(`${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1
 lines.push(`${passed.length} passed, ${failed.length + (code !== 0 && !failed.length ? 1 : 0)} failed, ${skipped.length} skipped`);
 console.log(lines.join('\n'));
 
+// top-level tests' durations per file, for the order of the next run
+const perFile = {};
+for (const e of events) if (e.nesting === 0 && typeof e.ms === 'number') perFile[rel(e.file)] = (perFile[rel(e.file)] ?? 0) + e.ms;
+try {
+  if (testRoot === join(root, 'test')) writeFileSync(durationsFile, JSON.stringify({ ...durations, ...perFile }));
+} catch {
+  /* best effort */
+}
 rmSync(work, { recursive: true, force: true });
-if (ownConfigDir) rmSync(ownConfigDir, { recursive: true, force: true });
+rmSync(ownConfigDir, { recursive: true, force: true });
 process.exit(code === 0 && !failed.length ? 0 : 1);

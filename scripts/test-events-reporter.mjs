@@ -14,6 +14,7 @@ export default async function* eventsReporter(source) {
       name: d.name,
       file: d.file,
       nesting: d.nesting,
+      ...(typeof d.details?.duration_ms === 'number' ? { ms: Math.round(d.details.duration_ms) } : {}),
       ...(d.details?.type === 'suite' ? { suite: true } : {}),
       ...(d.skip !== undefined ? { skip: d.skip } : {}),
       ...(d.todo !== undefined ? { todo: d.todo } : {}),

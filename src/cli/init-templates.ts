@@ -31,7 +31,7 @@ export interface InitPlan {
   module?: string;
   figures: GoldenFigures;
   /** overall Recall@3 floor, per-category floors (categories big enough for one), routing floor */
-  /** maxDrop: percentage points */
+  /** maxDrop: in the metric's 0..1 units, like the floors (0.02 = 2 points) */
   floors: { overall: number; categories: [string, number][]; routing?: number; maxDrop: number };
   /** keys of gate.yaml this rankgate's gate understands (regression / max_error_rate arrive with the regression gate) */
   gateKeys: { regression: boolean; maxErrorRate: boolean };
@@ -187,12 +187,12 @@ export function gateConfig(p: InitPlan): string {
   if (small.length) lines.push(`# Reported, not gated (under 10 queries): ${small.map(([c, n]) => `${c} (${n})`).join(', ')}.`);
   if (p.gateKeys.regression) {
     lines.push(
-      `# Regression check against the baseline (\`npx rankgate gate results.json --update-baseline --baseline ${p.baseline}\``,
-      '# writes it; off while the file does not exist): fails when a metric drops by more than max_drop percentage points',
-      `# (here ${fl.maxDrop}: at least one query's worth of Recall@3) AND a paired test over the same queries gives p < alpha.`,
+      '# Regression check against the baseline below (`npx rankgate gate results.json --update-baseline` writes it; off',
+      '# while the file does not exist): fails when a metric drops by more than max_drop (0..1 units like',
+      `# the floors; here ${fl.maxDrop.toFixed(2)}: at least one query's worth of Recall@3) AND a paired test over the same queries gives p < alpha.`,
       'regression:',
       `  baseline: ${p.baseline}`,
-      `  max_drop: ${fl.maxDrop}`,
+      `  max_drop: ${fl.maxDrop.toFixed(2)}`,
       '  alpha: 0.05',
     );
   }

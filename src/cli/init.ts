@@ -111,7 +111,7 @@ function gateProblem(doc: unknown): string | undefined {
 function gateKeys(): InitPlan['gateKeys'] {
   const base = { overall: { recall_at_3: 0.5 } };
   return {
-    regression: !gateProblem({ ...base, regression: { baseline: 'b.json', max_drop: 2, alpha: 0.05 } }),
+    regression: !gateProblem({ ...base, regression: { baseline: 'b.json', max_drop: 0.02, alpha: 0.05 } }),
     maxErrorRate: !gateProblem({ ...base, max_error_rate: 0 }),
   };
 }
@@ -217,8 +217,9 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
       overall: floorFor(figures.n),
       categories: catFloors,
       ...(routes ? { routing: floorFor(figures.n, 0.95) } : {}),
-      // percentage points: at least one query's worth of Recall@3, never under the gate's default of 2
-      maxDrop: Math.max(2, Math.ceil(100 / figures.n - 1e-9)),
+      // in the metric's 0..1 units like the floors: at least one query's worth of Recall@3, never under the gate's 0.02
+      // (and at most 0.5: a set of one or two queries has no meaningful regression check anyway)
+      maxDrop: Math.min(0.5, Math.max(0.02, Math.ceil(100 / figures.n - 1e-9) / 100)),
     },
     gateKeys: gateKeys(),
     routing: routes,
@@ -257,7 +258,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
   for (const f of files) validate(f);
 
   const notes: string[] = [];
-  if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D rankgate) and run init again for paths that work on every clone`);
+  if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D path/to/rankgate-0.1.0.tgz, from npm pack) and run init again for paths that work on every clone`);
   const nonEn = figures.languages.filter((l) => l !== 'en');
   if (corpus && nonEn.length) notes.push(`your golden set has ${nonEn.join(', ')} queries; the default embedder (use-lite) is English-only, so their vector channel is weak: see the embedders in rankgate's docs`);
   if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Recall@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
@@ -348,7 +349,7 @@ export async function run(argv: string[]): Promise<number> {
         else o.corpus = await ask(rl, 'Corpus (Markdown folder, JSONL, BEIR folder, NQ JSON): ');
       }
     }
-    if (!o.golden) throw new UserError(`missing --golden PATH: your golden set (not on a terminal, so nothing is asked)\n${USAGE.split('\n')[0]}`);
+    if (!o.golden) throw new UserError(rl ? 'no golden set given: rankgate init needs your golden set (a file or folder)' : `missing --golden PATH: your golden set (not on a terminal, so nothing is asked)\n${USAGE.split('\n')[0]}`);
     const { plan, files, notes } = planInit(o);
     const dir = resolve(o.dir);
     const clash = files.filter((f) => !f.append && existsSync(join(dir, f.path))).map((f) => f.path);
@@ -387,7 +388,9 @@ export async function run(argv: string[]): Promise<number> {
       ...(o.dir !== '.' ? [`  cd ${o.dir}`] : []),
       '  npx promptfoo eval -o results.json     # exit 0 pass, 1 a floor fails, 2 bad input or broken setup',
       '  npx rankgate gate results.json         # the verdict with the per-category table',
-      `  npx rankgate gate results.json --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
+      plan.gateKeys.regression
+        ? `  npx rankgate gate results.json --update-baseline   # writes ${plan.baseline}; commit it: PRs are compared with it`
+        : `  npx rankgate gate results.json --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
       '  npx promptfoo view -y                  # the matrix in a browser (-n: serve without opening)',
     ];
     console.log(out.join('\n'));

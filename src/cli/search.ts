@@ -10,6 +10,7 @@ import type { SearchParams, SearchResponse } from '../search/types.ts';
 import { isConnectionLost } from '../db/connection.ts';
 import { parseIntFlag, serviceDbOptions } from './ingest.ts';
 import { parseCliArgs } from './args.ts';
+import { didYouMean } from '../util/suggest.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -41,7 +42,7 @@ export function parseWeights(value: string): { keyword: number; vector: number }
 function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new UserError(`--${flag}: expected one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+    throw new UserError(`--${flag}: expected one of ${allowed.join(', ')}, got ${JSON.stringify(value)}${didYouMean(value, allowed)}`);
   }
   return value as T;
 }

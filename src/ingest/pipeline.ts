@@ -75,11 +75,13 @@ interface ExistingVariant {
 }
 
 /**
- * The one rule for a data directory and its corpus (documented in docs/faults.md): a database holds the index
- * of ONE corpus. A variant built from the same documents (same corpus id) is this corpus; one built from the same
- * place whose files changed since is an earlier state of this corpus (rebuilt when asked for, noted otherwise);
- * anything else — another corpus, or one of unknown origin (built before corpus ids were recorded) — is never
- * replaced silently: the ingest refuses unless `replace` is set.
+ * The rule for index variants and their corpus (documented in docs/faults.md): a variant is never replaced by
+ * one built from another corpus without being asked. For each variant this ingest would rebuild (same chunk size
+ * and embedder): built from the same documents (same corpus id), or from the same place whose files changed
+ * since (an earlier state of this corpus) -> rebuilt; built from another corpus, or of unknown origin (before
+ * corpus ids were recorded) -> a conflict: the ingest refuses unless `replace` is set. Variants of other chunk
+ * sizes / embedders are left alone (they keep their own corpus id; a database may hold variants of several
+ * corpora side by side); those that are an earlier state of this corpus get a note.
  */
 export function classifyVariants(
   existing: readonly ExistingVariant[],
@@ -90,11 +92,12 @@ export function classifyVariants(
   const stale: ExistingVariant[] = [];
   for (const v of existing) {
     if (v.corpus_id === corpus.id) continue;
-    if (v.corpus_id && corpus.path !== null && v.corpus === corpus.path) {
-      if (!rebuilding.has(v.name)) stale.push(v);
-      continue;
+    const samePlace = Boolean(v.corpus_id) && corpus.path !== null && v.corpus === corpus.path;
+    if (rebuilding.has(v.name)) {
+      if (!samePlace) conflicts.push(v);
+    } else if (samePlace) {
+      stale.push(v);
     }
-    conflicts.push(v);
   }
   return { conflicts, stale };
 }

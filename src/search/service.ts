@@ -66,6 +66,8 @@ export interface VariantInfo {
 export interface AutoIngestOptions {
   /** Corpus folder or file (read with readCorpus from src/ingest/readers.ts). */
   corpus: string;
+  /** false: only check that the index variant was built from this corpus (error otherwise), never ingest. */
+  ingest?: boolean;
   format?: 'markdown' | 'jsonl' | 'beir' | 'nq';
   overlap?: number;
 }
@@ -288,7 +290,7 @@ export class SearchService implements SearchServiceLike {
     } catch (e) {
       const { didYouMean } = await import('../util/suggest.ts');
       const known = [...mod.EMBEDDER_IDS, ...this.embedders.keys()];
-      throw new UserError(`embedder "${id}" does not exist${didYouMean(id, known)}: expected one of ${[...new Set(known)].join(', ')}`);
+      throw new UserError(`embedder "${id}" does not exist: expected one of ${[...new Set(known)].join(', ')}${didYouMean(id, known)}`);
     }
   }
 
@@ -296,36 +298,43 @@ export class SearchService implements SearchServiceLike {
     const found = await this.queryVariant(chunkSize, embedder);
     if (found && !this.autoIngest) return found;
     if (!found) await this.checkEmbedderId(embedder);
-    if (this.autoIngest) {
-      const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
+    if (this.autoIngest && found) {
       const { shortCorpusId } = await import('../ingest/identity.ts');
-      const { documents, identity } = await this.corpusDocs();
-      if (found) {
-        if (found.corpusId === identity.id) {
-          this.verified.add(found.id);
-          return found;
-        }
-        // never evaluate against the index of another corpus: rebuild it when it is an earlier state of this corpus
-        // (same place, files edited since), else stop with one line
-        if (!(found.corpusId && found.corpus === identity.path)) {
-          const built = found.corpusId
-            ? `was built from ${found.corpus ?? 'another corpus'} (corpus ${shortCorpusId(found.corpusId)})`
-            : 'records no corpus (built before rankgate recorded corpus ids)';
-          throw new UserError(
-            `index variant ${found.name} in ${this.db.dataDir ?? this.db.describe} ${built}, not ${identity.path} (corpus ${shortCorpusId(identity.id)}): ` +
-              `rankgate will not evaluate against it nor replace it on its own; rebuild it with: rankgate ingest --corpus ${identity.path} --chunk-size ${chunkSize} --embedder ${embedder} --replace` +
-              `${this.db.dataDir ? ` --db ${this.db.dataDir}` : ''}, or point dataDir / RANKGATE_DATA_DIR at another directory`,
-          );
-        }
-        process.stderr.write(
-          `rankgate: index variant ${found.name} in ${this.db.describe} was built from an earlier state of ${identity.path} ` +
-            `(corpus ${shortCorpusId(found.corpusId)}, now ${shortCorpusId(identity.id)}); rebuilding it\n`,
-        );
-      } else {
-        process.stderr.write(
-          `rankgate: index variant c${chunkSize}:${embedder} is missing in ${this.db.describe}; ingesting ${this.autoIngest.corpus}\n`,
+      const { identity } = await this.corpusDocs();
+      if (found.corpusId === identity.id) {
+        this.verified.add(found.id);
+        return found;
+      }
+      // never evaluate against the index of another corpus: rebuild it when it is an earlier state of this corpus
+      // (same place, files edited since) and ingesting is allowed, else stop with one line
+      if (!(found.corpusId && found.corpus === identity.path)) {
+        const built = found.corpusId
+          ? `was built from ${found.corpus ?? 'another corpus'} (corpus ${shortCorpusId(found.corpusId)})`
+          : 'records no corpus (built before rankgate recorded corpus ids)';
+        throw new UserError(
+          `index variant ${found.name} in ${this.db.dataDir ?? this.db.describe} ${built}, not ${identity.path} (corpus ${shortCorpusId(identity.id)}): ` +
+            `rankgate will not evaluate against it nor replace it on its own; rebuild it with: rankgate ingest --corpus ${identity.path} --chunk-size ${chunkSize} --embedder ${embedder} --replace` +
+            `${this.db.dataDir ? ` --db ${this.db.dataDir}` : ''}, or point dataDir / RANKGATE_DATA_DIR at another directory`,
         );
       }
+      if (this.autoIngest.ingest === false) {
+        throw new UserError(
+          `index variant ${found.name} in ${this.db.dataDir ?? this.db.describe} was built from an earlier state of ${identity.path} ` +
+            `(corpus ${shortCorpusId(found.corpusId)}, now ${shortCorpusId(identity.id)}) and autoIngest is off: rebuild it with: rankgate ingest --corpus ${identity.path} --chunk-size ${chunkSize} --embedder ${embedder}`,
+        );
+      }
+      process.stderr.write(
+        `rankgate: index variant ${found.name} in ${this.db.describe} was built from an earlier state of ${identity.path} ` +
+          `(corpus ${shortCorpusId(found.corpusId)}, now ${shortCorpusId(identity.id)}); rebuilding it\n`,
+      );
+    } else if (this.autoIngest && this.autoIngest.ingest !== false) {
+      process.stderr.write(
+        `rankgate: index variant c${chunkSize}:${embedder} is missing in ${this.db.describe}; ingesting ${this.autoIngest.corpus}\n`,
+      );
+    }
+    if (this.autoIngest && this.autoIngest.ingest !== false) {
+      const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
+      const { documents } = await this.corpusDocs();
       const emb = await this.embedderFor(embedder);
       const stats = await ingestCorpus({
         db: this.db,
@@ -540,7 +549,11 @@ export async function createSearchService(opts: CreateSearchServiceOptions = {})
   // migrates or repairs the database it is pointed at.
   const db =
     opts.db ??
-    (await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir, access: opts.access ?? (opts.autoIngest ? 'write' : 'read') }));
+    (await openDatabase({
+      url: opts.databaseUrl,
+      dataDir: opts.dataDir,
+      access: opts.access ?? (opts.autoIngest && opts.autoIngest.ingest !== false ? 'write' : 'read'),
+    }));
   try {
     return new SearchService(db, !opts.db, opts);
   } catch (e) {

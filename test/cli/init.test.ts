@@ -6,8 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, sep } from 'node:path';
 import yaml from 'js-yaml';
 import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
 import { floorFor, planInit } from '../../src/cli/init.ts';
@@ -77,6 +79,16 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.match(gate.stdout, /\| account \| 6 \|/);
     assert.match(gate.stdout, /gate PASSED/);
 
+    // the first baseline, where gate.yaml says (when this rankgate's gate has the regression check), then compared with
+    if (/^regression:/m.test(readFileSync(join(repo, 'config/gate.yaml'), 'utf8'))) {
+      const upd = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json', '--update-baseline'], { cwd: repo, env });
+      assert.equal(upd.code, 0, upd.stderr + upd.stdout);
+      assert.ok(existsSync(join(repo, 'config/search-baseline.json')), 'baseline written at regression.baseline');
+      const again = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+      assert.equal(again.code, 0, again.stderr + again.stdout);
+      assert.doesNotMatch(again.stdout + again.stderr, /regression check off/);
+    }
+
     // the same results against a floor they miss: exit 1, the failed floor named
     writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));
     const failed = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
@@ -95,6 +107,56 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal((readFileSync(join(repo, '.gitignore'), 'utf8').match(/^\.rankgate\/$/gm) ?? []).length, 1, '.gitignore lines are added once');
     console.log(`# init -> eval -> gate in a consumer repo: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } finally {
+    removeDir(tmp);
+  }
+});
+
+test('init --url: the written config evaluates a team\'s HTTP search service, and the gate runs on its output', async () => {
+  const tmp = tempDir('init-url');
+  const repo = join(tmp, 'helpdesk');
+  mkdirSync(repo);
+  // the team's search service: word overlap over the help articles, in the portal shape
+  const docs = readdirSync(join(FIXTURES, 'helpdesk', 'help'), { recursive: true, encoding: 'utf8' })
+    .filter((p) => p.endsWith('.md'))
+    .map((p) => ({ path: p.split(sep).join('/'), text: readFileSync(join(FIXTURES, 'helpdesk', 'help', p), 'utf8') }));
+  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9]{3,}/g) ?? []);
+  let calls = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      calls++;
+      const { query, limit } = JSON.parse(body) as { query: string; limit?: number };
+      const q = words(query);
+      const results = docs
+        .map((d) => ({ d, score: [...words(d.text)].filter((w) => q.has(w)).length }))
+        .sort((a, b) => b.score - a.score || a.d.path.localeCompare(b.d.path))
+        .slice(0, limit ?? 10)
+        .map(({ d, score }, i) => ({ chunk_id: `${d.path}#0`, document_id: d.path, path: d.path, content: d.text.slice(0, 400), score, rank: i + 1 }));
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ results }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/search`;
+  try {
+    consumerRepo(repo, packRankgate(tmp));
+    helpdeskFiles(repo);
+    const env = { PROMPTFOO_CONFIG_DIR: join(tmp, 'promptfoo-home'), NODE_OPTIONS: undefined };
+    const init = await run('npx', ['--no-install', 'rankgate', 'init', '--golden', 'eval/golden.yaml', '--url', url], { cwd: repo, env });
+    assert.equal(init.code, 0, init.stderr + init.stdout);
+    assert.match(init.stdout, new RegExp(`evaluating your service at ${url.replace(/[./]/g, '\\$&')}`));
+    const wf = yaml.load(readFileSync(join(repo, '.github/workflows/search-eval.yml'), 'utf8')) as { on: { pull_request: { paths: string[] } } };
+    assert.ok(!wf.on.pull_request.paths.includes('help/**'), 'no corpus to watch: the service owns it');
+    const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.json', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
+    assert.equal(ev.code, 0, ev.stderr.slice(-3000));
+    assert.ok(calls >= 16, `the service answered every golden query (${calls} calls)`);
+    assert.doesNotMatch(ev.stderr, /ingesting/, 'no index is built for a url: service');
+    const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    assert.equal(gate.code, 0, gate.stderr + gate.stdout);
+    assert.match(gate.stdout, /16 queries · Recall@3 \d\.\d+/);
+  } finally {
+    server.close();
     removeDir(tmp);
   }
 });
@@ -144,8 +206,8 @@ test('a golden set stating routes gets config/routing.yaml with only those parts
     const gate = files.find((f) => f.path === 'config/gate.yaml')!.content;
     assert.match(gate, /routing_accuracy: 0\.\d\d/);
     assert.match(gate, /offtopic \(2\)/);
-    // the regression check (when this rankgate's gate has it): more than one query's worth, 100/14 -> 8 points
-    if (plan.gateKeys.regression) assert.match(gate, /regression:\n  baseline: config\/search-baseline\.json\n  max_drop: 8\n  alpha: 0\.05/);
+    // the regression check (when this rankgate's gate has it): one query's worth at least, 1/14 -> 0.08
+    if (plan.gateKeys.regression) assert.match(gate, /regression:\n  baseline: config\/search-baseline\.json\n  max_drop: 0\.08\n  alpha: 0\.05/);
   } finally {
     removeDir(dir);
   }
@@ -166,6 +228,8 @@ test('--url and --module: no corpus, no routing rules; the workflow watches the 
     const mcfg = yaml.load(m.files[0]!.content) as { providers: { config: Record<string, unknown> }[] };
     assert.equal(mcfg.providers[0]!.config.module, './search/service.mts');
     assert.ok(m.plan.watch.includes('search/**'), m.plan.watch.join(','));
+    // one query: one query's worth would be a drop of 1.0; the regression threshold stays a valid 0..1 share
+    assert.equal(m.plan.floors.maxDrop, 0.5);
   } finally {
     removeDir(dir);
   }

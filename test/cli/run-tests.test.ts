@@ -32,7 +32,8 @@ test('parent', async (t) => {
 `,
     );
     writeFileSync(join(tests, 'sub', 'b.test.ts'), `import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected 2, got 1'); });\n`);
-    const env = { PROMPTFOO_CONFIG_DIR: undefined, RANKGATE_TEST_JOBS: undefined };
+    // a config dir inside the repository in the caller's environment (as .ci/run exports) is not used
+    const env = { PROMPTFOO_CONFIG_DIR: join(ROOT, '.promptfoo'), RANKGATE_TEST_JOBS: undefined };
     const r = await run(process.execPath, [RUNNER, '--root', tests, '--jobs', '2'], { env, timeoutMs: 120_000 });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     const lines = r.stdout.trimEnd().split('\n');
