@@ -36,7 +36,6 @@ interface Case {
 
 /** Cases whose command does not pass yet, with the owner who is changing it (run as todo). */
 const PENDING: Record<string, string> = {
-  'compare unknown option': 'compare: parseCliArgs in src/cli/compare.ts (view engineer)',
   'golden unknown subcommand': "golden: did-you-mean for the subcommand in src/cli/golden.ts (golden engineer)",
 };
 
@@ -105,6 +104,18 @@ const CASES: Case[] = [
   { id: 'init unknown option', args: ['init', '--gloden', golden], expect: /unknown option '--gloden'.*did you mean '--golden'/ },
   { id: 'init missing file', args: ['init', '--golden', missing, '--corpus', corpus, '--dir', dir], expect: /nope\.yaml/ },
   { id: 'init bad value', args: ['init', '--golden', golden, '--corpus', corpus, '--dir', dir, '--chunk-size', 'abc'], expect: /chunk-size abc/ },
+  // merge (shard results -> one results file)
+  { id: 'merge unknown option', args: ['merge', join(dir, 'out.json'), results, '--quite'], expect: /unknown option '--quite'.*did you mean '--quiet'/ },
+  { id: 'merge missing file', args: ['merge', join(dir, 'out.json'), missing], expect: /nope\.yaml/ },
+  { id: 'merge bad value', args: ['merge', join(dir, 'out.json'), results], expect: /results\.json/ },
+  // embed-cache
+  { id: 'embed-cache unknown option', args: ['embed-cache', 'build', '--shrad', '1/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /unknown option '--shrad'.*did you mean '--shard'/ },
+  { id: 'embed-cache missing file', args: ['embed-cache', 'merge', join(dir, 'c.jsonl'), missing], expect: /nope\.yaml/ },
+  { id: 'embed-cache bad value', args: ['embed-cache', 'build', '--shard', '3/2', '--out', join(dir, 'c.jsonl'), '--corpus', corpus], expect: /3\/2|shard/ },
+  // report (the HTML report)
+  { id: 'report unknown option', args: ['report', results, '--htm', join(dir, 'r.html')], expect: /unknown option '--htm'.*did you mean '--html'/ },
+  { id: 'report missing file', args: ['report', missing, '--html', join(dir, 'r.html')], expect: /nope\.yaml/ },
+  { id: 'report bad value', args: ['report', results, '--html', join(dir, 'r.html'), '--seed', 'abc'], expect: /seed|abc|results\.json/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   // the promptfoo tests loader (datasets/tests.ts) inside a real eval
@@ -140,3 +151,16 @@ for (const c of CASES) {
     }
   });
 }
+
+test('every rankgate subcommand has an unknown-option, a missing-file and a bad-value case here', async () => {
+  const r = await run(process.execPath, [RANKGATE_BIN, '--help']);
+  assert.equal(r.code, 0, r.stderr);
+  const commands = [...r.stdout.matchAll(/^ {2}([a-z][a-z-]*) {2,}\S/gm)].map((m) => m[1]!);
+  assert.ok(commands.length >= 10, `commands listed by rankgate --help: ${commands.join(', ')}`);
+  for (const cmd of commands) {
+    const mine = CASES.filter((c) => !c.promptfoo && c.args[0] === cmd).map((c) => c.id);
+    for (const kind of ['unknown option', 'missing', 'bad value']) {
+      assert.ok(mine.some((id) => id.includes(kind)), `rankgate ${cmd}: no '${kind}' case (has: ${mine.join(', ') || 'none'})`);
+    }
+  }
+});
