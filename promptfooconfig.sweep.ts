@@ -1,11 +1,13 @@
 /**
- * rankgate parameter sweep (DES-058 "Parameter Evaluation" + seed 001's keyword / semantic / hybrid):
+ * rankgate parameter sweep (the portal DES-058 spec's "Parameter Evaluation" + the NQ search API's keyword / semantic / hybrid):
  * one promptfoo matrix column per configuration, each labelled with its parameters.
  *
  *   npx promptfoo eval -c promptfooconfig.sweep.ts --output sweep.json     # RANKGATE_SWEEP=quick (default)
  *   RANKGATE_SWEEP=full npx promptfoo eval -c promptfooconfig.sweep.ts      # the whole grid
  *   npx promptfoo view                                                      # columns side by side
- *   npx rankgate compare --results sweep.json                               # significance vs the first column
+ *   npx rankgate compare --results sweep.json                               # significance vs the first column,
+ *                                                                           # and the cross-validated pick-the-best estimate
+ *   npx rankgate report sweep.json --html sweep.html                        # one HTML file: bars, heatmaps, latency
  *
  * quick (7 columns, one index variant c300/use-lite): keyword-only, semantic-only, hybrid defaults
  *   (RRF k 60, equal weights), RRF k 40 and 80, weights 60/40 vector and 60/40 BM25.
@@ -14,7 +16,9 @@
  *   (AWS_REGION or AWS_BEDROCK_REGION, and credentials or a profile) also titan-v2-512 and cohere-v3-english.
  *   RANKGATE_SWEEP_EMBEDDERS=use-lite,titan-v2-1024 overrides the list. Missing index variants are ingested on
  *   first use (autoIngest), so the full grid needs time for three chunk sizes per embedder.
- * The first column is the baseline of `rankgate compare` and of the shipping criteria printed after the run.
+ * The first column is the baseline of `rankgate compare` and of the blind-test shipping criteria printed after the run.
+ * In `promptfoo view`, "% passing" is each column's query success rate (docs/view.md); the chips "#1 Recall@3",
+ * "#2 MRR@10", "#3 nDCG@10", "#4 routing" come first.
  * No gate here: the sweep deliberately includes weak configurations (RANKGATE_GATE=off for the afterAll hook).
  */
 import { overallDerivedMetrics } from './src/report/derived.ts';
@@ -87,8 +91,8 @@ export function sweepColumns(env: NodeJS.ProcessEnv = process.env): Column[] {
 }
 
 export default {
-  description: `rankgate sweep (${(process.env.RANKGATE_SWEEP ?? 'quick').toLowerCase()})`,
-  prompts: ['{{query}}'],
+  description: `rankgate sweep (${(process.env.RANKGATE_SWEEP ?? 'quick').toLowerCase()}, ${sweepColumns().length} configurations; % passing = query success rate)`,
+  prompts: [{ raw: '{{query}}', label: 'golden query' }],
   providers: sweepColumns().map((c) => ({ id: 'file://providers/search.ts', label: c.label, config: c.config })),
   tests: 'file://datasets/tests.ts',
   defaultTest: {

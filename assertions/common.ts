@@ -35,8 +35,15 @@ export function goldenFrom(context: AssertionContext): GoldenQuery {
   return r.data;
 }
 
-export function outputFrom(output: unknown): HarnessOutput {
-  return parseOutput(output);
+/** The structured ranking of the row: metadata.harness (readable-text output), or the output itself (older form). */
+export function outputFrom(output: unknown, context?: AssertionContext): HarnessOutput {
+  return parseOutput(output, context ? metadataFrom(context) : undefined);
+}
+
+/** `config.failRow: true` makes a check fail its row; by default checks beyond the golden expectation only record metrics. */
+export function failsRow(context: AssertionContext): boolean {
+  const v = context.config?.failRow;
+  return v === true || v === 'true';
 }
 
 export function metadataFrom(context: AssertionContext): HarnessMetadata | undefined {

@@ -12,8 +12,8 @@
  * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/report/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
- * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and the golden
- * selection size (rankgate_selection_size) as namedScores.
+ * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
+ * kept no rows (--no-write), the golden selection size (rankgate_selection_size) as namedScores.
  *
  * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; built-in DES-058 floors when absent),
  * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
@@ -30,6 +30,7 @@ import { DEFAULT_FLOORS, loadFloors } from '../src/report/gate.ts';
 import { percentile } from '../src/report/report.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/report/results.ts';
 import { shippingCriteria } from '../src/report/shipping.ts';
+import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/report/verdict.ts';
 
 interface AssertionLike {
@@ -109,7 +110,7 @@ function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
 }
 
 interface AfterAllContext {
-  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number> } }[];
+  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number> } }[];
   results: unknown[];
   suite?: { env?: Record<string, string>; tests?: { metadata?: Record<string, unknown> }[] };
   evalId?: string;
@@ -131,10 +132,12 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   try {
     const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
     lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`);
-    // The golden selection the suite was given (contract A), recorded in the column sums so that a --no-write
-    // results file (no rows) still says how many queries the run should have had.
+    // The golden selection the suite was given (contract A), recorded in the column sums when promptfoo kept no rows
+    // (--no-write), so that such a results file still says how many queries the run should have had.
     const selectionHint = selectionOfSuite(context.suite?.tests);
-    if (selectionHint) for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
+    // Only then: rows carry their selection themselves (and `rankgate merge` sums every other named score).
+    if (selectionHint && context.results.length === 0)
+      for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
     const parsed = parseResultsObject(
       { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
       'eval results',
@@ -170,14 +173,20 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       lines.push(
         `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}`,
       );
-      final.push(...verdictLines(v));
+      const vl = verdictLines(v);
+      // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)
+      if (gateMode === 'off')
+        vl[0] = vl[0]!.replace(/^rankgate gate (PASSED|FAILED|ERROR) \(exit (\d)\)/, (_m, _w, c: string) => `rankgate gate: ${c === '0' ? 'floors met' : c === '1' ? 'floors not met' : 'nothing trustworthy measured'} (report only) — the contract would exit ${c} —`);
+      final.push(...vl);
     }
+    weightUnitMeans(context.prompts); // promptfoo view: derived means read as their value, not "Pass 0.00%" (src/report/view.ts)
     if (parsed.columns.length > 1) {
       const base = parsed.columns[0]!;
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
       for (const cand of parsed.columns.slice(1)) {
         const v = shippingCriteria(base, cand);
-        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
+        const errs = v.errors.baseline + v.errors.candidate ? ` · errored queries (not regressions): ${v.errors.candidate} candidate, ${v.errors.baseline} baseline: ${v.errors.reasons.join('; ')}` : '';
+        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}${errs}`);
       }
     }
     code = combinedCode(codes);

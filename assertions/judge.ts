@@ -17,19 +17,21 @@
  * judge_errors (+ _<category>), judged_results, judged_high, judged_partial, judged_not_relevant,
  * judge_calls, judge_cache_hits, judge_input_tokens, judge_output_tokens, judge_cost_usd.
  * In `similarity` mode every key is prefixed `heuristic_` (a heuristic, labelled as such).
- * A row with a judge error FAILS (a broken judge is never a pass). With the judge off the row passes
- * with reason "judge: off" and no judged scores.
+ * Pass semantics: the judged verdicts are recorded as metrics and do not fail the row (the row's pass is its golden
+ * expectation) unless `config: { failRow: true }` (then a judged miss in the top passAt fails it). A judge ERROR
+ * (no answer, a judge that cannot run) always fails the row: a broken judge is never a pass, and the report names it.
+ * With the judge off the row passes with reason "judge: off" and no judged scores.
  *
  * `seekerFit` (Dark Night rubric, bedrock only): seeker_fit (top-1: MEETS 1, PARTLY 0.5, else 0),
  * seeker_fit_at_3 (best of the top 3), n_seeker_fit, seeker_fit_errors; only for dark_night queries
  * or retrieval_intent meet_first / console (others pass, unscored).
  * `compactness` (seed 003, bedrock only): mean 1-5 over the top `k` (default 3) as compactness_sum
- * with n_compactness; passes when the mean >= config.min (default 3).
+ * with n_compactness; with failRow: true the row fails when the mean < config.min (default 3).
  */
 import { createJudge, type Judge, type JudgeOptions } from '../src/judge/index.ts';
 import { judgeQuery } from '../src/judge/query.ts';
 import { categoryKey } from '../src/report/score.ts';
-import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
+import { failsRow, goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 const judges = new Map<string, Promise<Judge>>();
 
@@ -94,7 +96,7 @@ async function judgeRow(output: unknown, context: AssertionContext): Promise<Gra
   const judge = await judgeFor(context.config);
   if (judge.mode === 'off') return offResult(judge);
   const golden = goldenFrom(context);
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const s = await judgeQuery(judge, golden, out.hits, { resolution: metadataFrom(context)?.resolution });
   if (!s) return { pass: true, score: 1, reason: `${judge.label}: no relevant reference, nothing judged (routing-only query)`, metadata: { judge: judge.label } };
   const p = s.heuristic ? 'heuristic_' : '';
@@ -130,7 +132,7 @@ async function judgeRow(output: unknown, context: AssertionContext): Promise<Gra
     (verdicts ? ` · verdicts: ${verdicts}` : ' · nothing to judge') +
     ` · calls ${s.calls}, cache hits ${s.cache_hits}`;
   return {
-    pass: s.errors === 0 && s.judged_best_rank !== null && s.judged_best_rank <= passAt,
+    pass: s.errors === 0 && (!failsRow(context) || (s.judged_best_rank !== null && s.judged_best_rank <= passAt)),
     score: s.judged_mrr,
     reason,
     namedScores: ns,
@@ -149,17 +151,17 @@ export async function seekerFit(output: unknown, context: AssertionContext): Pro
   if (!judge.supportsRubrics) {
     return { pass: true, score: 1, reason: `${judge.label}: the seeker-fit rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
   }
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const top = [...out.hits].sort((a, b) => a.rank - b.rank).slice(0, Number(context.config?.k ?? 3));
   if (!top.length) {
-    return { pass: false, score: 0, reason: 'seeker-fit: no results to meet the seeker with', namedScores: { seeker_fit: 0, seeker_fit_at_3: 0, n_seeker_fit: 1 } };
+    return { pass: !failsRow(context), score: 0, reason: 'seeker-fit: no results to meet the seeker with', namedScores: { seeker_fit: 0, seeker_fit_at_3: 0, n_seeker_fit: 1 } };
   }
   const js = await Promise.all(top.map((h, i) => judge.seekerFit({ query: golden.query, result: h.content ?? '', rank: i + 1 })));
   const scores = js.map((j) => (j.verdict ? SEEKER_SCORE[j.verdict] : 0));
   const errors = js.filter((j) => !j.verdict).length;
   const at3 = Math.max(...scores);
   return {
-    pass: errors === 0 && at3 >= 1,
+    pass: errors === 0 && (!failsRow(context) || at3 >= 1),
     score: at3,
     reason: `${errors ? `JUDGE ERROR x${errors} (${js.find((j) => !j.verdict)?.error}) · ` : ''}seeker-fit (${judge.label}): ${js.map((j, i) => `#${i + 1} ${j.verdict ?? 'ERROR'}`).join(', ')}`,
     namedScores: { seeker_fit: scores[0]!, seeker_fit_at_3: at3, n_seeker_fit: 1, seeker_fit_errors: errors },
@@ -174,7 +176,7 @@ export async function compactness(output: unknown, context: AssertionContext): P
     return { pass: true, score: 1, reason: `${judge.label}: the compactness rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
   }
   const golden = goldenFrom(context);
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const top = [...out.hits].sort((a, b) => a.rank - b.rank).slice(0, Number(context.config?.k ?? 3));
   if (!top.length) return { pass: true, score: 1, reason: 'compactness: no results, nothing graded' };
   const js = await Promise.all(top.map((h) => judge.compactness({ query: golden.query, result: h.content ?? '' })));
@@ -183,7 +185,7 @@ export async function compactness(output: unknown, context: AssertionContext): P
   const mean = ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : 0;
   const min = Number(context.config?.min ?? 3);
   return {
-    pass: errors === 0 && mean >= min,
+    pass: errors === 0 && (!failsRow(context) || mean >= min),
     score: (mean - 1) / 4,
     reason: `${errors ? `JUDGE ERROR x${errors} · ` : ''}compactness (1-5, ${judge.label}): ${js.map((j) => j.verdict ?? 'ERROR').join(', ')} · mean ${mean.toFixed(2)} (min ${min})`,
     namedScores: ok.length ? { compactness_sum: mean, n_compactness: 1, compactness_errors: errors } : { compactness_errors: errors },

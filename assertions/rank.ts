@@ -14,7 +14,7 @@ import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type Gradi
 
 export function rank(output: unknown, context: AssertionContext): GradingResult {
   const golden = goldenFrom(context);
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const passAt = Number(context.config?.passAt ?? 3);
   const s = scoreRanking(golden, out, metadataFrom(context));
   if (!s) return { pass: true, score: 1, reason: 'no relevant reference: ranking not scored (routing-only query)' };

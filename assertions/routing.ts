@@ -1,7 +1,12 @@
 /**
- * Routing assertion (DES-058): technique_boundary -> practice_bridge, adversarial -> no_results (or nothing
- * above `noResultsThreshold`), crisis-adjacent (expect_safety) -> safety flag, everything else -> search
- * results. namedScores: routing_ok, routing_ok_<category>, n_routing, n_routing_<category>, safety_ok/n_safety.
+ * Routing assertion (DES-058), only where the golden entry states an expectation (expected_routing, or
+ * expect_safety: true; see statedRoute in src/report/score.ts): technique_boundary entries that say
+ * practice_bridge must reach the Practice Bridge, no_results entries must return nothing (or nothing above
+ * `noResultsThreshold`), crisis-adjacent entries must raise the safety flag, stated `search` must return results.
+ * A query whose entry states nothing passes unscored ("routing not checked"). The route is part of the row's
+ * golden expectation: a wrong stated route fails the row.
+ * namedScores: routing_ok, routing_ok_<category>, n_routing, n_routing_<category>, "4 routing" (checked rows),
+ * safety_ok/n_safety, and the provider's latency_ms/n_latency (every row).
  *
  *   - type: javascript
  *     value: file://assertions/routing.ts:routing
@@ -12,14 +17,10 @@ import { goldenFrom, outputFrom, type AssertionContext, type GradingResult } fro
 
 export function routing(output: unknown, context: AssertionContext): GradingResult {
   const golden = goldenFrom(context);
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const t = context.config?.noResultsThreshold;
   const r = scoreRouting(golden, out, t === undefined ? {} : { noResultsThreshold: Number(t) });
-  return {
-    pass: r.ok,
-    score: r.ok ? 1 : 0,
-    reason: `routing ${r.ok ? 'ok' : 'FAIL'}: ${r.reason}`,
-    namedScores: routingNamedScores(golden.category, r, out.latencyMs),
-  };
+  const namedScores = routingNamedScores(golden.category, r, out.latencyMs);
+  if (!r) return { pass: true, score: 1, reason: `routing not checked: the golden entry states no routing expectation (routed to ${out.routing?.route ?? 'unknown'})`, namedScores };
+  return { pass: r.ok, score: r.ok ? 1 : 0, reason: `routing ${r.ok ? 'ok' : 'FAIL'}: ${r.reason}`, namedScores };
 }
-

@@ -279,8 +279,8 @@ async function main(): Promise<void> {
       const allMs = promptfooRun(all, outN, jOf(conc));
       const doc = JSON.parse(readFileSync(outN, 'utf8'));
       lastNs = doc.results.prompts[0].metrics.namedScores;
-      const rows: { response?: { output?: { latencyMs?: number } } }[] = doc.results.results;
-      const provLat = rows.map((x) => x.response?.output?.latencyMs ?? NaN).filter(Number.isFinite);
+      const rows: { response?: { output?: unknown; metadata?: { harness?: { latencyMs?: number } } } }[] = doc.results.results;
+      const provLat = rows.map((x) => x.response?.metadata?.harness?.latencyMs ?? NaN).filter(Number.isFinite);
       const provMean = provLat.reduce((a, b) => a + b, 0) / Math.max(1, provLat.length);
       const perQuery = (allMs - oneMs) / Math.max(1, nQ - 1);
       const rep = { directMean: d.mean, oneMs, allMs, perQuery, provMean };

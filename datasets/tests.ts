@@ -11,8 +11,8 @@
  * Environment variables override the config: RANKGATE_GOLDEN (comma-separated paths, any supported
  * format), RANKGATE_LANG (code(s) or `all`), RANKGATE_CATEGORY, RANKGATE_TAG (comma lists), RANKGATE_SHARD
  * (`i/N`, 1-based: this run evaluates the i-th of N disjoint shards, by a stable hash of the query id).
- * Each TestCase: description `<id>: <query>`, string-only vars { query, category, language, id },
- * ground truth in metadata { id, category, language, tags, golden, selection }.
+ * Each TestCase: one var { query } (the matrix shows the query and the outputs), ground truth and the id,
+ * category and language in metadata { id, category, language, tags, golden, selection } (filters: --filter-metadata).
  *
  * Bad input (missing golden file, unknown config key, duplicate ids across files, a query with nothing to
  * score, a bad shard) is a UserError. promptfoo would print it with a stack trace and exit 1 (the code of

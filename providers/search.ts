@@ -33,16 +33,20 @@
  * and shared by every column with the same service settings (columns differ only in search params).
  * Errors, timeouts and malformed responses become `{ error }` rows; the provider never throws.
  *
- * Output: { ids, hits[{rank, chunkId, documentId, score, content, path?, channels}], routing, practice_bridge,
- * safety, latencyMs, variant }; metadata: { diagnostics (first-stage candidates), resolution
- * (passage_substring -> chunk ids of this column's index variant), params, service }.
+ * Output: readable text for people (src/report/output-text.ts): the route and flags, then the ranked list with
+ * title, chapter/section, a snippet and a mark on results matching the golden references of the test
+ * (context.test.metadata.golden). metadata: { harness: { ids, hits[{rank, chunkId, documentId, score, content,
+ * path?, channels}], routing, practice_bridge, safety, latencyMs, variant } (the structured ranking that
+ * assertions and reports read through parseOutput(output, metadata)), diagnostics (first-stage candidates),
+ * resolution (passage_substring -> chunk ids of this column's index variant), params, service }.
  */
 import { isAbsolute, resolve } from 'node:path';
-import type { GoldenQuery } from '../src/golden/schema.ts';
+import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
 import { loadModuleService } from '../src/search/module.ts';
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
+import { renderOutputText } from '../src/report/output-text.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
@@ -69,7 +73,7 @@ export interface SearchProviderConfig extends Partial<SearchParams> {
 }
 
 interface ProviderResponse {
-  output?: HarnessOutput;
+  output?: string;
   error?: string;
   metadata?: HarnessMetadata;
   latencyMs?: number;
@@ -190,6 +194,8 @@ class HttpSearchService implements SearchServiceLike {
         ...(typeof r.path === 'string' ? { path: r.path } : {}),
         ...(typeof r.book_slug === 'string' ? { bookSlug: r.book_slug } : {}),
         ...(typeof r.chapter_number === 'number' ? { chapterNumber: r.chapter_number } : {}),
+        ...(typeof r.title === 'string' ? { title: r.title } : {}),
+        ...(typeof r.heading === 'string' ? { heading: r.heading } : {}),
         channels: (r.channels as SearchResponse['hits'][number]['channels']) ?? {},
       };
     });
@@ -203,6 +209,18 @@ class HttpSearchService implements SearchServiceLike {
   }
 
   async close(): Promise<void> {}
+}
+
+/** title / heading of a hit when the service returns them (optional fields beyond SearchHit). */
+function titleFields(h: object): { title?: string; heading?: string } {
+  const x = h as { title?: unknown; heading?: unknown };
+  return { ...(typeof x.title === 'string' && x.title ? { title: x.title } : {}), ...(typeof x.heading === 'string' && x.heading ? { heading: x.heading } : {}) };
+}
+
+/** The test's golden query for the marks in the readable output, when it is one (else no marks). */
+function validGolden(g: unknown): GoldenQuery | undefined {
+  const r = GoldenQuerySchema.safeParse(g);
+  return r.success ? r.data : undefined;
 }
 
 function shapeOf(url: string, given?: string): 'portal' | 'nq' {
@@ -405,6 +423,7 @@ export default class SearchProvider {
       ...(h.path !== undefined ? { path: h.path } : {}),
       ...(h.bookSlug !== undefined ? { bookSlug: h.bookSlug } : {}),
       ...(h.chapterNumber !== undefined ? { chapterNumber: h.chapterNumber } : {}),
+      ...titleFields(h),
       channels: h.channels ?? {},
     }));
     const routing = res.routing ?? null;
@@ -417,17 +436,15 @@ export default class SearchProvider {
       latencyMs,
       ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
     };
-    return {
-      output,
-      latencyMs,
-      metadata: {
-        diagnostics: res.diagnostics ?? null,
-        ...(resolution ? { resolution } : {}),
-        params,
-        service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
-        rankgate: RANKGATE_VERSION,
-      },
+    const metadata: HarnessMetadata = {
+      harness: output,
+      diagnostics: res.diagnostics ?? null,
+      ...(resolution ? { resolution } : {}),
+      params,
+      service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
+      rankgate: RANKGATE_VERSION,
     };
+    return { output: renderOutputText(output, validGolden(golden), metadata), latencyMs, metadata };
   }
 
   /** promptfoo calls cleanup() after the eval: close the shared service when its last column is done. */

@@ -31,7 +31,7 @@ export function documentRanking(out: HarnessOutput): string[] {
 
 export function recall100(output: unknown, context: AssertionContext): GradingResult {
   const golden = goldenFrom(context);
-  const out = outputFrom(output);
+  const out = outputFrom(output, context);
   const judgments = new Map<string, number>();
   for (const r of golden.expected) if (r.doc_id !== undefined) judgments.set(r.doc_id, r.relevant ? 1 : 0);
   const ranking = documentRanking(out);

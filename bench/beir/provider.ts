@@ -17,11 +17,11 @@ export default class BeirSearchProvider extends SearchProvider {
     const total = Number(this.config.benchRows);
     answered++;
     if (total > 0 && (answered % 100 === 0 || answered === total)) process.stderr.write(`bench:beir eval ${answered}/${total} rows\n`);
-    if (r.output) {
-      r.output = {
-        ...r.output,
-        ids: [],
-        hits: r.output.hits.map((h) => ({ rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '' })),
+    const h = r.metadata?.harness; // the structured ranking (the output itself is the readable top 10)
+    if (r.metadata && h) {
+      r.metadata = {
+        ...r.metadata,
+        harness: { ...h, ids: [], hits: h.hits.map((x) => ({ rank: x.rank, chunkId: x.chunkId, documentId: x.documentId, score: x.score, content: '' })) },
       };
     }
     if (r.metadata?.diagnostics) {

@@ -168,7 +168,7 @@ export interface PfRow {
   provider?: { id?: string; label?: string };
   namedScores?: Record<string, number>;
   gradingResult?: { namedScores?: Record<string, number> } | null;
-  response?: { output?: unknown; error?: string } | null;
+  response?: { output?: unknown; error?: string; metadata?: { harness?: { latencyMs?: unknown } } } | null;
   error?: string | null;
   latencyMs?: number;
 }
@@ -205,6 +205,8 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 function outputLatency(row: PfRow): number | undefined {
+  const h = row.response?.metadata?.harness?.latencyMs; // readable-text output: the structure is in metadata.harness
+  if (typeof h === 'number') return h;
   let o = row.response?.output;
   if (typeof o === 'string') {
     try {

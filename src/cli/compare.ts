@@ -5,7 +5,7 @@
  * Argument parsing and file reading only; the statistics are `compareVectors` in src/metrics.
  */
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from './args.ts';
 import { UserError } from '../errors.ts';
 import { CompareInputError, compareVectors, type CompareVectorsResult, type NamedVector } from '../metrics/index.ts';
 import { Qrels } from '../metrics/trecfast.ts';
@@ -15,7 +15,9 @@ import { readBytes, readRunFile, relevanceLevel } from './trec-eval.ts';
 const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed N] [--json] RUN_A RUN_B [RUN_C ...]
        rankgate compare --results RESULTS.json [-m METRIC] [--seed N] [--json | --markdown]
          (promptfoo results columns, each against the first; METRIC: ndcg_at_10 (default), recall_at_3, mrr,
-          trec_recall_at_10, ... or routing_ok; plus seed 002's shipping criteria per column)
+          trec_recall_at_10, ... or routing_ok; plus the blind-test shipping criteria per column and a
+          cross-validated estimate of picking the best column: chosen on k-1 folds of queries, scored on
+          the held-out fold; --folds N (default 5), --repeats N (default 20))
 
 Compares every run with the first (the baseline) on one measure over the queries of QRELS
 (a query missing from a run scores 0, as with trec_eval -c):
@@ -61,26 +63,22 @@ export function formatComparisonTable(measure: string, res: CompareVectorsResult
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        qrels: { type: 'string' },
-        m: { type: 'string', short: 'm' },
-        l: { type: 'string', short: 'l' },
-        seed: { type: 'string' },
-        json: { type: 'boolean' },
-        results: { type: 'string' },
-        markdown: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UserError(`${(e as Error).message}\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCliArgs(
+    argv,
+    {
+      qrels: { type: 'string' },
+      m: { type: 'string', short: 'm' },
+      l: { type: 'string', short: 'l' },
+      seed: { type: 'string' },
+      json: { type: 'boolean' },
+      results: { type: 'string' },
+      markdown: { type: 'boolean' },
+      folds: { type: 'string' },
+      repeats: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    USAGE,
+  );
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -89,8 +87,20 @@ export async function run(argv: string[]): Promise<number> {
     // promptfoo results columns (a sweep): per-query vectors re-scored by src/report, first column = baseline.
     if (positionals.length) throw new UserError(`--results takes no run files, got ${positionals.join(' ')}\n${USAGE}`);
     if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
+    for (const k of ['folds', 'repeats'] as const) {
+      const v = values[k];
+      if (v !== undefined && (!/^\d+$/.test(v) || Number(v) < (k === 'folds' ? 2 : 1))) throw new UserError(`--${k} must be an integer >= ${k === 'folds' ? 2 : 1}, got '${v}'`);
+    }
     const { resultsCompare } = await import('../report/compare.ts');
-    return resultsCompare(values.results, { metric: values.m, seed: values.seed === undefined ? 42 : Number(values.seed), json: values.json, markdown: values.markdown, format: formatComparisonTable });
+    return resultsCompare(values.results, {
+      metric: values.m,
+      seed: values.seed === undefined ? 42 : Number(values.seed),
+      ...(values.folds !== undefined ? { folds: Number(values.folds) } : {}),
+      ...(values.repeats !== undefined ? { repeats: Number(values.repeats) } : {}),
+      json: values.json,
+      markdown: values.markdown,
+      format: formatComparisonTable,
+    });
   }
   if (!values.qrels) throw new UserError(`--qrels QRELS is required\n${USAGE}`);
   if (positionals.length < 2) throw new UserError(`expected at least two run files, got ${positionals.length}\n${USAGE}`);

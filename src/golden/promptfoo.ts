@@ -2,10 +2,11 @@
  * Golden queries -> promptfoo test cases, and the selection used by datasets/tests.ts.
  *
  * TestCase shape (the cross-team contract):
- *   { description: "<id>: <query>",
- *     vars: { query, category, language, id },                       strings only (no var expansion)
+ *   { vars: { query },                                               the only var: `promptfoo view` shows one column per var
  *     metadata: { id, category, language, tags: "<comma list>", golden: <GoldenQuery>,
  *                 selection: { id, size, files, shard?, shardSize? } } }
+ * No description (promptfoo's view would give it a column repeating the query); id, category and language are
+ * metadata: filter on them with `--filter-metadata category=emotional` or the view's metadata filter.
  * Ground truth stays in metadata: array-valued vars would be expanded into one test per element.
  *
  * `selection` identifies the golden selection the row belongs to, before sharding: `id` = first 16 hex of
@@ -48,8 +49,7 @@ export interface SelectionMeta extends SelectionIdentity {
 }
 
 export interface GoldenTestCase {
-  description: string;
-  vars: { query: string; category: string; language: string; id: string };
+  vars: { query: string };
   metadata: { id: string; category: string; language: string; tags: string; golden: GoldenQuery; selection?: SelectionMeta };
 }
 
@@ -61,8 +61,7 @@ export function selectionIdentity(queries: readonly { id: string }[]): Selection
 
 export function toTestCase(q: GoldenQuery, selection?: SelectionMeta): GoldenTestCase {
   return {
-    description: `${q.id}: ${q.query}`,
-    vars: { query: q.query, category: q.category, language: q.language, id: q.id },
+    vars: { query: q.query },
     metadata: { id: q.id, category: q.category, language: q.language, tags: q.tags.join(','), golden: q, ...(selection ? { selection } : {}) },
   };
 }

@@ -5,7 +5,7 @@
  * derived value under its name in the same map), hence the `avg_` prefix.
  */
 import type { GoldenQuery } from '../golden/schema.ts';
-import { RANK_KEYS, categoryKey } from './score.ts';
+import { RANK_KEYS, categoryKey, routingChecked } from './score.ts';
 
 export interface DerivedMetric {
   name: string;
@@ -35,19 +35,24 @@ export function conditionalDerivedMetrics(goldens: GoldenQuery[]): DerivedMetric
   return out;
 }
 
-/** Per-category means for the categories present: every rank measure where the category has ranked queries, and routing accuracy. */
+/**
+ * Per-category means for the categories present: every rank measure where the category has ranked queries, and
+ * routing accuracy where some entry of the category states a routing expectation (the only queries checked).
+ */
 export function categoryDerivedMetrics(goldens: GoldenQuery[]): DerivedMetric[] {
   const ranked = new Set<string>();
+  const routedCats = new Set<string>();
   const all = new Set<string>();
   for (const g of goldens) {
     const c = categoryKey(g.category);
     all.add(c);
     if (g.expected.some((r) => r.relevant)) ranked.add(c);
+    if (routingChecked(g)) routedCats.add(c);
   }
   const out: DerivedMetric[] = [];
   for (const c of [...all].sort()) {
     if (ranked.has(c)) for (const k of RANK_KEYS) out.push({ name: `avg_${k}_${c}`, value: `${k}_${c} / n_${c}` });
-    out.push({ name: `routing_accuracy_${c}`, value: `routing_ok_${c} / n_routing_${c}` });
+    if (routedCats.has(c)) out.push({ name: `routing_accuracy_${c}`, value: `routing_ok_${c} / n_routing_${c}` });
   }
   return out;
 }

@@ -241,7 +241,7 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
   for (const [metric, min] of Object.entries(floors.overall)) {
     const v = overallValue(report, metric, family);
     const name = `overall ${metric}${fam} >= ${min}`;
-    if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, 'overall', metric, min, `cannot be checked: no query in the results measures ${metric}${fam}`));
+    if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, 'overall', metric, min, `cannot be checked: no query in the results measures ${fam ? 'judged ' : ''}${metric}`));
     else checks.push({ name, scope: 'overall', metric, value: v, min, passed: v >= min - 1e-12 });
   }
   const present = Object.keys(report.categories);
@@ -256,7 +256,7 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
         checks.push(
           unmeasured(name, cat, metric, min, `cannot be checked: no ${cat} queries in the results${didYouMean(cat, present)}${present.length ? ` (categories: ${present.join(', ')})` : ''}`),
         );
-      else if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, cat, metric, min, `cannot be checked: no ${cat} query measures ${metric}${fam}`));
+      else if (v === undefined || v === null || !Number.isFinite(v)) checks.push(unmeasured(name, cat, metric, min, `cannot be checked: no ${cat} query measures ${fam ? 'judged ' : ''}${metric}`));
       else checks.push({ name, scope: cat, metric, value: v, min, passed: v >= min - 1e-12 });
     }
   }

@@ -2,6 +2,7 @@
 import type { BaselineDelta } from './baseline.ts';
 import type { Des058Report } from './report.ts';
 import type { ShippingVerdict } from './shipping.ts';
+import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, type ColumnVerdict } from './verdict.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
@@ -112,6 +113,8 @@ export function verdictSection(v: ColumnVerdict): string {
 export function shippingSection(v: ShippingVerdict): string {
   const lines = [`### Shipping criteria: \`${v.candidate}\` vs \`${v.baseline}\` (${v.queries} queries)`, ''];
   for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${c.detail}`);
+  if (v.errors && v.errors.baseline + v.errors.candidate > 0)
+    lines.push(`- ⚠️ errored queries (left out of the criteria, not regressions): ${v.errors.candidate} candidate, ${v.errors.baseline} baseline: ${v.errors.reasons.map(cell).join('; ')}`);
   lines.push('', v.ship ? '**Ship: yes** (all automatable criteria met; human review still required)' : '**Ship: no**');
   return lines.join('\n');
 }
@@ -171,6 +174,8 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     gateSection(report),
     '',
     categoryTable(report, delta),
+    '',
+    mermaidCategoryChart(report, delta),
     '',
     deltaSection(delta),
     '',

@@ -421,7 +421,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   // The merged file's columns, parsed like `rankgate gate` does, for the latency percentiles of the afterAll hook.
   // Parsed only when a column has them (the afterAll hook of assertions/gate.ts writes them).
   let parsedCache: ReturnType<typeof parseResultsObject> | null = null;
-  const parsed = () => (parsedCache ??= parseResultsObject({ evalId: 'merge', results: { prompts: ref.doc.results.prompts, results: rows }, config: ref.doc.config }, 'merged results'));
+  const parsed = () => (parsedCache ??= parseResultsObject({ evalId: 'merge', results: { prompts: ref.doc.results.prompts.map(({ metrics: _shardMetrics, ...p }) => p), results: rows }, config: ref.doc.config }, 'merged results'));
 
   const prompts: Prompt[] = ref.doc.results.prompts.map((p0, pi) => {
     const colRows = rows.filter((r) => (r.promptIdx ?? 0) === pi);

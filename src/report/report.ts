@@ -136,8 +136,9 @@ export function percentile(xs: number[], p: number): number | null {
 
 const round = (x: number | null, d = 4) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
 
-function routingCategory(qs: QueryRecord[]): boolean {
-  return qs.some((q) => q.golden.expected_routing !== 'search' || q.golden.expect_safety === true);
+/** Queries whose routing was checked (the golden entry states a route or expect_safety; src/report/score.ts). */
+function routed(qs: QueryRecord[]): QueryRecord[] {
+  return qs.filter((q) => q.routing !== null);
 }
 
 export function isFailure(q: QueryRecord): boolean {
@@ -202,7 +203,7 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
       entry.judged_ndcg_at_10 = round(mean(jq.map((q) => q.judgedScores!.judged_ndcg_at_10 ?? 0)))!;
       entry.n_judged = jq.length;
     }
-    if (!r.length || routingCategory(cqs)) entry.routing_accuracy = round(mean(cqs.map((q) => (q.routing?.ok ? 1 : 0))))!;
+    if (routed(cqs).length) entry.routing_accuracy = round(mean(routed(cqs).map((q) => (q.routing!.ok ? 1 : 0))))!;
     categories[cat] = entry;
   }
   const metrics: Record<string, number | null> = {};
@@ -265,7 +266,7 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     gate: [],
     judge: judgeText,
     metrics,
-    routing: { accuracy: round(mean(qs.map((q) => (q.routing?.ok ? 1 : 0)))), count: qs.length },
+    routing: { accuracy: round(mean(routed(qs).map((q) => (q.routing!.ok ? 1 : 0)))), count: routed(qs).length },
     failure_buckets: buckets,
     errors: qs.filter((q) => q.error !== null).length,
     latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2) },

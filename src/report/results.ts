@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
-import { checkIntegrity, parseOutput, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
+import { checkIntegrity, parseOutput, routingChecked, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 
 export interface QueryRecord {
@@ -222,6 +222,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       if (!prevSel) {
         selIds.set(pi, { id: sel.id, at: i });
         col.selection = sel;
+      } else if (col.selection?.shard && JSON.stringify(col.selection.shard) !== JSON.stringify(sel.shard ?? null)) {
+        // rows of several shards of one selection (`rankgate merge`): the column stands for the whole selection
+        col.selection = { id: sel.id, size: sel.size, ...(sel.files ? { files: sel.files } : {}) };
       }
     }
     const ix = row.response?.metadata?.diagnostics?.index;
@@ -231,7 +234,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     let err: string | null = null;
     if (row.response?.output !== undefined && !row.response?.error) {
       try {
-        output = parseOutput(row.response.output);
+        output = parseOutput(row.response.output, row.response.metadata);
       } catch (e) {
         err = (e as Error).message;
       }
@@ -239,7 +242,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     if (!output) err = err ?? (error ? String(error) : 'no provider output');
     const meta = row.response?.metadata;
     const retrieval = output ? scoreRanking(golden, output, meta) : zeroRetrieval(golden);
-    const routing = output ? scoreRouting(golden, output, routingOpts) : errRouting(golden, err ?? 'error');
+    const routing = output ? scoreRouting(golden, output, routingOpts) : routingChecked(golden) ? errRouting(golden, err ?? 'error') : null;
     // Judged when the judge assertion (assertions/judge.ts) produced judged scores; with the judge off it produces none.
     const judged = Object.keys(row.namedScores ?? {}).some((k) => /^(heuristic_)?judged_/.test(k));
     const js = judgeScoresOf(row.namedScores ?? {});

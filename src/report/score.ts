@@ -40,18 +40,28 @@ import type {
 
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-/** Parse the provider output: promptfoo passes an object from the CLI and a JSON string programmatically. */
-export function parseOutput(output: unknown): HarnessOutput {
+/**
+ * The structured provider output of a row (contract C). providers/search.ts returns readable text as `output` (the
+ * ranked list a person reads in `promptfoo view`) and the structured HarnessOutput in `metadata.harness`; older
+ * results carry the structure as `output` itself (an object from the CLI, a JSON string from programmatic
+ * evaluate). Every consumer calls this with the row's metadata: assertions with `context.metadata`, reports with
+ * `response.metadata`.
+ */
+export function parseOutput(output: unknown, metadata?: unknown): HarnessOutput {
+  const h = (metadata as { harness?: unknown } | null | undefined)?.harness;
+  if (h && typeof h === 'object' && Array.isArray((h as HarnessOutput).hits)) return h as HarnessOutput;
   let o = output;
   if (typeof output === 'string') {
     try {
       o = JSON.parse(output);
     } catch {
-      throw new Error(`provider output is not the rankgate search output (a JSON object): ${output.slice(0, 80)}`);
+      throw new Error(
+        `provider output is text and the row has no metadata.harness (the structured ranking): is the provider providers/search.ts? Output starts: ${output.slice(0, 80)}`,
+      );
     }
   }
   if (!o || typeof o !== 'object' || !Array.isArray((o as HarnessOutput).hits)) {
-    throw new Error('provider output has no hits[]: is the provider providers/search.ts?');
+    throw new Error('provider output has no hits[] (and the row no metadata.harness): is the provider providers/search.ts?');
   }
   return o as HarnessOutput;
 }
@@ -61,7 +71,8 @@ function docOf(hit: HarnessHit): string {
   return hit.documentId;
 }
 
-function refMatchesHit(ref: Reference, hit: HarnessHit, meta: HarnessMetadata | undefined): boolean {
+/** Does a golden reference match a returned hit (chunk id, resolved passage substring, document id or path)? */
+export function refMatchesHit(ref: Reference, hit: HarnessHit, meta: HarnessMetadata | undefined): boolean {
   if (ref.chunk_id !== undefined) return hit.chunkId === ref.chunk_id;
   if (ref.passage_substring !== undefined) {
     const resolved = meta?.resolution?.[ref.passage_substring];
@@ -261,22 +272,49 @@ export interface RoutingOptions {
   noResultsThreshold?: number;
 }
 
+/** Golden formats that have no routing field: their readers fill in `search`, which states nothing. */
+const FORMATS_WITHOUT_ROUTING = new Set(['nq-csv', 'nq-json', 'beir', 'trec']);
+
 /**
- * Routing check of one query (DES-058): practice_bridge must route to the Practice Bridge; no_results
- * must return nothing, route to no_results, or stay below the threshold; search must route to search
- * with results. A query with expect_safety must also carry the safety flag.
+ * The route the golden entry states, or null when it states none: the reader filled the field in
+ * (`origin.derived` lists expected_routing: a blind-test YAML or gold-set JSONL entry without it, a DES-058
+ * entry without it), or the format has no routing field at all (NQ, BEIR, TREC). A DES-058 category with a
+ * routing convention (technique_boundary, adversarial) keeps its route only when the entry carries it.
+ * Entries built in code (no `origin`) state what they carry.
  */
-export function scoreRouting(golden: GoldenQuery, output: HarnessOutput, opts: RoutingOptions = {}): RoutingScores {
-  const expected = golden.expected_routing ?? 'search';
+export function statedRoute(golden: GoldenQuery): GoldenQuery['expected_routing'] | null {
+  const origin = golden.origin;
+  if (origin?.derived?.includes('expected_routing')) return null;
+  if (origin && FORMATS_WITHOUT_ROUTING.has(origin.format) && golden.expected_routing === 'search') return null;
+  return golden.expected_routing;
+}
+
+/** True when the golden entry states a routing expectation (a route, or expect_safety: true). */
+export function routingChecked(golden: GoldenQuery): boolean {
+  return statedRoute(golden) !== null || golden.expect_safety === true;
+}
+
+/**
+ * Routing check of one query (DES-058), only where the golden entry states an expectation (else null: the
+ * query's routing is not scored and counts in no routing accuracy). practice_bridge must route to the
+ * Practice Bridge; no_results must return nothing, route to no_results, or stay below the threshold; search
+ * must route to search with results. A query with expect_safety must also carry the safety flag.
+ */
+export function scoreRouting(golden: GoldenQuery, output: HarnessOutput, opts: RoutingOptions = {}): RoutingScores | null {
+  const stated = statedRoute(golden);
+  const safetyExpected = golden.expect_safety === true;
+  if (stated === null && !safetyExpected) return null;
   const nHits = output.hits.length;
   const actual = output.routing?.route ?? (output.practice_bridge ? 'practice_bridge' : nHits ? 'search' : 'no_results');
   const bridge = output.practice_bridge === true || actual === 'practice_bridge';
-  let ok: boolean;
+  let ok = true;
   let reason: string;
-  if (expected === 'practice_bridge') {
+  if (stated === null) {
+    reason = `route ${actual} (no route stated)`;
+  } else if (stated === 'practice_bridge') {
     ok = bridge;
     reason = ok ? 'routed to practice_bridge' : `expected practice_bridge, got ${actual}`;
-  } else if (expected === 'no_results') {
+  } else if (stated === 'no_results') {
     const top = output.routing?.topRelevance;
     const below = opts.noResultsThreshold !== undefined && top !== undefined && top < opts.noResultsThreshold;
     ok = actual === 'no_results' || nHits === 0 || below;
@@ -289,11 +327,10 @@ export function scoreRouting(golden: GoldenQuery, output: HarnessOutput, opts: R
     ok = actual === 'search' && !bridge && nHits > 0;
     reason = ok ? 'search results' : `expected search results, got ${actual} with ${nHits} hits`;
   }
-  const safetyExpected = golden.expect_safety === true;
   const safetyOk = safetyExpected ? output.safety === true : null;
-  if (safetyExpected && !safetyOk) reason += '; safety flag missing';
+  if (safetyExpected) reason += safetyOk ? '; safety flag raised' : '; safety flag missing';
   return {
-    expected,
+    expected: stated ?? 'any',
     actual,
     practice_bridge: bridge,
     ok: ok && safetyOk !== false,
@@ -348,7 +385,14 @@ export const RANK_KEYS = [
  */
 export function rankNamedScores(category: string, s: RetrievalScores): Record<string, number> {
   const c = categoryKey(category);
-  const out: Record<string, number> = { n_ranked: 1, [`n_${c}`]: 1, [`bucket_${s.bucket}`]: 1 };
+  const out: Record<string, number> = {
+    [VIEW_KEYS.recall_at_3]: s.recall_at_3,
+    [VIEW_KEYS.mrr]: s.mrr,
+    [VIEW_KEYS.ndcg_at_10]: s.ndcg_at_10,
+    n_ranked: 1,
+    [`n_${c}`]: 1,
+    [`bucket_${s.bucket}`]: 1,
+  };
   for (const key of RANK_KEYS) {
     out[key] = s[key];
     out[`${key}_${c}`] = s[key];
@@ -366,18 +410,31 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
 }
 
 /**
- * namedScores of the routing assertion (every query has one): routing_ok overall and per category with
- * n_routing counters, safety_ok / n_safety, and the provider's latency_ms / n_latency.
+ * The key metrics under names that sort before every other namedScore (promptfoo's web UI lists metric chips
+ * with localeCompare and shows the first 10 of a row or column before "Show more..."; its metrics dialog sorts with
+ * tanstack's alphanumeric order, where a leading digit sorts LAST): `#` then a digit comes first in both, in the
+ * reading order Recall@3, MRR@10, nDCG@10, routing. Sums per column with their counts, so the column header shows
+ * e.g. "#1 Recall@3 57.81% (37.00/64.00)" = the mean. Never used in derivedMetrics (they
+ * are not mathjs names); the avg_* keys stay for the gate.
  */
-export function routingNamedScores(category: string, r: RoutingScores, latencyMs?: number): Record<string, number> {
+export const VIEW_KEYS = { recall_at_3: '#1 Recall@3', mrr: '#2 MRR@10', ndcg_at_10: '#3 nDCG@10', routing_ok: '#4 routing' } as const;
+
+/**
+ * namedScores of the routing assertion: routing_ok overall and per category with n_routing counters and
+ * safety_ok / n_safety, only for queries whose golden entry states a routing expectation (r non-null); the
+ * provider's latency_ms / n_latency for every query.
+ */
+export function routingNamedScores(category: string, r: RoutingScores | null, latencyMs?: number): Record<string, number> {
   const c = categoryKey(category);
-  const out: Record<string, number> = {
-    routing_ok: r.ok ? 1 : 0,
-    n_routing: 1,
-    [`routing_ok_${c}`]: r.ok ? 1 : 0,
-    [`n_routing_${c}`]: 1,
-  };
-  if (r.safety_expected) {
+  const out: Record<string, number> = {};
+  if (r) {
+    out.routing_ok = r.ok ? 1 : 0;
+    out.n_routing = 1;
+    out[`routing_ok_${c}`] = r.ok ? 1 : 0;
+    out[`n_routing_${c}`] = 1;
+    out[VIEW_KEYS.routing_ok] = r.ok ? 1 : 0;
+  }
+  if (r?.safety_expected) {
     out.safety_ok = r.safety_ok ? 1 : 0;
     out.n_safety = 1;
   }

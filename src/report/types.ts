@@ -15,10 +15,16 @@ export interface HarnessHit {
   path?: string;
   bookSlug?: string;
   chapterNumber?: number;
+  /** Document title and section heading, when the service returns them (shown in the readable output). */
+  title?: string;
+  heading?: string;
   channels?: { keyword?: { rank: number; score: number }; vector?: { rank: number; score: number } };
 }
 
-/** `output` of providers/search.ts (assertions receive it as an object; programmatic evaluate as JSON). */
+/**
+ * The structured ranking of one row: `metadata.harness` of providers/search.ts (whose `output` is readable text);
+ * older results carry it as `output` itself. Read it with parseOutput(output, metadata) (src/report/score.ts).
+ */
 export interface HarnessOutput {
   /** Chunk ids in rank order. */
   ids: string[];
@@ -33,6 +39,8 @@ export interface HarnessOutput {
 
 /** `metadata` of the provider response (context.metadata in assertions; response.metadata in results JSON). */
 export interface HarnessMetadata {
+  /** The structured ranking (contract C); absent in results written before the readable output. */
+  harness?: HarnessOutput;
   /** First-stage candidates per channel; null when the service does not report them (url:, most module:). */
   diagnostics?: SearchDiagnostics | null;
   /**
@@ -84,6 +92,7 @@ export interface RetrievalScores {
 }
 
 export interface RoutingScores {
+  /** The stated route, or 'any' when the golden entry states only expect_safety. */
   expected: string;
   actual: string;
   practice_bridge: boolean;

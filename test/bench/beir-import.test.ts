@@ -29,9 +29,10 @@ describe('BEIR folder -> promptfoo test cases', () => {
     assert.equal(imp.split, 'test');
     assert.equal(imp.judgedQueries, 2);
     assert.equal(imp.judgements, 3);
-    assert.deepEqual(imp.tests.map((t) => t.description), ['q1: aspirin heart', 'q2: vitamin bone']);
+    assert.deepEqual(imp.tests.map((t) => [t.metadata.id, t.vars.query]), [['q1', 'aspirin heart'], ['q2', 'vitamin bone']]);
     const t2 = imp.tests[1]!;
-    assert.deepEqual(t2.vars, { query: 'vitamin bone', category: 'beir', language: 'en', id: 'q2' });
+    assert.deepEqual(t2.vars, { query: 'vitamin bone' });
+    assert.deepEqual([t2.metadata.category, t2.metadata.language], ['beir', 'en']);
     assert.deepEqual(
       t2.metadata.golden.expected.map((r) => [r.doc_id, r.grade, r.relevant]),
       [
@@ -44,7 +45,7 @@ describe('BEIR folder -> promptfoo test cases', () => {
 
   it('--queries N takes the first N judged queries', () => {
     const imp = importBeir(FIXTURE, { queries: 1 });
-    assert.deepEqual(imp.tests.map((t) => t.vars.id), ['q1']);
+    assert.deepEqual(imp.tests.map((t) => t.metadata.id), ['q1']);
     assert.equal(imp.judgedQueries, 2);
     assert.equal(imp.judgements, 1);
   });

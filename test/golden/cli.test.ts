@@ -61,9 +61,10 @@ test('convert: YAML -> DES-058 file (atomic) and -> promptfoo on stdout; BEIR/TR
   assert.deepEqual(loadGoldenFile(out).map((q) => [q.id, q.expected.length]), [['yaml-0', 3], ['yaml-1', 1], ['pinned-weekly-log', 2]]);
   const pf = rg('convert', DES, '--to', 'promptfoo');
   assert.equal(pf.code, 0, pf.err);
-  const tests = yaml.load(pf.out) as { description: string; vars: Record<string, unknown> }[];
+  const tests = yaml.load(pf.out) as { vars: Record<string, unknown>; metadata: Record<string, unknown> }[];
   assert.equal(tests.length, 5);
-  assert.equal(tests[0]!.description, 'en-direct-001: What did Yogananda say about divine mother?');
+  assert.deepEqual(tests[0]!.vars, { query: 'What did Yogananda say about divine mother?' });
+  assert.equal(tests[0]!.metadata.id, 'en-direct-001');
   const trec = rg('convert', DES, '--to', 'trec');
   assert.equal(trec.code, 2);
   assert.match(trec.err, /--to trec writes several files, expected -o OUT/);

@@ -26,13 +26,15 @@ function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<
   });
 }
 
-test('TestCase shape: description "id: query", string-only vars, ground truth in metadata', async () => {
+test('TestCase shape: one var (query), no description, id/category/language and ground truth in metadata', async () => {
   const tests = await withEnv({}, () => generateTests({ golden: DES }));
   const golden = loadGoldenFile(DES);
   assert.equal(tests.length, golden.length);
   const t = tests[1]!;
-  assert.equal(t.description, "en-dark_night-001: I can't stop crying");
-  assert.deepEqual(t.vars, { query: "I can't stop crying", category: 'dark_night', language: 'en', id: 'en-dark_night-001' });
+  assert.equal('description' in t, false, 'no description column in promptfoo view');
+  assert.deepEqual(t.vars, { query: "I can't stop crying" });
+  assert.equal(t.metadata.id, 'en-dark_night-001');
+  assert.equal(t.metadata.category, 'dark_night');
   for (const tc of tests) for (const v of Object.values(tc.vars)) assert.equal(typeof v, 'string');
   assert.deepEqual(Object.keys(t.metadata), ['id', 'category', 'language', 'tags', 'golden', 'selection']);
   assert.equal(t.metadata.tags, 'fear');
@@ -43,7 +45,7 @@ test('TestCase shape: description "id: query", string-only vars, ground truth in
 
 test('selection by language, category and tag through loader config', async () => {
   await withEnv({}, async () => {
-    const ids = async (cfg: Parameters<typeof generateTests>[0]) => (await generateTests(cfg)).map((t) => t.vars.id);
+    const ids = async (cfg: Parameters<typeof generateTests>[0]) => (await generateTests(cfg)).map((t) => t.metadata.id);
     assert.deepEqual(await ids({ golden: DES, category: 'direct,adversarial' }), ['en-direct-001', 'en-adversarial-001']);
     assert.deepEqual(await ids({ golden: DES, tag: 'god-realization' }), ['en-direct-001', 'en-metaphorical-001']);
     assert.deepEqual(await ids({ golden: [DES, YAML], language: 'zh' }), ['yaml-0']);
@@ -52,9 +54,9 @@ test('selection by language, category and tag through loader config', async () =
 });
 
 test('selection through the environment overrides the config', async () => {
-  const ids = await withEnv({ RANKGATE_GOLDEN: `${DES},${YAML}`, RANKGATE_CATEGORY: 'metaphorical,logs' }, async () => (await generateTests({ golden: 'nope.json', category: 'direct' })).map((t) => t.vars.id));
+  const ids = await withEnv({ RANKGATE_GOLDEN: `${DES},${YAML}`, RANKGATE_CATEGORY: 'metaphorical,logs' }, async () => (await generateTests({ golden: 'nope.json', category: 'direct' })).map((t) => t.metadata.id));
   assert.deepEqual(ids, ['en-metaphorical-001', 'pinned-weekly-log']);
-  const en = await withEnv({ RANKGATE_GOLDEN: YAML, RANKGATE_LANG: 'en', RANKGATE_TAG: 'technical' }, async () => (await generateTests()).map((t) => t.vars.id));
+  const en = await withEnv({ RANKGATE_GOLDEN: YAML, RANKGATE_LANG: 'en', RANKGATE_TAG: 'technical' }, async () => (await generateTests()).map((t) => t.metadata.id));
   assert.deepEqual(en, ['yaml-1']);
 });
 
@@ -90,11 +92,11 @@ test('promptfoo evaluate() loads file://datasets/tests.ts with config (echo prov
     writeLatestResults: false,
   };
   const ev = await withEnv({}, () => promptfoo.evaluate(suite as never, { maxConcurrency: 1, cache: false, showProgressBar: false } as never));
-  const summary = (await ev.toEvaluateSummary()) as { results: { testCase: { description: string; metadata: Record<string, unknown> }; vars: Record<string, string>; response?: { output?: unknown } }[] };
-  const rows = summary.results.map((r) => [r.testCase.description, r.vars.id, r.response?.output, (r.testCase.metadata.golden as { id: string }).id]);
+  const summary = (await ev.toEvaluateSummary()) as { results: { testCase: { metadata: Record<string, unknown> }; vars: Record<string, string>; response?: { output?: unknown } }[] };
+  const rows = summary.results.map((r) => [r.testCase.metadata.id, r.vars.query, r.response?.output, (r.testCase.metadata.golden as { id: string }).id]);
   assert.deepEqual(rows, [
-    ['en-direct-001: What did Yogananda say about divine mother?', 'en-direct-001', 'What did Yogananda say about divine mother?', 'en-direct-001'],
-    ["en-dark_night-001: I can't stop crying", 'en-dark_night-001', "I can't stop crying", 'en-dark_night-001'],
+    ['en-direct-001', 'What did Yogananda say about divine mother?', 'What did Yogananda say about divine mother?', 'en-direct-001'],
+    ['en-dark_night-001', "I can't stop crying", "I can't stop crying", 'en-dark_night-001'],
   ]);
 });
 
@@ -103,6 +105,6 @@ test('default selection is datasets/golden/golden-set-<lang>.json', async (t) =>
   const en = join(ROOT, 'datasets', 'golden', 'golden-set-en.json');
   if (!existsSync(en)) return t.skip(`needs ${en} (the demo golden set)`);
   const tests = await withEnv({}, () => generateTests());
-  assert.deepEqual(tests.map((x) => x.vars.id), loadGoldenFile(en).map((q) => q.id));
-  assert.ok(tests.every((x) => x.vars.language === 'en'));
+  assert.deepEqual(tests.map((x) => x.metadata.id), loadGoldenFile(en).map((q) => q.id));
+  assert.ok(tests.every((x) => x.metadata.language === 'en'));
 });

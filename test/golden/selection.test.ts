@@ -89,7 +89,7 @@ test('shards: the N shards partition the selection, carry their shard, and stay 
   // the loader config takes { index, count } too; the environment wins
   const cfg = await withEnv({}, () => generateTests({ golden: DEMO, shard: { index: 2, count: 3 } }));
   const env = await withEnv({ RANKGATE_SHARD: '2/3' }, () => generateTests({ golden: DEMO, shard: '1/3' }));
-  assert.deepEqual(cfg.map((x) => x.vars.id), env.map((x) => x.vars.id));
+  assert.deepEqual(cfg.map((x) => x.metadata.id), env.map((x) => x.metadata.id));
   // stability: adding queries to the file does not move any existing query to another shard
   const d = tempDir(t);
   const grown = join(d, 'golden-set-en.json');
@@ -97,8 +97,8 @@ test('shards: the N shards partition the selection, carry their shard, and stay 
   const extra = Array.from({ length: 40 }, (_, i) => ({ id: `en-new-${i}`, query: `new question ${i}`, language: 'en', category: 'direct', expected_routing: 'search' }));
   writeFileSync(grown, JSON.stringify([...base.slice(0, 30), ...extra, ...base.slice(30)]));
   for (let i = 1; i <= 4; i++) {
-    const before = (await withEnv({ RANKGATE_SHARD: `${i}/4` }, () => generateTests({ golden: DEMO }))).map((x) => x.vars.id);
-    const after = (await withEnv({ RANKGATE_SHARD: `${i}/4` }, () => generateTests({ golden: grown }))).map((x) => x.vars.id);
+    const before = (await withEnv({ RANKGATE_SHARD: `${i}/4` }, () => generateTests({ golden: DEMO }))).map((x) => x.metadata.id);
+    const after = (await withEnv({ RANKGATE_SHARD: `${i}/4` }, () => generateTests({ golden: grown }))).map((x) => x.metadata.id);
     assert.deepEqual(after.filter((id) => !id.startsWith('en-new-')), before, `shard ${i}/4 keeps its queries`);
   }
   assert.deepEqual(shardQueries([{ id: 'a' }, { id: 'b' }], { index: 1, count: 1 }), [{ id: 'a' }, { id: 'b' }]);
@@ -114,7 +114,7 @@ test('shard syntax: i/N, 1-based; anything else is one line naming the setting',
   // more shards than queries: a shard with nothing is refused, never an empty eval
   await withEnv({ RANKGATE_SHARD: '1/200' }, async () => {
     const ids = await generateTests({ golden: DES }).then(
-      (tc) => tc.map((x) => x.vars.id),
+      (tc) => tc.map((x) => x.metadata.id),
       (e: unknown) => (isUserError(e) && /holds no query/.test(e.message) ? 'refused' : Promise.reject(e)),
     );
     assert.ok(ids === 'refused' || ids.length > 0);

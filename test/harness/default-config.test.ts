@@ -16,6 +16,7 @@ describe('promptfooconfig.yaml and .env', () => {
   it('labels the column, lists the assertions, the derived means, the gate hooks and the exit-code policy', () => {
     const cfg = yaml.load(readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8')) as Record<string, any>;
     assert.equal(cfg.providers.length, 1);
+    assert.deepEqual(cfg.prompts, [{ raw: '{{query}}', label: 'golden query' }], 'one prompt, the golden query, labelled');
     assert.equal(cfg.providers[0].id, 'file://providers/search.ts');
     assert.match(cfg.providers[0].label, /hybrid rrf60/);
     assert.equal(cfg.tests, 'file://datasets/tests.ts');

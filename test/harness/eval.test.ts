@@ -46,16 +46,17 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.match(strictRun.stderr, /rankgate gate FAILED \(exit 1\) for 'fixture-hybrid'/);
     assert.match(strictRun.stderr, /overall recall_at_3 = 0\.5000 is below the floor 0\.8/);
     const m = doc.results.prompts[0]!.metrics;
-    assert.equal(m.testFailCount, 5, 'five rows fail their own assertions');
+    // The four misses in the top 3 (conceptual x3, emotional); fx-direct-001's integrity issues are metrics, not a failure.
+    assert.equal(m.testFailCount, 4, 'four rows miss their golden expectation');
   });
 
-  it('exits 0 when the floors pass even though 5 rows fail their own assertions', async () => {
+  it('exits 0 when the floors pass even though 4 rows miss their golden expectation', async () => {
     const out2 = join(dir, 'results-lenient.json');
     const r = await promptfooEval(CONFIG, out2, { RANKGATE_GATE_FLOORS: lenient });
     assert.equal(r.code, 0, r.stderr.slice(-2000));
     assert.match(r.stderr, /gate PASSED/);
     const d = JSON.parse(readFileSync(out2, 'utf8'));
-    assert.equal(d.results.prompts[0].metrics.testFailCount, 5);
+    assert.equal(d.results.prompts[0].metrics.testFailCount, 4);
   });
 
   it('sums the named scores per column and derives the hand-computed means', () => {
@@ -129,7 +130,8 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.equal(rep.overall_mrr_at_10, 0.3542);
     assert.equal(rep.gate_passed, false);
     assert.equal(rep.judge, 'judge: off');
-    assert.deepEqual(rep.categories.direct, { count: 2, recall_at_3: 1, mrr_at_10: 0.6667, ndcg_at_10: 0.8443, recall_at_10: 1 });
+    // Every fixture entry carries its route (no origin: built in code), so routing accuracy shows for every category.
+    assert.deepEqual(rep.categories.direct, { count: 2, recall_at_3: 1, mrr_at_10: 0.6667, ndcg_at_10: 0.8443, recall_at_10: 1, routing_accuracy: 1 });
     assert.deepEqual(rep.categories.technique_boundary, { count: 1, routing_accuracy: 1 });
     assert.deepEqual(rep.categories.adversarial, { count: 1, routing_accuracy: 1 });
     assert.equal(rep.categories.dark_night.routing_accuracy, 1, 'safety-flag category reports routing accuracy too');

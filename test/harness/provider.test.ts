@@ -25,16 +25,24 @@ const moduleProvider = (config: Record<string, unknown> = {}) =>
   new SearchProvider({ id: 'file://providers/search.ts', config: { module: './fixture-service.ts', basePath: FIXTURE, ...config } });
 
 describe('provider: module: services', () => {
-  it('returns the ranking object, resolution per index variant in metadata, and diagnostics', async () => {
+  it('returns readable text as output, the ranking in metadata.harness, resolution per index variant and diagnostics', async () => {
     const p = moduleProvider({ chunkSize: 300 });
     const r = await p.callApi('ignored', ctx('what is love'));
     assert.equal(r.error, undefined);
-    assert.deepEqual(r.output!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1', 'd4#c300-0']);
-    assert.deepEqual(r.output!.hits.map((h) => h.rank), [1, 2, 3, 4]);
-    assert.equal(r.output!.hits[2]!.documentId, 'd2');
-    assert.deepEqual(r.output!.hits[0]!.channels, { keyword: { rank: 2, score: 1 }, vector: { rank: 1, score: 1 } });
-    assert.equal(r.output!.practice_bridge, false);
-    assert.ok(r.output!.latencyMs >= 0);
+    // Contract C: a person reads the ranked list; 'Love is the thread' resolves to d2#c300-1 (rank 3), the expected passage.
+    assert.equal(typeof r.output, 'string');
+    const lines = r.output!.split('\n');
+    assert.match(lines[0]!, /^route search · expected result at #3 \(grade 3\) · 4 results$/);
+    assert.match(r.output!, /^#3 ✓ notes\/d2\.md · expected, grade 3$/m);
+    assert.match(r.output!, /^#1 {3}notes\/d2\.md$/m, 'unmarked result: no check mark');
+    assert.match(lines[2]!, /^ {4}"Grief softens when it is held with patience\./, 'a snippet under each result');
+    assert.doesNotMatch(r.output!, /[{}]"ids"/, 'no JSON');
+    assert.deepEqual(r.metadata!.harness!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1', 'd4#c300-0']);
+    assert.deepEqual(r.metadata!.harness!.hits.map((h) => h.rank), [1, 2, 3, 4]);
+    assert.equal(r.metadata!.harness!.hits[2]!.documentId, 'd2');
+    assert.deepEqual(r.metadata!.harness!.hits[0]!.channels, { keyword: { rank: 2, score: 1 }, vector: { rank: 1, score: 1 } });
+    assert.equal(r.metadata!.harness!.practice_bridge, false);
+    assert.ok(r.metadata!.harness!.latencyMs >= 0);
     assert.deepEqual(r.metadata!.resolution, { 'Love is the thread': ['d2#c300-1'], 'no such text': [] });
     assert.deepEqual(r.metadata!.diagnostics!.keywordCandidates, ['d2#c300-1', 'd2#c300-0']);
     assert.equal(r.metadata!.params!.language, 'en', 'the query language goes to the search');
@@ -89,19 +97,19 @@ describe('provider: url: services', () => {
     const p = new SearchProvider({ config: { url: `${srv.url}/api/v1/search`, topK: 3 } });
     const r = await p.callApi('', ctx('what is love'));
     assert.equal(r.error, undefined, r.error);
-    assert.deepEqual(r.output!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1']);
-    assert.equal(r.output!.hits[0]!.content.startsWith('Grief softens'), true);
+    assert.deepEqual(r.metadata!.harness!.ids, ['d2#c300-0', 'd3#c300-0', 'd2#c300-1']);
+    assert.equal(r.metadata!.harness!.hits[0]!.content.startsWith('Grief softens'), true);
     assert.equal(r.metadata!.service, 'url');
     assert.equal(r.metadata!.resolution, undefined, 'no DB access over HTTP: assertions match substrings in content');
     const crisis = await p.callApi('', ctx('i cannot go on'));
-    assert.equal(crisis.output!.safety, true);
+    assert.equal(crisis.metadata!.harness!.safety, true);
   });
 
   it('NQ shape /search/v1/{mode}: the column mode picks the endpoint', async () => {
     const kw = await new SearchProvider({ config: { url: `${srv.url}/search/v1`, mode: 'keyword' } }).callApi('', ctx('what is love'));
-    assert.deepEqual(kw.output!.ids, ['d2#c300-1', 'd2#c300-0']);
+    assert.deepEqual(kw.metadata!.harness!.ids, ['d2#c300-1', 'd2#c300-0']);
     const sem = await new SearchProvider({ config: { url: `${srv.url}/search/v1`, mode: 'semantic' } }).callApi('', ctx('what is love'));
-    assert.deepEqual(sem.output!.ids, ['d2#c300-0', 'd3#c300-0']);
+    assert.deepEqual(sem.metadata!.harness!.ids, ['d2#c300-0', 'd3#c300-0']);
   });
 
   it('malformed JSON, HTTP errors, timeouts, wrong shapes and refused connections become error rows', async () => {

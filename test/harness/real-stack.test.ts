@@ -14,7 +14,7 @@ interface Row {
   provider: { label: string };
   testCase: { metadata: { id: string } };
   namedScores: Record<string, number>;
-  response: { output: { ids: string[] }; metadata: { resolution?: Record<string, string[]>; diagnostics: { keywordCandidates: string[] } } };
+  response: { output: string; metadata: { harness: { ids: string[] }; resolution?: Record<string, string[]>; diagnostics: { keywordCandidates: string[] } } };
 }
 
 describe('real SearchService (PGlite, autoIngest) through promptfoo', () => {
@@ -37,13 +37,14 @@ describe('real SearchService (PGlite, autoIngest) through promptfoo', () => {
     assert.equal(run.code, 0, run.stderr.slice(-2000));
     assert.match(run.stderr, /index variant c200:use-lite is missing .*; ingesting .*corpus/);
     assert.equal(rows.length, 6);
-    assert.ok(rows.every((r) => r.response?.output?.ids.length > 0));
+    assert.ok(rows.every((r) => r.response?.metadata?.harness?.ids.length > 0));
   });
 
   it('resolves expected passage substrings to chunk ids of the column index variant', () => {
     const r = row('real keyword-only c200', 'real-001');
     assert.deepEqual(r.response.metadata.resolution, { 'trimmed the zephyrine lanterns every evening': ['lantern-keepers#c200-0'] });
-    assert.equal(r.response.output.ids[0], 'lantern-keepers#c200-0');
+    assert.equal(r.response.metadata.harness.ids[0], 'lantern-keepers#c200-0');
+    assert.match(r.response.output, /^#1 ✓ Lantern Keepers( · ch\. 1)? · expected, grade 3$/m, 'readable output: title and the expected mark');
     assert.equal(r.namedScores.bucket_rank1_hit, 1);
     assert.equal(r.namedScores.recall_at_1, 1);
   });

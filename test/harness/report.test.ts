@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
-import { categoryKey, checkIntegrity, parseOutput, scoreRanking, scoreRouting } from '../../src/report/score.ts';
+import { categoryKey, checkIntegrity, parseOutput, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/report/score.ts';
 import { applyGate, loadFloors } from '../../src/report/gate.ts';
 import { buildReport, percentile } from '../../src/report/report.ts';
 import { shippingCriteria } from '../../src/report/shipping.ts';
@@ -70,9 +70,12 @@ describe('scoreRanking', () => {
     assert.equal(s.last_expected_rank, null);
   });
 
-  it('parses JSON-string output (programmatic evaluate) and rejects other shapes with a clear message', () => {
+  it('reads metadata.harness (readable-text output), else the older object / JSON-string output; rejects other shapes clearly', () => {
+    const o = out([hit('a', 'd')]);
+    assert.equal(parseOutput('route search · 1 result\n#1   D', { harness: o }), o, 'contract C: the structure is in metadata.harness');
     assert.equal(parseOutput(JSON.stringify(out([hit('a', 'd')]))).hits.length, 1);
-    assert.throws(() => parseOutput('plain text'), /not the rankgate search output/);
+    assert.equal(parseOutput(o, {}).hits.length, 1, 'older results: the object output');
+    assert.throws(() => parseOutput('plain text'), /output is text and the row has no metadata\.harness/);
     assert.throws(() => parseOutput({ ids: [] }), /no hits\[\]/);
   });
 });
@@ -80,16 +83,34 @@ describe('scoreRanking', () => {
 describe('scoreRouting and integrity', () => {
   it('practice_bridge, no_results (route, empty, or below threshold), search, safety flag', () => {
     const bridge = out([], { routing: { route: 'practice_bridge', safety: false, reasons: [] }, practice_bridge: true });
-    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), bridge).ok, true);
-    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), out([hit('a', 'd')])).ok, false);
+    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), bridge)!.ok, true);
+    assert.equal(scoreRouting(g({ expected_routing: 'practice_bridge' }), out([hit('a', 'd')]))!.ok, false);
     const low = out([hit('a', 'd')], { routing: { route: 'search', safety: false, reasons: [], topRelevance: 0.2 } });
-    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low).ok, false);
-    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low, { noResultsThreshold: 0.3 }).ok, true);
-    assert.equal(scoreRouting(g({}), out([])).ok, false, 'search expects results');
-    const r = scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')]));
+    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low)!.ok, false);
+    assert.equal(scoreRouting(g({ expected_routing: 'no_results' }), low, { noResultsThreshold: 0.3 })!.ok, true);
+    assert.equal(scoreRouting(g({}), out([]))!.ok, false, 'search expects results');
+    const r = scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')]))!;
     assert.equal(r.ok, false);
     assert.match(r.reason, /safety flag missing/);
-    assert.equal(scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')], { safety: true })).ok, true);
+    assert.equal(scoreRouting(g({ expect_safety: true }), out([hit('a', 'd')], { safety: true }))!.ok, true);
+  });
+
+  it('checks routing only where the golden entry states it (derived by the reader, or a format without routing)', () => {
+    const none = out([], { routing: { route: 'no_results', safety: false, reasons: [] } });
+    // A blind-test YAML entry without expected_routing: the reader filled in `search` (origin.derived); not checked.
+    assert.equal(scoreRouting(g({ origin: { format: 'yaml', derived: ['expected_routing'] } }), none), null);
+    assert.equal(routingChecked(g({ origin: { format: 'yaml', derived: ['expected_routing'] } })), false);
+    // NQ / BEIR / TREC have no routing field: `search` states nothing; a stated route in DES-058 is checked.
+    assert.equal(scoreRouting(g({ origin: { format: 'beir', derived: ['language', 'category'] } }), none), null);
+    assert.equal(scoreRouting(g({ origin: { format: 'des058' } }), none)!.ok, false);
+    // Only the safety flag stated: the route is not judged, the flag is.
+    const s = scoreRouting(g({ origin: { format: 'yaml', derived: ['expected_routing'] }, expect_safety: true }), none)!;
+    assert.equal(s.expected, 'any');
+    assert.equal(s.ok, false);
+    assert.match(s.reason, /safety flag missing/);
+    const ns = routingNamedScores('direct', null, 12);
+    assert.deepEqual(ns, { latency_ms: 12, n_latency: 1 }, 'an unchecked query adds no routing counts');
+    assert.equal(routingNamedScores('direct', scoreRouting(g({}), out([hit('a', 'd')])), 1)['#4 routing'], 1);
   });
 
   it('flags mid-sentence cuts and open code fences in the top results only', () => {

@@ -1,17 +1,34 @@
 /**
- * `promptfoo view` on a fixture sweep's results, opened in headless Chromium (Debian's /usr/bin/chromium,
- * driven by playwright-core): the three column labels and a metric value are on the page; a screenshot
- * goes to test-output/harness-view.png. Skips when /usr/bin/chromium is missing (.ci/setup-chromium.sh installs it).
+ * In a real browser (Debian's /usr/bin/chromium driven by playwright-core): `promptfoo view` on the default eval
+ * (promptfooconfig.yaml, the demo golden set on a fresh PGlite index) and on the quick sweep
+ * (promptfooconfig.sweep.ts, 7 columns), and rankgate's own HTML report of that sweep.
+ *
+ * DOM checks: each column's headline "% passing" equals the success rate computed from the results JSON; an output
+ * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
+ * "Show more..."; only the query is a variable column; the metrics dialog shows avg_recall_at_3 as its value, not
+ * "0.00%"; the report has exactly one chart per chart section, every chart drawn, no console errors.
+ * Screenshots go to test-output/ (gitignored; CI uploads them). Their paths are printed as test diagnostics
+ * (`node scripts/run-tests.mjs view --reporter spec`) and listed in test-output/view-artifacts.txt.
+ * Skips when Chromium is missing (.ci/setup-chromium.sh installs it).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { FIXTURE, PROMPTFOO_BIN, ROOT, promptfooEval, tempDir } from './helpers.ts';
+import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir } from './helpers.ts';
 
 const CHROMIUM = process.env.RANKGATE_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-output');
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const ARTIFACTS = join(SHOTS, 'view-artifacts.txt');
+/** A path or figure worth seeing: a test diagnostic, and a line in test-output/view-artifacts.txt. */
+function note(t: { diagnostic(msg: string): void }, msg: string): void {
+  t.diagnostic(msg);
+  appendFileSync(ARTIFACTS, msg + '\n');
+}
 
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -24,21 +41,55 @@ function freePort(): Promise<number> {
   });
 }
 
-describe('promptfoo view of a sweep', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium; .ci/setup-chromium.sh)` }, () => {
-  const cfgDir = tempDir('view-cfg');
+interface PfDoc {
+  evalId: string;
+  results: { prompts: { provider: string }[]; results: { promptIdx: number; success: boolean; response?: { output?: unknown } }[] };
+}
+
+/** The success rate per column from the results JSON, as promptfoo prints it ("62.12"). */
+function successRates(d: PfDoc): string[] {
+  return d.results.prompts.map((_, i) => {
+    const rows = d.results.results.filter((r) => r.promptIdx === i);
+    return ((100 * rows.filter((r) => r.success).length) / rows.length).toFixed(2);
+  });
+}
+
+describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium; .ci/setup-chromium.sh)` }, () => {
+  const dir = tempDir('view');
+  const cfgDir = join(dir, 'promptfoo');
+  const env = {
+    PROMPTFOO_CONFIG_DIR: cfgDir,
+    RANKGATE_DATA_DIR: join(dir, 'db'),
+    DATABASE_URL: undefined,
+    RANKGATE_JUDGE: 'off',
+    PROMPTFOO_DISABLE_TELEMETRY: '1',
+    PROMPTFOO_DISABLE_UPDATE: '1',
+    PROMPTFOO_DISABLE_SHARING: '1',
+    PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+    PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+  };
+  const defaultOut = join(dir, 'default.json');
+  const sweepOut = join(dir, 'sweep.json');
+  const reportHtml = join(SHOTS, 'view-sweep-report.html');
   let view: ChildProcess | undefined;
   let port = 0;
+  let def: PfDoc;
+  let sweep: PfDoc;
 
   before(async () => {
-    const out = join(cfgDir, 'sweep.json');
-    const r = await promptfooEval(join(FIXTURE, 'promptfooconfig.sweep.yaml'), out, { PROMPTFOO_CONFIG_DIR: cfgDir });
-    assert.equal(r.code, 0, r.stderr.slice(-1500));
-    port = await freePort();
-    view = spawn(process.execPath, [PROMPTFOO_BIN, 'view', '--port', String(port), '-n'], {
-      cwd: ROOT,
-      env: { ...process.env, PROMPTFOO_CONFIG_DIR: cfgDir, PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_DISABLE_DEBUG_LOG: '1' },
-      stdio: 'ignore',
+    mkdirSync(SHOTS, { recursive: true });
+    writeFileSync(ARTIFACTS, '');
+    const a = await runNode([PROMPTFOO_BIN, 'eval', '--output', defaultOut, '--no-cache', '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
+    assert.ok(a.code === 0 || a.code === 1, `default eval exits through the gate (0/1), got ${a.code}\n${a.stderr.slice(-2000)}`);
+    const b = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--output', sweepOut, '--no-cache', '--no-table', '--no-progress-bar'], {
+      env: { ...env, RANKGATE_SWEEP: 'quick' },
+      timeoutMs: 600_000,
     });
+    assert.equal(b.code, 0, b.stderr.slice(-2000));
+    def = JSON.parse(readFileSync(defaultOut, 'utf8'));
+    sweep = JSON.parse(readFileSync(sweepOut, 'utf8'));
+    port = await freePort();
+    view = spawn(process.execPath, [PROMPTFOO_BIN, 'view', '--port', String(port), '-n'], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv, stdio: 'ignore' });
     const t0 = Date.now();
     for (;;) {
       try {
@@ -53,34 +104,116 @@ describe('promptfoo view of a sweep', { skip: existsSync(CHROMIUM) ? false : `ne
 
   after(() => {
     view?.kill('SIGTERM');
-    rmSync(cfgDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows every column label and the named-score sums, and saves a screenshot', async () => {
+  async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>): Promise<T> {
     const { chromium } = await import('playwright-core');
     const userDataDir = tempDir('chromium');
-    // A fresh profile (--user-data-dir) per run: playwright takes it as launchPersistentContext's first argument.
-    const browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1600, height: 1000 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, viewport: { width: 1600, height: 1000 }, args: ARGS });
     try {
       const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${port}/eval`, { waitUntil: 'networkidle', timeout: 60_000 });
-      await page.getByText('fixture semantic-only').first().waitFor({ timeout: 30_000 });
-      const text = await page.innerText('body');
-      for (const label of ['fixture hybrid rrf60', 'fixture keyword-only', 'fixture semantic-only']) assert.ok(text.includes(label), `column label '${label}' on the page`);
-      // ap_at_10 of the hybrid column: sum 2.9167 over 8 ranked queries (hand-computed in eval.test.ts).
-      assert.match(text, /ap_at_10\s+36\.46% \(2\.92\/8\.00\)/);
-      assert.match(text, /avg_ap_at_10\s+0\.36/);
-      mkdirSync(join(ROOT, 'test-output'), { recursive: true });
-      await page.screenshot({ path: join(ROOT, 'test-output', 'harness-view.png') });
-      assert.ok(existsSync(join(ROOT, 'test-output', 'harness-view.png')));
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      page.on('pageerror', (e) => errors.push(String(e)));
+      return await fn(page, errors);
     } finally {
       await browser.close();
       rmSync(userDataDir, { recursive: true, force: true });
     }
+  }
+
+  async function checkEval(t: { diagnostic(msg: string): void }, doc: PfDoc, shot: string): Promise<void> {
+    await withPage(async (page) => {
+      await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
+      await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: 60_000 });
+      await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: 30_000 });
+      const body = await page.innerText('body');
+      // The headline of every column is the success rate of the results JSON (query met its golden expectation).
+      const shown = [...body.matchAll(/(\d+\.\d\d)% passing/g)].map((m) => m[1]);
+      assert.deepEqual(shown, successRates(doc), 'headline % passing per column = rows with success / rows');
+      // Column headers name the configurations.
+      for (const p of doc.results.prompts) assert.ok(body.includes(p.provider), `column '${p.provider}' on the page`);
+      // An output cell shows the ranked list with a title and a route line, not JSON.
+      assert.match(body, /route (search|no_results|practice_bridge) · /);
+      assert.match(body, /#1 [✓~ ] (The Lamp Within|The River Of Sorrow|The Purposeful Life|Antar Deep|The Wave And The Ocean|La Lampara Interior)/i);
+      assert.doesNotMatch(body, /\{"ids":\[/, 'no raw JSON in the cells');
+      // Key metrics first: "#1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
+      const chips = page.locator('[data-testid="metric-name-#1 Recall@3"]');
+      assert.ok((await chips.count()) >= doc.results.prompts.length + 1, 'in every column header and in the rows');
+      assert.ok(await chips.first().isVisible());
+      assert.ok(await page.locator('[data-testid="metric-name-#2 MRR@10"]').first().isVisible());
+      assert.ok(await page.locator('[data-testid="metric-name-#3 nDCG@10"]').first().isVisible());
+      // Only the query is a variable column (id, category, language are metadata).
+      const headers = (await page.locator('thead th').allInnerTexts()).map((t) => t.trim().toLowerCase());
+      for (const v of ['category', 'language', 'id']) assert.ok(!headers.includes(v), `no '${v}' column (headers: ${headers.slice(0, 6).join(' | ')})`);
+      await page.screenshot({ path: shot });
+      note(t, `screenshot: ${shot}`);
+    });
+  }
+
+  it('default eval: headline = success rate, readable cells, Recall@3 first, only the query as a var', async (t) => {
+    await checkEval(t, def, join(SHOTS, 'view-default.png'));
+  });
+
+  it('quick sweep: the same for all 7 columns, and the metrics dialog shows derived means as values', async (t) => {
+    assert.equal(sweep.results.prompts.length, 7);
+    await checkEval(t, sweep, join(SHOTS, 'view-sweep.png'));
+    await withPage(async (page) => {
+      await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
+      await page.locator('[data-testid="toggle-show-more"]').first().click();
+      const dialog = page.locator('[role="dialog"]').first();
+      await dialog.waitFor({ timeout: 30_000 });
+      // The key metrics are the dialog's first rows too (its own sort puts '#1 ...' before letters).
+      const firstRows = (await dialog.locator('tbody tr').allInnerTexts()).slice(0, 4).map((t) => t.trim().split(/\s/)[0]);
+      assert.deepEqual(firstRows, ['#1', '#2', '#3', '#4'], 'key metrics first in the metrics dialog');
+      await dialog.getByPlaceholder('Search...').fill('avg_recall_at_3');
+      const row = dialog.locator('tr', { hasText: 'avg_recall_at_3' }).first();
+      await row.waitFor({ timeout: 30_000 });
+      const text = await row.innerText();
+      // avg_recall_at_3 of the first column, as a percentage (weight 1 set by the afterAll hook), never "0.00%".
+      const shipped = JSON.parse(readFileSync(sweepOut, 'utf8')).results.prompts[0].metrics.namedScores.avg_recall_at_3 as number;
+      assert.ok(text.includes(`${(100 * shipped).toFixed(2)}%`), `dialog row shows ${(100 * shipped).toFixed(2)}%: ${text.replace(/\s+/g, ' ')}`);
+      const shot = join(SHOTS, 'view-sweep-metrics-dialog.png');
+      await page.screenshot({ path: shot });
+      note(t, `screenshot: ${shot}`);
+      // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
+      await page.keyboard.press('Escape');
+      await page.getByText('Show Charts').first().click();
+      await page.waitForTimeout(1500);
+      const charts = join(SHOTS, 'view-sweep-charts.png');
+      await page.screenshot({ path: charts });
+      note(t, `screenshot: ${charts}`);
+    });
+  });
+
+  it('rankgate report: one self-contained HTML file, one chart per section, no console errors, loads offline', async (t) => {
+    const r = await rankgate(['report', sweepOut, '--html', reportHtml]);
+    assert.equal(r.code, 0, r.stderr);
+    const html = readFileSync(reportHtml, 'utf8');
+    assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i, 'nothing loaded from elsewhere');
+    note(t, `report: ${reportHtml} (${(statSync(reportHtml).size / 1024).toFixed(0)} KB)`);
+    await withPage(async (page, errors) => {
+      await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
+      const t0 = Date.now();
+      await page.goto(`file://${reportHtml}`, { waitUntil: 'load' });
+      note(t, `report load: ${Date.now() - t0} ms`);
+      const sections = await page.locator('section.chart-section').all();
+      assert.ok(sections.length >= 5, 'overall, categories, sweep, latency, significance');
+      for (const s of sections) {
+        assert.equal(await s.locator('.chart').count(), 1, `one chart in section #${await s.getAttribute('id')}`);
+        assert.equal(await s.locator('.chart svg').count(), 1, `the chart of #${await s.getAttribute('id')} is drawn`);
+      }
+      assert.ok(await page.locator('#sweep').count(), 'the sweep has a heatmap section');
+      const text = await page.innerText('body');
+      for (const p of sweep.results.prompts) assert.ok(text.includes(p.provider), `column '${p.provider}' in the report`);
+      assert.match(text, /held-out nDCG@10 of the chosen column: \d\.\d{4}/);
+      assert.deepEqual(errors, [], 'no console errors');
+      const shot = join(SHOTS, 'view-sweep-report.png');
+      await page.screenshot({ path: shot, fullPage: false });
+      note(t, `screenshot: ${shot}`);
+    });
   });
 });

@@ -111,7 +111,9 @@ test('seekerFit on Dark Night queries and compactness rubric', async () => {
 
   fake.clearRequests();
   fake.enqueue(DEFAULT_JUDGE_MODEL, 'converse', converseReply('5'), converseReply('2'), converseReply('2'));
-  const c = await compactness(output, ctx({ ...bedrockConfig(), concurrency: 1, min: 3.5 }));
+  // failRow: true makes the rubric fail the row below `min`; without it the verdict is a metric (the row's pass is its
+  // golden expectation).
+  const c = await compactness(output, ctx({ ...bedrockConfig(), concurrency: 1, min: 3.5, failRow: true }));
   assert.equal(c.pass, false);
   assert.equal(c.namedScores!.compactness_sum, 3); // mean of 5, 2, 2
   assert.match(c.reason, /5, 2, 2 · mean 3\.00 \(min 3\.5\)/);

@@ -22,7 +22,7 @@ const TIMEOUT_MS = 1500;
 interface Row {
   provider: { label?: string; id?: string };
   testCase: { metadata: { id: string } };
-  response?: { output?: { ids?: string[] }; error?: string };
+  response?: { output?: unknown; metadata?: { harness?: { ids?: string[] } }; error?: string };
   error?: string | null;
   success: boolean;
   gradingResult?: { componentResults?: { pass: boolean; reason: string }[] };
@@ -130,7 +130,7 @@ extensions:
       const reasons = (r.gradingResult?.componentResults ?? []).filter((c) => !c.pass).map((c) => c.reason);
       assert.ok(reasons.some((x) => /0 hits/.test(x)), `the failed routing assertion says why: ${JSON.stringify(reasons)}`);
       assert.ok(reasons.some((x) => /no relevant reference returned/.test(x)), 'and so does the rank assertion');
-      assert.deepEqual(r.response?.output?.ids, []);
+      assert.deepEqual(r.response?.metadata?.harness?.ids, []);
       assert.equal(r.success, false);
     }
   });
@@ -300,7 +300,7 @@ env:
         assert.equal(mine.length, 2);
         for (const r of mine) {
           assert.equal(r.response?.error, undefined, `${e}-${mode}: ${r.response?.error}`);
-          assert.deepEqual(r.response?.output?.ids ?? (r.response as { metadata?: { harness?: { ids?: string[] } } })?.metadata?.harness?.ids, ['lake#c1', 'lake#c2']);
+          assert.deepEqual(r.response?.metadata?.harness?.ids, ['lake#c1', 'lake#c2']);
         }
       });
     }

@@ -1,0 +1,252 @@
+/**
+ * The numbers of rankgate's HTML report, from parsed promptfoo results (src/report/results.ts). Pure: no I/O.
+ *
+ * - per column: query success rate (the row's golden expectation met: what promptfoo calls "% passing"),
+ *   Recall@3, MRR@10, nDCG@10 (queries with a relevant reference) and routing accuracy (queries whose golden
+ *   entry states a route), each with a seeded percentile-bootstrap 95% CI of the mean over queries;
+ * - per category and column: Recall@3 and nDCG@10 with CIs;
+ * - sweep panels: nDCG@10 and Recall@3 of the hybrid columns on an RRF k x weights grid, one panel per chunk size x embedder;
+ * - latency per column: min, quartiles, p95, max;
+ * - significance of every column against the reference (the first column, or the baseline file's first column):
+ *   paired over shared queries, Holm-adjusted randomization p (src/metrics compareVectors);
+ * - regressed and improved queries (nDCG@10) of the candidate columns against the reference, with their top results;
+ * - the cross-validated pick-the-best estimate (src/metrics/selection.ts).
+ */
+import { compareVectors, type VectorComparison } from '../../metrics/index.ts';
+import { mulberry32, type SelectionResult } from '../../metrics/selection.ts';
+import { metricVectors, selectionEstimate } from '../compare.ts';
+import { percentile } from '../report.ts';
+import type { Column, ParsedResults, QueryRecord } from '../results.ts';
+import { hitTitle, snippet } from '../output-text.ts';
+
+export interface Estimate {
+  mean: number | null;
+  lo: number | null;
+  hi: number | null;
+  n: number;
+}
+
+export const KEY_METRICS = [
+  { key: 'success', label: 'query success rate' },
+  { key: 'recall_at_3', label: 'Recall@3' },
+  { key: 'mrr', label: 'MRR@10' },
+  { key: 'ndcg_at_10', label: 'nDCG@10' },
+  { key: 'routing', label: 'routing accuracy' },
+] as const;
+export type KeyMetric = (typeof KEY_METRICS)[number]['key'];
+
+export interface ColumnData {
+  label: string;
+  queries: number;
+  errors: number;
+  overall: Record<KeyMetric, Estimate>;
+  categories: Record<string, { recall_at_3: Estimate; ndcg_at_10: Estimate; routing: Estimate }>;
+  latency: { min: number; q1: number; median: number; q3: number; p95: number; max: number; n: number } | null;
+  config: Record<string, unknown>;
+}
+
+export interface SweepPanel {
+  title: string;
+  rrfK: number[];
+  weights: string[];
+  /** [rrfK index, weights index, value] for nDCG@10 and Recall@3. */
+  ndcg: [number, number, number][];
+  recall: [number, number, number][];
+}
+
+export interface QueryChange {
+  id: string;
+  query: string;
+  category: string;
+  before: number;
+  after: number;
+  beforeTop: string[];
+  afterTop: string[];
+}
+
+export interface CandidateChanges {
+  column: string;
+  regressed: QueryChange[];
+  improved: QueryChange[];
+}
+
+export interface ReportData {
+  title: string;
+  generated: string;
+  reference: string;
+  baselineFile: string | null;
+  columns: ColumnData[];
+  categories: string[];
+  sweep: SweepPanel[];
+  significance: { metric: string; queries: number; comparisons: VectorComparison[] } | null;
+  changes: CandidateChanges[];
+  selection: SelectionResult | null;
+}
+
+/** Mean and seeded percentile-bootstrap 95% CI of the mean. */
+export function bootstrapMean(xs: number[], opts: { resamples?: number; seed?: number } = {}): Estimate {
+  const n = xs.length;
+  if (!n) return { mean: null, lo: null, hi: null, n: 0 };
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const B = opts.resamples ?? 1000;
+  const rnd = mulberry32(opts.seed ?? 42);
+  const means: number[] = [];
+  for (let b = 0; b < B; b++) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += xs[Math.floor(rnd() * n)]!;
+    means.push(s / n);
+  }
+  means.sort((a, b) => a - b);
+  return { mean, lo: means[Math.floor(0.025 * (B - 1))]!, hi: means[Math.ceil(0.975 * (B - 1))]!, n };
+}
+
+/** The row's golden expectation met (promptfoo's per-row pass when the config lists only rank and routing checks). */
+export function querySuccess(q: QueryRecord, passAt = 3): boolean {
+  if (q.error) return false;
+  const rankOk = q.retrieval === null || (q.retrieval.best_rank !== null && q.retrieval.best_rank <= passAt);
+  return rankOk && (q.routing === null || q.routing.ok);
+}
+
+function estimates(qs: QueryRecord[], seed: number): Record<KeyMetric, Estimate> {
+  const ranked = qs.filter((q) => q.retrieval !== null);
+  const routed = qs.filter((q) => q.routing !== null);
+  return {
+    success: bootstrapMean(qs.map((q) => (querySuccess(q) ? 1 : 0)), { seed }),
+    recall_at_3: bootstrapMean(ranked.map((q) => q.retrieval!.recall_at_3), { seed }),
+    mrr: bootstrapMean(ranked.map((q) => q.retrieval!.mrr), { seed }),
+    ndcg_at_10: bootstrapMean(ranked.map((q) => q.retrieval!.ndcg_at_10), { seed }),
+    routing: bootstrapMean(routed.map((q) => (q.routing!.ok ? 1 : 0)), { seed }),
+  };
+}
+
+function columnData(c: Column, seed: number): ColumnData {
+  const byCat = new Map<string, QueryRecord[]>();
+  for (const q of c.queries) byCat.set(q.category, [...(byCat.get(q.category) ?? []), q]);
+  const categories: ColumnData['categories'] = {};
+  for (const [cat, qs] of [...byCat].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const e = estimates(qs, seed);
+    categories[cat] = { recall_at_3: e.recall_at_3, ndcg_at_10: e.ndcg_at_10, routing: e.routing };
+  }
+  const lat = c.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null && Number.isFinite(x));
+  return {
+    label: c.label,
+    queries: c.queries.length,
+    errors: c.queries.filter((q) => q.error).length,
+    overall: estimates(c.queries, seed),
+    categories,
+    latency: lat.length
+      ? { min: Math.min(...lat), q1: percentile(lat, 25)!, median: percentile(lat, 50)!, q3: percentile(lat, 75)!, p95: percentile(lat, 95)!, max: Math.max(...lat), n: lat.length }
+      : null,
+    config: c.config,
+  };
+}
+
+function weightsLabel(w: unknown): string | null {
+  const x = w as { keyword?: number; vector?: number } | undefined;
+  if (!x || typeof x.keyword !== 'number' || typeof x.vector !== 'number') return null;
+  return `bm25 ${x.keyword} : vec ${x.vector}`;
+}
+
+/** Hybrid columns on an RRF k x weights grid, one panel per (chunk size, embedder); empty unless some panel has 2+ cells. */
+export function sweepPanels(parsed: ParsedResults): SweepPanel[] {
+  const groups = new Map<string, { k: number; w: string; col: Column }[]>();
+  for (const c of parsed.columns) {
+    const cfg = c.config;
+    if ((cfg.mode ?? 'hybrid') !== 'hybrid' || typeof cfg.rrfK !== 'number') continue;
+    const w = weightsLabel(cfg.weights) ?? 'bm25 1 : vec 1';
+    const title = `chunk size ${cfg.chunkSize ?? '?'} · ${cfg.embedder ?? 'default embedder'}`;
+    groups.set(title, [...(groups.get(title) ?? []), { k: cfg.rrfK, w, col: c }]);
+  }
+  const panels: SweepPanel[] = [];
+  for (const [title, cells] of groups) {
+    if (cells.length < 2) continue;
+    const rrfK = [...new Set(cells.map((c) => c.k))].sort((a, b) => a - b);
+    const weights = [...new Set(cells.map((c) => c.w))].sort();
+    const mean = (c: Column, k: 'ndcg_at_10' | 'recall_at_3') => {
+      const r = c.queries.filter((q) => q.retrieval);
+      return r.length ? +(r.reduce((a, q) => a + q.retrieval![k], 0) / r.length).toFixed(4) : 0;
+    };
+    panels.push({
+      title,
+      rrfK,
+      weights,
+      ndcg: cells.map((c) => [rrfK.indexOf(c.k), weights.indexOf(c.w), mean(c.col, 'ndcg_at_10')]),
+      recall: cells.map((c) => [rrfK.indexOf(c.k), weights.indexOf(c.w), mean(c.col, 'recall_at_3')]),
+    });
+  }
+  return panels.sort((a, b) => (a.title < b.title ? -1 : 1));
+}
+
+function topTitles(q: QueryRecord): string[] {
+  return q.top.map((h) => `#${h.rank} ${hitTitle({ ...h, content: h.content })} — ${snippet(h.content, 80)}`);
+}
+
+/** Queries whose nDCG@10 (Recall@3 for ties on nDCG) moved between the reference and the candidate. */
+export function queryChanges(ref: Column, cand: Column, limit = 15): CandidateChanges {
+  const refById = new Map(ref.queries.map((q) => [q.id, q]));
+  const changes: QueryChange[] = [];
+  for (const q of cand.queries) {
+    const r = refById.get(q.id);
+    if (!r || !q.retrieval || !r.retrieval) continue;
+    const before = r.retrieval.ndcg_at_10;
+    const after = q.retrieval.ndcg_at_10;
+    if (Math.abs(after - before) < 1e-9) continue;
+    changes.push({ id: q.id, query: q.query, category: q.category, before, after, beforeTop: topTitles(r), afterTop: topTitles(q) });
+  }
+  const by = (a: QueryChange, b: QueryChange) => Math.abs(b.after - b.before) - Math.abs(a.after - a.before) || (a.id < b.id ? -1 : 1);
+  return {
+    column: cand.label,
+    regressed: changes.filter((c) => c.after < c.before).sort(by).slice(0, limit),
+    improved: changes.filter((c) => c.after > c.before).sort(by).slice(0, limit),
+  };
+}
+
+export interface ReportDataOptions {
+  title?: string;
+  baseline?: ParsedResults | null;
+  baselineFile?: string | null;
+  seed?: number;
+  /** Candidate columns listed with their regressed/improved queries (default 3). */
+  maxCandidates?: number;
+}
+
+export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions = {}): ReportData {
+  const seed = opts.seed ?? 42;
+  const baseCol = opts.baseline?.columns[0] ?? null;
+  const ref = baseCol ? { ...baseCol, label: `baseline: ${baseCol.label}` } : parsed.columns[0]!;
+  const cands = baseCol ? parsed.columns : parsed.columns.slice(1);
+  const columns = parsed.columns.map((c) => columnData(c, seed));
+  const cats = [...new Set(parsed.columns.flatMap((c) => c.queries.map((q) => q.category)))].sort();
+
+  let significance: ReportData['significance'] = null;
+  if (cands.length) {
+    const vectors = metricVectors({ ...parsed, columns: [ref, ...cands] }, 'ndcg_at_10');
+    try {
+      const s = compareVectors(vectors, { missing: 'intersect', randomization: { seed }, bootstrap: { seed } });
+      significance = { metric: 'ndcg_at_10', queries: s.queries.length, comparisons: s.comparisons };
+    } catch {
+      significance = null; // no shared query: nothing to test
+    }
+  }
+  // Candidates with their query changes: every column against a baseline file, else the most different columns.
+  const ranked = [...cands].sort((a, b) => {
+    const m = (c: Column) => {
+      const r = c.queries.filter((q) => q.retrieval);
+      return r.length ? r.reduce((s, q) => s + q.retrieval!.ndcg_at_10, 0) / r.length : 0;
+    };
+    return m(b) - m(a);
+  });
+  const picked = baseCol ? cands.slice(0, opts.maxCandidates ?? 3) : ranked.slice(0, opts.maxCandidates ?? 3);
+  return {
+    title: opts.title ?? 'rankgate report',
+    generated: parsed.timestamp,
+    reference: ref.label,
+    baselineFile: opts.baselineFile ?? null,
+    columns: baseCol ? [columnData(ref, seed), ...columns] : columns,
+    categories: cats,
+    sweep: sweepPanels(parsed),
+    significance,
+    changes: picked.map((c) => queryChanges(ref, c)),
+    selection: parsed.columns.length > 1 ? selectionEstimate(metricVectors(parsed, 'ndcg_at_10'), { seed }) : null,
+  };
+}

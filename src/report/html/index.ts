@@ -1,0 +1,28 @@
+/**
+ * `rankgate report`: one self-contained HTML file (src/report/html/render.ts) from a promptfoo results JSON, and
+ * the small Mermaid chart the PR comment carries (GitHub renders ```mermaid blocks inline).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { writeFileAtomic } from '../../util/atomic.ts';
+import type { ParsedResults } from '../results.ts';
+import { buildReportData, type ReportData, type ReportDataOptions } from './data.ts';
+import { renderHtml } from './render.ts';
+
+export { buildReportData, renderHtml, type ReportData };
+
+/** The minified ECharts bundle, inlined into every report (Apache-2.0; its licence header stays in it). */
+export function echartsSource(): string {
+  const require = createRequire(import.meta.url);
+  return readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
+}
+
+/** Build and write the report atomically (temp file + rename); returns its size in bytes. */
+export function writeHtmlReport(path: string, parsed: ParsedResults, opts: ReportDataOptions = {}): { bytes: number; data: ReportData } {
+  const data = buildReportData(parsed, opts);
+  const html = renderHtml(data, echartsSource());
+  writeFileAtomic(path, html);
+  return { bytes: Buffer.byteLength(html), data };
+}
+
+export { mermaidCategoryChart } from './mermaid.ts';

@@ -1,0 +1,220 @@
+/**
+ * One self-contained HTML file from ReportData: inline CSS, the data as JSON, and Apache ECharts (echarts 6,
+ * Apache-2.0) inlined from node_modules, so the file opens offline and can be mailed or uploaded as a CI artifact.
+ *
+ * Why a chart library and not hand-written SVG: the report needs grouped bars with CI whiskers, heatmaps with a
+ * colour scale, box plots and a forest plot, each with tooltips and legends that name the columns. ECharts has
+ * all of them, is maintained by the Apache foundation, renders to SVG (crisp, searchable, printable) and needs no
+ * build step; its minified bundle (~1.1 MB) is the cost. Hand-written SVG would be ~0 KB but mean writing and
+ * testing axes, scales, legends, tooltips and layout ourselves for five chart kinds. (docs/view.md)
+ *
+ * Every chart section holds exactly one chart element (`.chart`); tables sit beside it.
+ */
+import type { ReportData } from './data.ts';
+import { KEY_METRICS } from './data.ts';
+
+const esc = (s: unknown) =>
+  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(d));
+
+/** JSON safe inside <script>. */
+function scriptJson(x: unknown): string {
+  return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function overallTable(d: ReportData): string {
+  const head = KEY_METRICS.map((m) => `<th>${esc(m.label)}</th>`).join('');
+  const rows = d.columns
+    .map(
+      (c) =>
+        `<tr><td class="label">${esc(c.label)}</td><td>${c.queries}${c.errors ? ` <span class="bad">(${c.errors} errors)</span>` : ''}</td>` +
+        KEY_METRICS.map((m) => {
+          const e = c.overall[m.key];
+          return `<td>${f(e.mean)} <span class="ci">[${f(e.lo, 2)}, ${f(e.hi, 2)}] n=${e.n}</span></td>`;
+        }).join('') +
+        '</tr>',
+    )
+    .join('');
+  return `<table><thead><tr><th>column</th><th>queries</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function significanceTable(d: ReportData): string {
+  if (!d.significance) return '<p>One column and no baseline: nothing to compare.</p>';
+  const rows = d.significance.comparisons
+    .map((c) => {
+      const cls = c.p_holm < 0.05 ? (c.diff > 0 ? 'good' : 'bad') : '';
+      return `<tr class="${cls}"><td class="label">${esc(c.run)}</td><td>${f(c.mean)}</td><td>${c.diff >= 0 ? '+' : ''}${f(c.diff)}</td><td>[${f(c.ci_low)}, ${f(c.ci_high)}]</td><td>${f(c.p_randomization, 4)}</td><td>${f(c.p_holm, 4)}</td><td>${c.wins}/${c.ties}/${c.losses}</td></tr>`;
+    })
+    .join('');
+  return `<table><thead><tr><th>column</th><th>nDCG@10</th><th>diff</th><th>95% CI of diff</th><th>p (randomization)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function changesHtml(d: ReportData): string {
+  if (!d.changes.length) return '<p>Nothing to compare against.</p>';
+  const list = (qs: ReportData['changes'][number]['regressed'], kind: string) =>
+    qs.length
+      ? `<table class="changes"><thead><tr><th>query</th><th>nDCG@10</th><th>top results: ${esc(d.reference)}</th><th>top results: this column</th></tr></thead><tbody>${qs
+          .map(
+            (q) =>
+              `<tr><td><b>${esc(q.id)}</b> <span class="cat">${esc(q.category)}</span><br>${esc(q.query)}</td><td class="${kind === 'regressed' ? 'bad' : 'good'}">${f(q.before)} → ${f(q.after)}</td><td>${q.beforeTop.map(esc).join('<br>')}</td><td>${q.afterTop.map(esc).join('<br>')}</td></tr>`,
+          )
+          .join('')}</tbody></table>`
+      : `<p>No ${kind} queries.</p>`;
+  return d.changes
+    .map(
+      (c) =>
+        `<h3>${esc(c.column)} vs ${esc(d.reference)}</h3><h4>regressed (${c.regressed.length})</h4>${list(c.regressed, 'regressed')}<h4>improved (${c.improved.length})</h4>${list(c.improved, 'improved')}`,
+    )
+    .join('');
+}
+
+function selectionHtml(d: ReportData): string {
+  const s = d.selection;
+  if (!s) return '';
+  const top = s.wins
+    .slice(0, 5)
+    .map((w) => `<li>${esc(w.name)}: chosen in ${(100 * w.share).toFixed(0)}% of the folds</li>`)
+    .join('');
+  return `<section id="selection"><h2>Picking the best column, honestly</h2>
+<p>Choosing the best of ${s.columns} columns on the same ${s.queries} queries flatters the winner. Cross-validated
+(${s.folds}-fold × ${s.repeats} seeded repeats, seed ${s.seed}): the column with the best nDCG@10 on ${s.folds - 1} folds is
+scored on the held-out fold.</p>
+<p class="big">held-out nDCG@10 of the chosen column: <b>${f(s.heldOutMean, 4)}</b> (sd ${f(s.heldOutSd, 4)}) ·
+in-sample best ${esc(s.inSampleBest)} ${f(s.inSampleMean, 4)} (optimism ${s.optimism >= 0 ? '+' : ''}${f(s.optimism, 4)}) ·
+first column ${f(s.baselineMean, 4)} · the in-sample best wins ${(100 * s.stability).toFixed(0)}% of the folds</p><ul>${top}</ul></section>`;
+}
+
+export function renderHtml(d: ReportData, echartsSource: string): string {
+  const sweep = d.sweep.length
+    ? `<section class="chart-section" id="sweep"><h2>Sweep: nDCG@10 by RRF k × weights</h2><p>One panel per chunk size × embedder; hybrid columns only.</p><div class="chart" id="chart-sweep" style="height:${Math.max(1, Math.ceil(d.sweep.length / 3)) * 300 + 80}px"></div></section>`
+    : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(d.title)}</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1400px;padding:16px 24px;color:#1f2328}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}h4{margin:10px 0 4px;font-size:13px}
+.meta{color:#57606a}.chart{width:100%;height:380px}table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:right;vertical-align:top}
+td.label,th:first-child{text-align:left}.changes td{text-align:left;max-width:420px}.ci{color:#6e7781;font-size:11px}.bad{color:#cf222e}.good{color:#1a7f37}tr.bad td,tr.good td{font-weight:600}
+.cat{color:#6e7781;font-size:11px}.big{font-size:15px}.note{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;border-radius:6px}
+</style></head><body>
+<h1>${esc(d.title)}</h1>
+<p class="meta">results of ${esc(d.generated)} · ${d.columns.length} column(s) · reference: <b>${esc(d.reference)}</b>${d.baselineFile ? ` (baseline file ${esc(d.baselineFile)})` : ' (the first column)'}</p>
+<p class="note"><b>Query success rate</b> is what promptfoo's view calls "% passing": the share of queries that met their golden expectation
+(a relevant reference in the top 3, and the stated route where the golden entry states one). Recall@3, MRR@10 and nDCG@10 are means over
+queries with a relevant reference; routing accuracy over queries whose golden entry states a route. Whiskers: 95% bootstrap CI over queries.</p>
+<section class="chart-section" id="overall"><h2>Overall, per column</h2><div class="chart" id="chart-overall"></div>${overallTable(d)}</section>
+<section class="chart-section" id="categories"><h2>Recall@3 per category</h2><div class="chart" id="chart-categories"></div></section>
+${sweep}
+<section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95.</p><div class="chart" id="chart-latency"></div></section>
+<section class="chart-section" id="significance"><h2>Significance: nDCG@10 against ${esc(d.reference)}</h2><p>Paired over shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance?.comparisons.length ?? 0} comparisons; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
+${selectionHtml(d)}
+<section id="changes"><h2>Regressed and improved queries</h2>${changesHtml(d)}</section>
+<script>${echartsSource}</script>
+<script>
+const D = ${scriptJson(d)};
+${CLIENT_JS}
+</script>
+</body></html>
+`;
+}
+
+/** Browser code: builds the charts from D (runs in the report, offline). */
+const CLIENT_JS = String.raw`
+(function () {
+  // No animation: a static report (and a screenshot right after load shows the final bars).
+  const init = (id, h) => { const el = document.getElementById(id); if (!el) return null; if (h) el.style.height = h + 'px'; const c = echarts.init(el, null, { renderer: 'svg' }); c.setOption({ animation: false }); return c; };
+  const labels = D.columns.map((c) => c.label);
+  const short = (s) => (s.length > 34 ? s.slice(0, 32) + '…' : s);
+  const whisker = (seriesIndex, count, getter) => ({
+    type: 'custom', name: 'CI', silent: true, z: 10,
+    renderItem: (params, api) => {
+      const x = api.value(0), lo = api.value(1), hi = api.value(2);
+      if (lo === null || hi === null || Number.isNaN(lo)) return null;
+      const bw = api.size([1, 0])[0] * 0.8 / count;
+      const cx = api.coord([x, 0])[0] - api.size([1, 0])[0] * 0.4 + bw * (seriesIndex + 0.5);
+      const y1 = api.coord([x, lo])[1], y2 = api.coord([x, hi])[1], w = Math.min(8, bw / 3);
+      const st = { stroke: '#24292f', lineWidth: 1.2 };
+      return { type: 'group', children: [
+        { type: 'line', shape: { x1: cx, y1, x2: cx, y2 }, style: st },
+        { type: 'line', shape: { x1: cx - w, y1, x2: cx + w, y2: y1 }, style: st },
+        { type: 'line', shape: { x1: cx - w, y1: y2, x2: cx + w, y2 }, style: st }] };
+    },
+    data: getter, encode: { x: 0, y: [1, 2] },
+  });
+  // Overall: metrics on the x axis, one bar per column, CI whiskers.
+  const metrics = [['success', 'query success'], ['recall_at_3', 'Recall@3'], ['mrr', 'MRR@10'], ['ndcg_at_10', 'nDCG@10'], ['routing', 'routing acc.']];
+  const many = D.columns.length > 8;
+  const ov = init('chart-overall', many ? Math.min(2400, 120 + D.columns.length * 22) : 380);
+  if (ov) {
+    if (!many) {
+      const series = [];
+      D.columns.forEach((c, i) => {
+        series.push({ type: 'bar', name: c.label, data: metrics.map(([k]) => c.overall[k].mean), barGap: '0%' });
+      });
+      D.columns.forEach((c, i) => series.push(whisker(i, D.columns.length, metrics.map(([k], x) => [x, c.overall[k].lo, c.overall[k].hi]))));
+      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: labels, type: 'scroll', top: 0 }, grid: { left: 50, right: 20, top: 50, bottom: 30 },
+        xAxis: { type: 'category', data: metrics.map((m) => m[1]) }, yAxis: { type: 'value', min: 0, max: 1 }, series });
+    } else {
+      // Many columns (a sweep): one row per column, the four quality metrics side by side.
+      const keys = metrics.slice(1, 4);
+      const series = keys.map(([k, name]) => ({ type: 'bar', name, data: D.columns.map((c) => c.overall[k].mean) }));
+      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: keys.map((k) => k[1]) }, grid: { left: 260, right: 20, top: 40, bottom: 30 },
+        yAxis: { type: 'category', data: labels, inverse: true, axisLabel: { formatter: short } }, xAxis: { type: 'value', min: 0, max: 1 }, series });
+    }
+  }
+  // Per category: categories on x, one bar per column (Recall@3), CI whiskers; at most 8 columns (the first ones).
+  const cats = D.categories;
+  const cc = D.columns.slice(0, 8);
+  const cat = init('chart-categories');
+  if (cat) {
+    const series = cc.map((c) => ({ type: 'bar', name: c.label, barGap: '0%', data: cats.map((k) => (c.categories[k] ? c.categories[k].recall_at_3.mean : null)) }));
+    cc.forEach((c, i) => series.push(whisker(i, cc.length, cats.map((k, x) => [x, c.categories[k] ? c.categories[k].recall_at_3.lo : null, c.categories[k] ? c.categories[k].recall_at_3.hi : null]))));
+    cat.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: cc.map((c) => c.label), type: 'scroll', top: 0 },
+      grid: { left: 50, right: 20, top: 50, bottom: 40 }, xAxis: { type: 'category', data: cats, axisLabel: { interval: 0 } }, yAxis: { type: 'value', min: 0, max: 1 }, series });
+  }
+  // Sweep: one heatmap panel per chunk size x embedder, 3 per row.
+  const sw = init('chart-sweep');
+  if (sw) {
+    const grid = [], xAxis = [], yAxis = [], series = [], title = [];
+    const all = D.sweep.flatMap((p) => p.ndcg.map((v) => v[2]));
+    D.sweep.forEach((p, i) => {
+      const col = i % 3, row = Math.floor(i / 3);
+      const left = 8 + col * 32 + '%', top = 40 + row * 300;
+      title.push({ text: p.title, left: 8 + col * 32 + 12 + '%', top: top - 30, textStyle: { fontSize: 13 } });
+      grid.push({ left, width: '26%', top, height: 220, containLabel: false });
+      xAxis.push({ type: 'category', gridIndex: i, data: p.rrfK.map((k) => 'k ' + k), name: 'RRF k', nameLocation: 'middle', nameGap: 24 });
+      yAxis.push({ type: 'category', gridIndex: i, data: p.weights, axisLabel: { fontSize: 10 } });
+      series.push({ type: 'heatmap', xAxisIndex: i, yAxisIndex: i, data: p.ndcg, label: { show: true, formatter: (v) => v.value[2].toFixed(3) }, name: p.title });
+    });
+    sw.setOption({ title, tooltip: { formatter: (x) => x.seriesName + ': nDCG@10 ' + x.value[2].toFixed(4) }, grid, xAxis, yAxis, series,
+      visualMap: { min: Math.min(...all), max: Math.max(...all), precision: 3, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, itemWidth: 12, text: ['nDCG@10 high', 'low'] } });
+  }
+  // Latency: box plot per column, p95 as a scatter dot.
+  const lc = D.columns.filter((c) => c.latency);
+  const lat = init('chart-latency', Math.max(320, 80 + lc.length * 22));
+  if (lat) {
+    lat.setOption({ tooltip: { trigger: 'item' }, grid: { left: 260, right: 30, top: 20, bottom: 40 },
+      yAxis: { type: 'category', data: lc.map((c) => c.label), inverse: true, axisLabel: { formatter: short } }, xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 26 },
+      series: [
+        { type: 'boxplot', name: 'latency', data: lc.map((c) => [c.latency.min, c.latency.q1, c.latency.median, c.latency.q3, c.latency.max]) },
+        { type: 'scatter', name: 'p95', symbolSize: 7, data: lc.map((c, i) => [c.latency.p95, i]) }] });
+  }
+  // Significance: forest plot of the nDCG@10 difference with its 95% CI per column.
+  const sg = D.significance;
+  const sig = init('chart-significance', sg ? Math.max(260, 80 + sg.comparisons.length * 22) : 120);
+  if (sig && sg) {
+    const comps = sg.comparisons;
+    sig.setOption({ tooltip: { trigger: 'item', formatter: (x) => { const c = comps[x.dataIndex]; return c ? c.run + '<br>diff ' + c.diff.toFixed(4) + ' [' + c.ci_low.toFixed(4) + ', ' + c.ci_high.toFixed(4) + ']<br>p(Holm) ' + c.p_holm.toFixed(4) : ''; } },
+      grid: { left: 260, right: 30, top: 20, bottom: 40 }, yAxis: { type: 'category', data: comps.map((c) => c.run), inverse: true, axisLabel: { formatter: short } },
+      xAxis: { type: 'value', name: 'nDCG@10 difference', nameLocation: 'middle', nameGap: 26 },
+      series: [
+        { type: 'custom', name: 'CI', renderItem: (params, api) => { const y = api.coord([0, api.value(2)])[1]; const a = api.coord([api.value(0), 0])[0], b = api.coord([api.value(1), 0])[0];
+            return { type: 'line', shape: { x1: a, y1: y, x2: b, y2: y }, style: { stroke: '#57606a', lineWidth: 2 } }; }, encode: { x: [0, 1], y: 2 }, data: comps.map((c, i) => [c.ci_low, c.ci_high, i]) },
+        { type: 'scatter', name: 'diff', symbolSize: 9, data: comps.map((c, i) => ({ value: [c.diff, i], itemStyle: { color: c.p_holm < 0.05 ? (c.diff > 0 ? '#1a7f37' : '#cf222e') : '#57606a' } })),
+          markLine: { silent: true, symbol: 'none', data: [{ xAxis: 0 }], lineStyle: { color: '#24292f', type: 'dashed' } } }] });
+  }
+  window.__rankgateCharts = document.querySelectorAll('.chart svg').length;
+  window.addEventListener('resize', () => document.querySelectorAll('.chart').forEach((el) => { const c = echarts.getInstanceByDom(el); if (c) c.resize(); }));
+})();
+`;
