@@ -117,9 +117,9 @@ export async function run(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  // export
+  // export: only reads the database (never creates, migrates or repairs it)
   if (positionals.length !== 1) throw new UserError(`export: expected one OUT.jsonl\n${USAGE}`);
-  const db = await openDatabase(parseDbFlag(v.db));
+  const db = await openDatabase({ ...parseDbFlag(v.db), access: 'read' });
   try {
     const embedder = v.embedder ? (await import('../embeddings/index.ts')).resolveEmbedderId(v.embedder) : undefined;
     const entries = await shardMod.exportCache(db, embedder);

@@ -24,7 +24,18 @@ export async function run(argv: string[]): Promise<number> {
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
   const { doc, summary } = mergeResultFiles(shards);
-  writeFileAtomic(out, JSON.stringify(doc, null, 2) + '\n');
+  let text: string;
+  try {
+    text = JSON.stringify(doc, null, 2) + '\n';
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    // V8 holds strings up to ~0.5 GB: promptfoo's own --output has the same limit for one run of this size.
+    throw new UserError(
+      `${out}: ${summary.rows} rows are too large for one JSON results file (${(e as Error).message}); ` +
+        'make the rows smaller (a smaller topK or shorter hit content in the provider output) or gate the shards in groups',
+    );
+  }
+  writeFileAtomic(out, text);
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
     console.log(

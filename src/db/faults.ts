@@ -156,39 +156,26 @@ export function describeFault(e: unknown, ctx: FaultContext = {}): string {
 }
 
 /**
- * Run PGlite's start-up with its failure modes caught: a WASM abort prints "Aborted(...)" on stderr and may
- * reject with a bare object, or throw from a callback as an uncaught exception. Both become one Error whose
- * text faultCause() can classify; what PGlite printed meanwhile is kept as the detail.
+ * Run PGlite's start-up with its failure modes caught: a WASM abort may reject with a bare object (an emscripten
+ * ErrnoError: `{errno: 51}` is a full disk) or throw from a callback as an uncaught exception. Both become one
+ * Error whose text faultCause() can classify (never "[object Object]").
  */
 export async function withPgliteFaults<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
-  const printed: string[] = [];
-  const origErr = process.stderr.write.bind(process.stderr);
-  const origLog = console.error;
-  const capture = (chunk: unknown) => {
-    printed.push(String(chunk));
-    return true;
-  };
   let uncaught: unknown;
   const onUncaught = (err: unknown) => {
     uncaught = err;
   };
-  // PGlite (emscripten) reports start-up failures through console.error / stderr before rejecting
-  (process.stderr as unknown as { write: typeof capture }).write = capture;
-  console.error = (...a: unknown[]) => void capture(a.map(String).join(' '));
-  process.on('uncaughtException', onUncaught);
+  process.prependListener('uncaughtException', onUncaught);
   try {
     const r = await fn();
     if (uncaught) throw uncaught;
-    if (printed.length) origErr(printed.join('')); // nothing went wrong: what was printed is not ours to drop
     return r;
   } catch (e) {
-    const extra = printed.join(' ').replace(/\s+/g, ' ').trim();
-    const base = errorText(uncaught ?? e);
-    const err = new Error(extra && !base.includes(extra) ? `${base} | ${extra.slice(0, 400)}` : base);
+    const err = new Error(errorText(uncaught ?? e));
+    const o = (uncaught ?? e) as { name?: unknown; errno?: unknown } | null;
+    if (o && typeof o === 'object' && o.name === 'ErrnoError') Object.assign(err, { name: 'ErrnoError', errno: o.errno });
     throw err;
   } finally {
-    (process.stderr as unknown as { write: typeof origErr }).write = origErr;
-    console.error = origLog;
     process.off('uncaughtException', onUncaught);
     void dataDir;
   }

@@ -157,7 +157,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     q.language = f.language('language', { required: true });
     q.category = f.str('category', { required: true, nonEmpty: true, expect: `a category (${KNOWN_CATEGORIES.join(', ')})` });
     if (typeof q.category === 'string' && !(KNOWN_CATEGORIES as readonly string[]).includes(q.category)) {
-      f.warn(['category'], `unknown category ${show(q.category)}, expected one of ${KNOWN_CATEGORIES.join(', ')} (allowed, but DES-058 reports only those)`);
+      f.warn(['category'], `unknown category ${show(q.category)}, expected one of ${KNOWN_CATEGORIES.join(', ')} (allowed, but the portal's DES-058 spec reports only those)`);
     }
     const tags = f.strList('tags');
     if (tags) q.tags = tags;
@@ -172,7 +172,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
       const refs = (q.expected ?? []) as Reference[];
       if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
       else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
-      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (DES-058)`);
+      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (the portal's DES-058 spec)`);
     }
     const intent = f.str('retrieval_intent', { nonEmpty: true, expect: 'a retrieval intent such as meet_first or console' });
     if (intent !== undefined) q.retrieval_intent = intent;
@@ -219,7 +219,7 @@ function readPassage(f: Fields, p: unknown, i: number, key: string): Reference |
   ref.passage_substring = pf.str('passage_substring', { required: !hasOther, nonEmpty: true, expect: 'a verbatim 10-40 word substring of the passage' });
   if (typeof ref.passage_substring === 'string') {
     const n = wordCount(ref.passage_substring);
-    if (n < 10 || n > 40) pf.warn(['passage_substring'], `has ${n} words, expected 10-40 words (DES-058 substring rule: long enough to be unique, short enough to survive re-chunking)`);
+    if (n < 10 || n > 40) pf.warn(['passage_substring'], `has ${n} words, expected 10-40 words (the DES-058 spec's substring rule: long enough to be unique, short enough to survive re-chunking)`);
   }
   const rel = pf.get('relevance');
   let grade: number | undefined;

@@ -255,7 +255,7 @@ export function categoryBalance(c: Collector, qs: GoldenQuery[]): void {
   const known = KNOWN_CATEGORIES as readonly string[];
   if ([...counts.keys()].some((k) => known.includes(k))) {
     const missing = known.filter((k) => !counts.has(k));
-    if (missing.length) c.warn(undefined, 'file', 'category', `no queries in categor${missing.length > 1 ? 'ies' : 'y'} ${missing.join(', ')}, expected all seven DES-058 categories`);
+    if (missing.length) c.warn(undefined, 'file', 'category', `no queries in categor${missing.length > 1 ? 'ies' : 'y'} ${missing.join(', ')}, expected all seven categories of the portal's DES-058 spec`);
   }
   if (counts.size < 2) return;
   const sorted = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));

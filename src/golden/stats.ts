@@ -99,9 +99,9 @@ export function formatStats(s: GoldenStats, title: string): string {
   if (s.safety) out.push(`  safety interstitial expected: ${s.safety}`);
   out.push(
     s.dominant_themes.length
-      ? `  theme balance: ${s.dominant_themes.map((d) => `${d.tag} ${pct(d.share * s.queries, s.queries)}`).join(', ')} above the 20% share (DES-058: no single theme dominates)`
+      ? `  theme balance: ${s.dominant_themes.map((d) => `${d.tag} ${pct(d.share * s.queries, s.queries)}`).join(', ')} above the 20% share (the portal's DES-058 spec: no single theme dominates)`
       : '  theme balance: ok (no tag above 20% of the queries)',
   );
-  if (s.missing_themes.length) out.push(`  DES-058 themes without a query: ${s.missing_themes.join(', ')}`);
+  if (s.missing_themes.length) out.push(`  themes of the portal's DES-058 spec without a query: ${s.missing_themes.join(', ')}`);
   return out.join('\n');
 }

@@ -14,7 +14,10 @@
  *     present (src/report/derived.ts, over ALL the merged queries: a shard without a category still gets
  *     its per-category mean); latency_p50_ms / latency_p95_ms (written by the afterAll hook) recomputed
  *     with the same percentile over every row;
- *   - stats: successes / failures / errors / tokenUsage added; durationMs the longest shard (they ran in parallel).
+ *   - stats: successes / failures / errors / tokenUsage added; durationMs the longest shard (they ran in parallel);
+ *   - each row's testCase.metadata.selection is the full selection's (shard and shardSize dropped), and the
+ *     afterAll hook's rankgate_selection_size the full size: the gate checks the merged file's completeness
+ *     against the whole selection. Where each row came from: metadata.rankgateMerge.
  *
  * Sums use an exactly rounded floating-point sum (Shewchuk's algorithm, as Python's math.fsum), which does
  * not depend on the order of the rows. promptfoo's own sums do: it adds rows in the order they complete, so
@@ -270,6 +273,8 @@ function derivedKeys(m: Metrics | undefined): string[] {
 }
 
 const LATENCY_PERCENTILES: Record<string, number> = { latency_p50_ms: 50, latency_p95_ms: 95 };
+/** Written by the afterAll hook: the selection size of the run (a shard's shardSize); the merged run's is the full size. */
+const SELECTION_SIZE_KEY = 'rankgate_selection_size';
 
 export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: MergeSummary } {
   if (inputs.length === 0) fail('no shard results files given');
@@ -378,8 +383,14 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
     });
   }
 
-  // Merged rows, testIdx renumbered per shard (shard order), one matrix row per query.
+  // Merged rows, testIdx renumbered per shard (shard order), one matrix row per query. Each row's selection becomes
+  // the full selection's (no shard, no shardSize): the merged file is the whole run, and the gate checks its
+  // completeness against it. Where each row came from is in metadata.rankgateMerge.
   const order = info.map((s, i) => ({ s, i })).sort((a, b) => (a.s.sel.shard?.index ?? a.i) - (b.s.sel.shard?.index ?? b.i));
+  const fullSelection = (() => {
+    const { shard: _s, shardSize: _z, ...rest } = ref.sel;
+    return rest;
+  })();
   const rows: Row[] = [];
   let offset = 0;
   for (const { s } of order) {
@@ -387,7 +398,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
     for (const r of s.doc.results.results) {
       const t = typeof r.testIdx === 'number' ? r.testIdx : 0;
       max = Math.max(max, t);
-      rows.push({ ...r, testIdx: offset + t });
+      const testCase = r.testCase ? { ...r.testCase, metadata: { ...(r.testCase.metadata ?? {}), selection: fullSelection } } : r.testCase;
+      rows.push({ ...r, testIdx: offset + t, testCase });
     }
     offset += max + 1;
   }
@@ -409,7 +421,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   // results file lists only the user's own).
   const hooked = (Array.isArray(ref.doc.config?.extensions) ? (ref.doc.config!.extensions as unknown[]) : []).some((e) => typeof e === 'string' && /gate\.ts:beforeAll$/.test(e));
   const defs = [...configDerived, ...(hooked ? derivedMetricsFor(goldens, configDerived, [...families]) : [])];
-  const known = new Set([...defs.map((d) => d.name), ...Object.keys(LATENCY_PERCENTILES)]);
+  const known = new Set([...defs.map((d) => d.name), ...Object.keys(LATENCY_PERCENTILES), SELECTION_SIZE_KEY]);
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);
   }
@@ -419,9 +431,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   });
 
   // The merged file's columns, parsed like `rankgate gate` does, for the latency percentiles of the afterAll hook.
-  // Parsed only when a column has them (the afterAll hook of assertions/gate.ts writes them).
-  let parsedCache: ReturnType<typeof parseResultsObject> | null = null;
-  const parsed = () => (parsedCache ??= parseResultsObject({ evalId: 'merge', results: { prompts: ref.doc.results.prompts.map(({ metrics: _shardMetrics, ...p }) => p), results: rows }, config: ref.doc.config }, 'merged results'));
+  // Latency percentiles (the afterAll hook of assertions/gate.ts writes them), filled in once the merged columns exist.
+  const latencyWanted: { pi: number; k: string }[] = [];
 
   const prompts: Prompt[] = ref.doc.results.prompts.map((p0, pi) => {
     const colRows = rows.filter((r) => (r.promptIdx ?? 0) === pi);
@@ -452,12 +463,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
         scope[d.name] = v;
       }
     }
-    for (const [k, pct] of Object.entries(LATENCY_PERCENTILES)) {
-      if (!derivedHere.has(k)) continue;
-      const lat = parsed().columns[pi]!.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
-      const v = percentile(lat, pct);
-      if (v !== null) namedScores[k] = v;
-    }
+    for (const k of Object.keys(LATENCY_PERCENTILES)) if (derivedHere.has(k)) latencyWanted.push({ pi, k });
+    if (derivedHere.has(SELECTION_SIZE_KEY)) namedScores[SELECTION_SIZE_KEY] = ref.sel.size;
     for (const [k, v] of Object.entries(namedScores)) if (typeof v === 'number' && !Number.isFinite(v)) namedScores[k] = null; // JSON, as promptfoo writes NaN
     const m0 = p0.metrics;
     const metrics: Metrics = {
@@ -477,6 +484,15 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
     };
     return { ...p0, metrics };
   });
+
+  if (latencyWanted.length) {
+    const parsed = parseResultsObject({ evalId: 'merge', results: { prompts, results: rows }, config: ref.doc.config }, 'merged results');
+    for (const { pi, k } of latencyWanted) {
+      const lat = parsed.columns[pi]!.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+      const v = percentile(lat, LATENCY_PERCENTILES[k]!);
+      if (v !== null) prompts[pi]!.metrics!.namedScores[k] = v;
+    }
+  }
 
   const stats: Record<string, unknown> = {};
   for (const s of info) {

@@ -102,7 +102,7 @@ test('stats: counts per category, language, tag, routing; themes above 20% flagg
   assert.deepEqual(s.total.language, { en: 5 });
   assert.equal(s.total.category.dark_night, 1);
   assert.deepEqual((s.total as unknown as { missing_themes: string[] }).missing_themes, ['meditation', 'guru', 'death', 'healing', 'self-discipline']);
-  assert.match(rg('stats', DES).out, /DES-058 themes without a query: meditation, guru, death, healing, self-discipline/);
+  assert.match(rg('stats', DES).out, /themes of the portal's DES-058 spec without a query: meditation, guru, death, healing, self-discipline/);
 });
 
 test('diff: added/changed pass, a removed or reused id fails', (t) => {

@@ -142,7 +142,7 @@ test('warnings do not invalidate: DES-058 substring 10-40 words and category imb
   assert.equal(f.errorCount, 0);
   assert.equal(f.queries.length, 12);
   const w = f.lines.map((l) => l.split(p).join('F'));
-  assert.ok(w.includes('F:9 (a0) expected_passages[0].passage_substring: warning: has 2 words, expected 10-40 words (DES-058 substring rule: long enough to be unique, short enough to survive re-chunking)'), w.join('\n'));
+  assert.ok(w.includes('F:9 (a0) expected_passages[0].passage_substring: warning: has 2 words, expected 10-40 words (the DES-058 spec\'s substring rule: long enough to be unique, short enough to survive re-chunking)'), w.join('\n'));
   assert.ok(w.some((l) => /^F \(file\) category: warning: category imbalance: direct has 10 queries but emotional only 2/.test(l)), w.join('\n'));
   assert.ok(w.some((l) => /no queries in categories conceptual, metaphorical, technique_boundary, dark_night, adversarial/.test(l)), w.join('\n'));
   assert.deepEqual(validateGolden(p).map((x) => x.severity), ['warning', 'warning', 'warning']);
@@ -194,7 +194,7 @@ test('DES-058 warnings: search query without passages, no high passage, >3 passa
   assert.deepEqual(w, [
     'F:2 (none) expected_passages: warning: no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)',
     'F:14 (low) expected_passages: warning: no passage with relevance "high", expected at least one (Recall@3 counts only high passages)',
-    'F:26 (many) expected_passages: warning: 4 passages, expected 1-3 (DES-058)',
+    'F:26 (many) expected_passages: warning: 4 passages, expected 1-3 (the portal\'s DES-058 spec)',
     'F:44 (many) retrieval_intent: warning: unknown retrieval intent "cheer", expected meet_first or console (allowed, but the judge knows only those)',
   ]);
 });

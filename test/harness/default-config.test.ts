@@ -2,11 +2,13 @@
  * The default eval as a user runs it: a bare `promptfoo eval` in the repository root with no PROMPTFOO_*
  * variables set (the committed .env supplies them), on the embedded defaults (a fresh PGlite database,
  * the demo corpus ingested on first use), exiting 0 with the gate passing or 1 with a clear gate message,
- * never promptfoo's 100 for failed rows. HOME is a temp dir: nothing may be written to ~/.promptfoo.
+ * never promptfoo's 100 for failed rows. HOME is a temp dir: nothing may be written to ~/.promptfoo. The run happens
+ * in a temp copy of the repository root (promptfooconfig.yaml and .env copied, everything else linked), so its
+ * promptfoo history lands in that copy's .promptfoo and never in the repository's own.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { overallDerivedMetrics } from '../../src/report/derived.ts';
@@ -42,11 +44,21 @@ describe('bare `promptfoo eval` on the embedded defaults', () => {
     const env: Record<string, string | undefined> = { HOME: dir, RANKGATE_DATA_DIR: join(dir, 'db'), DATABASE_URL: undefined, RANKGATE_JUDGE: 'off' };
     for (const k of Object.keys(process.env)) if (k.startsWith('PROMPTFOO_') || k.startsWith('AWS_')) env[k] = undefined;
     const out = join(dir, 'results.json');
-    const r = await runNode([PROMPTFOO_BIN, 'eval', '--output', out, '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
+    const work = join(dir, 'repo');
+    mkdirSync(work);
+    for (const name of readdirSync(ROOT)) {
+      if (name === '.promptfoo' || name === '.rankgate' || name === '.git' || name === 'test-output') continue;
+      if (name === 'promptfooconfig.yaml' || name === '.env') copyFileSync(join(ROOT, name), join(work, name));
+      else symlinkSync(join(ROOT, name), join(work, name));
+    }
+    const historyBefore = existsSync(join(ROOT, '.promptfoo')) ? readdirSync(join(ROOT, '.promptfoo')).join(',') : null;
+    const r = await runNode([PROMPTFOO_BIN, 'eval', '--output', out, '--no-table', '--no-progress-bar'], { env, cwd: work, timeoutMs: 600_000 });
     assert.ok(r.code === 0 || r.code === 1, `exit 0 (gate passed) or 1 (gate failed), got ${r.code}\n${r.stderr.slice(-3000)}`);
     assert.match(r.stderr, /ingesting .*datasets\/corpus/);
     assert.match(r.stderr, r.code === 0 ? /gate PASSED/ : /rankgate gate FAILED \(exit 1\)/);
-    assert.ok(!existsSync(join(dir, '.promptfoo')), 'promptfoo state went to the repo .promptfoo (from .env), not ~/.promptfoo');
+    assert.ok(!existsSync(join(dir, '.promptfoo')), 'promptfoo state went to the .promptfoo beside the config (from .env), not ~/.promptfoo');
+    assert.ok(existsSync(join(work, '.promptfoo')), 'the .env setting PROMPTFOO_CONFIG_DIR=.promptfoo took effect');
+    assert.equal(existsSync(join(ROOT, '.promptfoo')) ? readdirSync(join(ROOT, '.promptfoo')).join(',') : null, historyBefore, "the repository's own .promptfoo is untouched");
     const d = JSON.parse(readFileSync(out, 'utf8'));
     const s = d.results.prompts[0].metrics.namedScores;
     const golden = JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8'));

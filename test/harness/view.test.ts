@@ -7,8 +7,9 @@
  * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
  * "Show more..."; only the query is a variable column; the metrics dialog shows avg_recall_at_3 as its value, not
  * "0.00%"; the report has exactly one chart per chart section, every chart drawn, no console errors.
- * Screenshots go to test-output/ (gitignored; CI uploads them). Their paths are printed as test diagnostics
- * (`node scripts/run-tests.mjs view --reporter spec`) and listed in test-output/view-artifacts.txt.
+ * Screenshots go to $RANKGATE_TEST_OUTPUT (.ci/run sets it to test-output/, gitignored, kept as CI artifacts), else to
+ * a folder in the system temp dir: `npm test` writes nothing into the repository. Their paths are printed as test
+ * diagnostics (`node scripts/run-tests.mjs view --reporter spec`) and listed in view-artifacts.txt beside them.
  * Skips when Chromium is missing (.ci/setup-chromium.sh installs it).
  */
 import { after, before, describe, it } from 'node:test';
@@ -16,15 +17,16 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir } from './helpers.ts';
 
 const CHROMIUM = process.env.RANKGATE_CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'test-output');
+const SHOTS = resolve(process.env.RANKGATE_TEST_OUTPUT ?? join(tmpdir(), 'rankgate-test-output'));
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const ARTIFACTS = join(SHOTS, 'view-artifacts.txt');
-/** A path or figure worth seeing: a test diagnostic, and a line in test-output/view-artifacts.txt. */
+/** A path or figure worth seeing: a test diagnostic, and a line in view-artifacts.txt. */
 function note(t: { diagnostic(msg: string): void }, msg: string): void {
   t.diagnostic(msg);
   appendFileSync(ARTIFACTS, msg + '\n');

@@ -99,19 +99,6 @@ test('NQ prepared JSON: prechunked, nq ids kept, grouped by document_id', async 
   assert.equal(chunks[0]!.metadata.short_answer, 'The Breakfast Club');
 });
 
-test('SciFact corpus (shared benchmark) reads with titles', async (t) => {
-  const path = '../shared/benchmarks/scifact';
-  try {
-    (await import('node:fs')).statSync(path);
-  } catch {
-    t.skip(`needs ${path} (the SciFact fixture)`);
-    return;
-  }
-  const docs = await readCorpus(path);
-  assert.equal(docs.length, 5183);
-  assert.ok(docs.every((d) => d.sections.length === 1));
-});
-
 const bad: [string, () => Promise<unknown>, RegExp][] = [
   ['missing path', () => readCorpus(join(tmp, 'nope')), /nope: corpus not found/],
   ['JSONL missing text', () => readCorpus(file('a.jsonl', '{"id":"x","text":"ok"}\n{"id":"y","title":"t"}\n')), /a\.jsonl:2: field 'text'/],

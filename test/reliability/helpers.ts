@@ -130,7 +130,7 @@ export function assertNoStack(text: string): void {
 
 /**
  * Path of a PGlite data directory holding the use-lite c300 index of test/fixtures/corpus/markdown, built once
- * (keyed by the corpus, migrations and pipeline sources) under .rankgate/test-reliability/. Copy it before use.
+ * (keyed by the corpus, migrations and pipeline sources) under the system temp dir (never in the repository). Copy it before use.
  */
 export async function pgliteIndexFixture(): Promise<string> {
   const h = createHash('sha256');
@@ -138,7 +138,7 @@ export async function pgliteIndexFixture(): Promise<string> {
     for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
   }
   for (const f of ['src/ingest/pipeline.ts', 'src/ingest/chunker.ts', 'src/db/index.ts']) h.update(readFileSync(join(ROOT, f)));
-  const base = join(ROOT, '.rankgate', 'test-reliability');
+  const base = join(tmpdir(), 'rankgate-test-reliability');
   const dir = join(base, `index-${h.digest('hex').slice(0, 12)}`);
   if (existsSync(join(dir, 'PG_VERSION'))) return dir;
   mkdirSync(base, { recursive: true });

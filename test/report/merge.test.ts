@@ -120,6 +120,8 @@ describe('rankgate merge (src/report/merge.ts)', () => {
     assert.deepEqual(m.results.results.map((r) => (r.testCase!.metadata as { id: string }).id), [...S1, ...S2]);
     assert.deepEqual(m.results.results.map((r) => r.testIdx), [0, 1, 2, 3, 4, 5]);
     assert.equal(summary.selection.id, SEL.id);
+    // The merged rows belong to the full selection (the gate checks completeness against it).
+    for (const r of m.results.results) assert.deepEqual((r.testCase!.metadata as { selection: unknown }).selection, SEL);
     assert.notEqual(m.evalId, 'eval-1');
     assert.equal(m.results.timestamp, '2026-11-23T10:01:00.000Z');
   });
