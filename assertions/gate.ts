@@ -15,7 +15,7 @@
  * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
  * kept no rows (--no-write), the golden selection size (rankgate_selection_size) as namedScores.
  *
- * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; built-in DES-058 floors when absent),
+ * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; the built-in floors of the portal's DES-058 spec when absent),
  * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
  * RANKGATE_ACCEPT_BASELINE_MISMATCH=1 (compare with a baseline of another corpus or golden set).
  */
@@ -131,7 +131,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   let code: ExitCode = 0;
   try {
     const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-    lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : 'built-in DES-058'}, metric family: ${floors.metric_family ?? 'strict'})`);
+    lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec"}, metric family: ${floors.metric_family ?? 'strict'})`);
     // The golden selection the suite was given (contract A), recorded in the column sums when promptfoo kept no rows
     // (--no-write), so that such a results file still says how many queries the run should have had.
     const selectionHint = selectionOfSuite(context.suite?.tests);

@@ -54,7 +54,8 @@ function stamp(d = new Date()): string {
 
 function runPromptfoo(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [promptfooBin(), ...args], { stdio: 'inherit', env });
+    // promptfoo's start-up telemetry agent uses an experimental undici interceptor: keep its warning off the console
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', promptfooBin(), ...args], { stdio: 'inherit', env });
     child.on('error', rej);
     child.on('close', (code) => res(code ?? 1));
   });

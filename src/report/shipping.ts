@@ -86,7 +86,9 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
       detail: badSlices.length
         ? `down: ${badSlices.map((w) => `${w.slice} -${pts(w.drop)}`).join(', ')}`
         : worst.length
-          ? `largest drop ${worst[0]!.slice} ${worst[0]!.drop > 0 ? '-' + pts(worst[0]!.drop) : 'none'}`
+          ? worst[0]!.drop > 0
+            ? `largest drop: ${worst[0]!.slice.replace(':', ' ')} -${pts(worst[0]!.drop)}`
+            : 'no slice dropped'
           : 'no slices',
     },
     { name: 'human blind review +0.5 (1-5 scale)', passed: null, detail: 'not evaluated: needs a human blind review' },

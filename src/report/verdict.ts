@@ -88,7 +88,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   const evaluated = rowsMode ? col.queries.length : col.counts!.pass + col.counts!.fail + col.counts!.error;
   const sel = col.selection ?? opts.selectionHint ?? null;
   const expected = sel ? (sel.shardSize ?? sel.size) : null;
-  const selName = sel ? `golden selection${sel.id ? ` ${sel.id}` : ''}${sel.shard ? ` shard ${sel.shard.index + 1}/${sel.shard.count}` : ''}` : '';
+  const selName = sel ? `golden selection${sel.id ? ` ${sel.id}` : ''}${sel.shard ? ` shard ${sel.shard.index}/${sel.shard.count}` : ''}` : '';
 
   if (!rowsMode) notes.push(`evidence: promptfoo's column sums only (the results hold no rows, e.g. \`promptfoo eval --no-write\`): floors are checked on the sums; per-query detail and the regression check need the rows`);
   if (evaluated === 0) {
