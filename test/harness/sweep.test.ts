@@ -1,6 +1,6 @@
 /**
  * Sweeps: the grid of promptfooconfig.sweep.ts (pure), and a real promptfoo sweep over the fixture service
- * (three labelled columns) feeding `rankgate compare --results` and seed 002's shipping criteria.
+ * (three labelled columns) feeding `rankgate compare --results` and the blind-test shipping criteria.
  *
  * Hand-computed from rankings.json (keyword / semantic columns rank the channel candidate lists):
  *   keyword-only:  Recall@3 5/8, MRR@10 (1+1+1/2+1+1)/8 = 0.5625, trec Recall@10 (1+1+1+1+1/2)/8 = 0.5625
@@ -69,7 +69,7 @@ describe('fixture sweep through promptfoo, compare --results and shipping criter
     assert.ok(close(by['fixture semantic-only'].avg_trec_recall_at_10, 0.3125));
   });
 
-  it('shipping criteria of seed 002 for each candidate against the first column', () => {
+  it('the blind-test shipping criteria for each candidate against the first column', () => {
     const parsed = readResultsFile(out);
     const [base, kw, sem] = parsed.columns;
     const k = shippingCriteria(base!, kw!);
@@ -82,9 +82,11 @@ describe('fixture sweep through promptfoo, compare --results and shipping criter
     assert.deepEqual(s.criteria.slice(0, 3).map((c) => c.passed), [false, false, false]);
     assert.match(s.criteria[1]!.detail, /2 of 8 queries regress/);
     assert.equal(k.ship, false);
-    // A candidate identical to the baseline gains nothing: criterion 1 fails, 2 and 3 pass.
+    // A candidate identical to the baseline gains nothing: criterion 1 fails, 2 and 3 pass; same latencies: p95 within
+    // budget; no errored queries (criterion 6).
     const same = shippingCriteria(base!, base!);
-    assert.deepEqual(same.criteria.map((c) => c.passed), [false, true, true, null, true], 'same latencies: p95 within budget');
+    assert.deepEqual(same.criteria.map((c) => c.passed), [false, true, true, null, true, true], 'same latencies: p95 within budget; no errors');
+    assert.equal(same.criteria.length, 6);
   });
 
   it('significance per column from src/metrics (paired by golden id)', () => {
