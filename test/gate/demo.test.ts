@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir, type RunResult } from '../harness/helpers.ts';
+import { PROMPTFOO_BIN, ROOT, demoIndexInto, rankgate, runNode, tempDir, type RunResult } from '../harness/helpers.ts';
 import { closedPort } from './helpers.ts';
 
 /** The last non-empty lines of a run's output (stdout then stderr: promptfoo's summary goes to stdout, the verdict to stderr at exit). */
@@ -55,6 +55,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   before(async () => {
+    await demoIndexInto(join(dir, 'db')); // the demo index, embedded once per machine (the first-use ingest has its own test)
     // stdout and stderr into one pipe, as a terminal shows them, to check what is printed last
     const cmd = [process.execPath, PROMPTFOO_BIN, 'eval', '--no-table', '--no-progress-bar', '--no-cache', '--output', full].map((a) => `'${a}'`).join(' ');
     fullRun = await runShell(`${cmd} 2>&1`, env);

@@ -67,3 +67,60 @@ export function rankgate(args: string[], env: Record<string, string | undefined>
 }
 
 export const close = (a: number, b: number, eps = 1e-4) => Math.abs(a - b) <= eps;
+
+/**
+ * A PGlite database holding the demo corpus (datasets/corpus) as the default eval's variant c300:use-lite, built ONCE
+ * per machine (USE-lite embedding is the slowest thing the suite does) and copied into `dest` for each test that runs
+ * the demo eval. Kept in the system temp dir, never in the repository, keyed by everything that changes the index
+ * (corpus, migrations, ingest and embedder sources). Test files running side by side take turns: the first builds
+ * under a lock directory, the others wait for it. Tests of the first-use ingest itself (default-config) do not use it.
+ */
+export async function demoIndexInto(dest: string): Promise<void> {
+  const { createHash } = await import('node:crypto');
+  const { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync } = await import('node:fs');
+  const h = createHash('sha256');
+  const hashDir = (d: string): void => {
+    for (const f of readdirSync(d).sort()) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) hashDir(p);
+      else h.update(p.slice(ROOT.length)).update(readFileSync(p));
+    }
+  };
+  for (const d of ['datasets/corpus', 'src/db', 'src/ingest', 'src/embeddings']) hashDir(join(ROOT, d));
+  const base = join(tmpdir(), 'rankgate-test-demo-index');
+  const dir = join(base, `c300-use-lite-${h.digest('hex').slice(0, 12)}`);
+  const lock = `${dir}.lock`;
+  mkdirSync(base, { recursive: true });
+  const deadline = Date.now() + 15 * 60_000;
+  while (!existsSync(join(dir, 'PG_VERSION'))) {
+    let mine = false;
+    try {
+      mkdirSync(lock);
+      mine = true;
+    } catch {
+      // another test file is building it (or died doing so: a lock older than 10 minutes is stale)
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 10 * 60_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        /* gone meanwhile */
+      }
+      if (Date.now() > deadline) throw new Error(`waited 15 min for the demo index fixture at ${dir}`);
+      await new Promise((r) => setTimeout(r, 500));
+      continue;
+    }
+    try {
+      if (existsSync(join(dir, 'PG_VERSION'))) break;
+      const building = `${dir}.building-${process.pid}`;
+      rmSync(building, { recursive: true, force: true });
+      const r = await runNode([join(ROOT, 'bin', 'rankgate.js'), 'ingest', '--db', building, '--corpus', join(ROOT, 'datasets', 'corpus'), '--chunk-size', '300', '--embedder', 'use-lite'], {
+        env: { DATABASE_URL: undefined, RANKGATE_DATA_DIR: undefined },
+        timeoutMs: 600_000,
+      });
+      if (r.code !== 0) throw new Error(`building the demo index fixture failed (exit ${r.code}):\n${r.stderr.slice(-2000)}`);
+      renameSync(building, dir);
+    } finally {
+      if (mine) rmSync(lock, { recursive: true, force: true });
+    }
+  }
+  cpSync(dir, dest, { recursive: true, filter: (p) => !/\.rankgate\.lock/.test(p) });
+}

@@ -19,7 +19,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PROMPTFOO_BIN, ROOT, rankgate, runNode, tempDir } from './helpers.ts';
+import { PROMPTFOO_BIN, ROOT, demoIndexInto, rankgate, runNode, tempDir } from './helpers.ts';
 
 const CHROMIUM = process.env.RANKGATE_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = resolve(process.env.RANKGATE_TEST_OUTPUT ?? join(tmpdir(), 'rankgate-test-output'));
@@ -81,6 +81,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     writeFileSync(ARTIFACTS, '');
+    await demoIndexInto(join(dir, 'db')); // the demo index, embedded once per machine
     const a = await runNode([PROMPTFOO_BIN, 'eval', '--output', defaultOut, '--no-cache', '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
     assert.ok(a.code === 0 || a.code === 1, `default eval exits through the gate (0/1), got ${a.code}\n${a.stderr.slice(-2000)}`);
     const b = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--output', sweepOut, '--no-cache', '--no-table', '--no-progress-bar'], {
