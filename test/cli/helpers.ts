@@ -7,9 +7,8 @@
  * and would copy ~1.4 GB per run. The dependencies are symlinks to this checkout's node_modules instead, which is
  * what npm would put there (same versions, from the same lockfile).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,36 +16,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'test', 'cli', 'fixtures');
 export const RANKGATE_BIN = join(ROOT, 'bin', 'rankgate.js');
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `rankgate-${prefix}-`));
-}
-
-/** Run a command (no shell); NO_COLOR; a private promptfoo config dir unless the caller gives one. */
-export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd ?? ROOT,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...opts.env } as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const t = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 180_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+export { run, tempDir, type RunResult } from '../harness/helpers.ts';
 
 /**
  * `npm pack` of this checkout into `dest`; returns the tarball's path. Lifecycle scripts are skipped; instead the

@@ -19,9 +19,21 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `rankgate-${prefix}-`));
 }
 
-export function runNode(args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** `node ARGS...` (this Node) with NO_COLOR, killed after timeoutMs (default 180 s). */
+export function runNode(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return run(process.execPath, args, opts);
+}
+
+/** Run a command (no shell) with NO_COLOR; stdout and stderr collected; killed after timeoutMs (default 180 s). */
+export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(cmd, args, {
       cwd: opts.cwd ?? ROOT,
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...opts.env } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
