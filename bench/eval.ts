@@ -30,6 +30,7 @@ import { parseArgs } from 'node:util';
 import type { Embedder } from '../src/embeddings/types.ts';
 import type { SearchServiceLike } from '../src/search/types.ts';
 import { overallDerivedMetrics } from '../src/report/derived.ts';
+import { mulberry32 } from '../src/metrics/significance.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH_DIR = join(ROOT, '.rankgate', 'bench');
@@ -61,17 +62,6 @@ export function hashEmbedder(): Embedder {
 export async function createSearchService(config: Record<string, unknown> = {}): Promise<SearchServiceLike> {
   const { createSearchService: create } = await import('../src/search/index.ts');
   return create({ dataDir: String(config.benchDataDir ?? DB_DIR), embedder: hashEmbedder(), routing: false });
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Generated {

@@ -19,6 +19,7 @@ import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { mulberry32 as rng } from '../src/metrics/significance.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,17 +34,6 @@ const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'rankgate.js');
 const TREC = process.env.TREC_EVAL_BIN;
 const GNU_TIME = '/usr/bin/time';
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function write(path: string, gen: (push: (s: string) => void) => void): Promise<void> {
   const ws = createWriteStream(path);

@@ -50,17 +50,9 @@ export interface SelectionResult {
   stability: number;
 }
 
-/** mulberry32: a small seeded PRNG (deterministic across platforms). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of the significance tests (mulberry32), re-exported: the report draws its folds the same way. */
+import { mulberry32 } from './significance.ts';
+export { mulberry32 };
 
 function shuffled(n: number, rnd: () => number): number[] {
   const a = Array.from({ length: n }, (_, i) => i);
