@@ -395,29 +395,41 @@ export class SearchService implements SearchServiceLike {
       lap('embed', te);
     }
 
+    // Each channel's timing starts once it holds a connection: on PGlite (one connection) the second channel
+    // waits for the first, and that wait is not its own cost.
     const keywordRun = async () => {
       if (!useKeyword) return [];
-      const tk = performance.now();
-      const sql = p.keywordScorer === 'bm25' ? SQL.bm25 : SQL.tsRankCd;
-      const r = await this.db.pool.query<{ id: string; score: number }>(sql, [
-        v.id, textConfig, query, p.bm25K1, p.bm25B, depth, ...fargs,
-      ]);
-      lap('keyword', tk);
-      return r.rows.map((x) => ({ id: x.id, score: Number(x.score) }));
+      const client: pg.PoolClient = await this.db.pool.connect();
+      try {
+        const tk = performance.now();
+        const sql = p.keywordScorer === 'bm25' ? SQL.bm25 : SQL.tsRankCd;
+        const r = await client.query<{ id: string; score: number }>(sql, [
+          v.id, textConfig, query, p.bm25K1, p.bm25B, depth, ...fargs,
+        ]);
+        lap('keyword', tk);
+        return r.rows.map((x) => ({ id: x.id, score: Number(x.score) }));
+      } finally {
+        client.release();
+      }
     };
     const vectorRun = async () => {
       if (!useVector || !queryVector) return [];
-      const tv = performance.now();
       const vec = '[' + queryVector.join(',') + ']';
-      let rows: { id: string; score: number }[];
-      if (p.vectorSearch === 'exact') {
-        const r = await this.db.pool.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, depth, ...fargs]);
-        rows = r.rows;
-      } else {
-        rows = await this.hnswQuery(v, vec, depth, Math.max(p.efSearch ?? 40, depth), fargs);
+      const client: pg.PoolClient = await this.db.pool.connect();
+      try {
+        const tv = performance.now();
+        let rows: { id: string; score: number }[];
+        if (p.vectorSearch === 'exact') {
+          const r = await client.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, depth, ...fargs]);
+          rows = r.rows;
+        } else {
+          rows = await this.hnswQuery(client, v, vec, depth, Math.max(p.efSearch ?? 40, depth), fargs);
+        }
+        lap('vector', tv);
+        return rows.map((x) => ({ id: x.id, score: Number(x.score) }));
+      } finally {
+        client.release();
       }
-      lap('vector', tv);
-      return rows.map((x) => ({ id: x.id, score: Number(x.score) }));
     };
     // On a server the two channels run on two connections at once; PGlite's pool (size 1) serialises them.
     const [kw, vec] = await Promise.all([keywordRun(), vectorRun()]);
@@ -481,6 +493,7 @@ export class SearchService implements SearchServiceLike {
   }
 
   private async hnswQuery(
+    client: pg.PoolClient,
     v: VariantInfo,
     vec: string,
     limit: number,
@@ -488,24 +501,19 @@ export class SearchService implements SearchServiceLike {
     fargs: (string | string[] | null)[],
   ): Promise<{ id: string; score: number }[]> {
     const sql = SQL.vectorHnsw.replaceAll('{{dim}}', String(Math.trunc(v.dimension)));
-    const client: pg.PoolClient = await this.db.pool.connect();
-    try {
-      // Session settings, set once per pooled connection (one round trip per query instead of four):
-      // ef_search >= LIMIT (else HNSW returns at most ef_search rows); strict_order iterative scans keep
-      // going until enough rows pass the filters (without filters they stop at LIMIT as before).
-      const ef = Math.min(1000, efSearch);
-      if (sessionEf.get(client) !== ef) {
-        await client.query(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, [String(ef)]);
-        sessionEf.set(client, ef);
-      }
-      const r = await client.query<{ id: string; score: number }>(sql, [v.id, vec, limit, ...fargs]);
-      // deterministic order among equal scores (the index returns them in graph order)
-      return r.rows
-        .map((x) => ({ id: x.id, score: Number(x.score) }))
-        .sort((a, b) => round6(b.score) - round6(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    } finally {
-      client.release();
+    // Session settings, set once per pooled connection (one round trip per query instead of four):
+    // ef_search >= LIMIT (else HNSW returns at most ef_search rows); strict_order iterative scans keep
+    // going until enough rows pass the filters (without filters they stop at LIMIT as before).
+    const ef = Math.min(1000, efSearch);
+    if (sessionEf.get(client) !== ef) {
+      await client.query(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, [String(ef)]);
+      sessionEf.set(client, ef);
     }
+    const r = await client.query<{ id: string; score: number }>(sql, [v.id, vec, limit, ...fargs]);
+    // deterministic order among equal scores (the index returns them in graph order)
+    return r.rows
+      .map((x) => ({ id: x.id, score: Number(x.score) }))
+      .sort((a, b) => round6(b.score) - round6(a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async resolvePassages(
