@@ -13,6 +13,13 @@
  *   re-ingest     chunks/s when every vector comes from the embedding cache (no embedding work)
  *   hybrid query  p50/p95 ms of SearchService.search (BM25 + HNSW, candidates 50, topK 10, RRF) over
  *                 `--queries` 3-5 word queries after 20 warm-up queries
+ *   keyword/vector p50: each channel's own query time (from when it holds a connection; on PGlite the two run
+ *                 one after the other on its one connection, on a server side by side)
+ *   equality      for every timed query: the keyword candidates equal those of the previous SQL BM25
+ *                 (bench/keyword_bm25_reference.sql: same ids in the same order, scores equal to 1e-9) and the hybrid
+ *                 top 10 equals RRF over those reference candidates and this query's vector candidates; with both
+ *                 engines, the keyword candidates of PGlite and Postgres are compared query by query too.
+ * The load average (/proc/loadavg) is printed before and after each row: the figures move with other work on the cores.
  * `--use-lite N` also times USE-lite embedding of N chunks (the "with embedding" cost per chunk).
  * `--pglite-dir DIR` keeps each size's PGlite index on disk (DIR/n<size>, figures of its build in DIR/n<size>.json)
  * and reuses it when it holds the same corpus (same corpus id): query latency can then be iterated on in minutes
@@ -27,7 +34,7 @@ import { join, resolve } from 'node:path';
 import { openDatabase, type Db } from '../src/db/index.ts';
 import { ingestCorpus } from '../src/ingest/pipeline.ts';
 import { corpusIdentity } from '../src/ingest/identity.ts';
-import { createSearchService } from '../src/search/service.ts';
+import { createSearchService, fuseRrf } from '../src/search/service.ts';
 import { HashEmbedder, corpus } from './synthetic.ts';
 
 const pct = (xs: number[], p: number) => {
@@ -45,6 +52,9 @@ interface BuildFigures {
   writeMs: number;
   buildMs: number;
 }
+
+const REFERENCE_BM25 = readFileSync(new URL('./keyword_bm25_reference.sql', import.meta.url), 'utf8');
+const loadavg = () => (existsSync('/proc/loadavg') ? readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') : 'n/a');
 
 async function openEngine(engine: string, pgliteDir?: string): Promise<Db> {
   if (engine === 'pglite') return openDatabase({ dataDir: pgliteDir ?? 'memory://' });
@@ -70,8 +80,11 @@ async function main() {
   const dim = Number(values.dim);
   console.log(`bench/search: synthetic chunks (~300 tokens), ${dim}-d hash vectors, hybrid = BM25 + HNSW (ef_search 100), candidates 50, topK 10`);
   console.log('engine    chunks   ingest ch/s  (embed/write/index s)  re-ingest ch/s  hybrid p50 ms  p95 ms  keyword p50  vector p50');
+  const equality: string[] = [];
+  const keywordLists = new Map<number, Map<string, string[][]>>(); // size -> engine -> per query ids
   for (const engine of values.engines!.split(',')) {
     for (const size of sizes) {
+      const load0 = loadavg();
       const { docs, queries } = corpus(size);
       const emb = new HashEmbedder(dim);
       const keep = engine === 'pglite' && values['pglite-dir'] ? resolve(values['pglite-dir'], `n${size}`) : undefined;
@@ -117,6 +130,7 @@ async function main() {
         const lat: number[] = [];
         const kw: number[] = [];
         const vec: number[] = [];
+        const responses: { q: string; kwIds: string[]; vecCands: { id: string; score: number }[]; top: string[]; kwScores: number[] }[] = [];
         for (let i = 0; i < 20 + nq; i++) {
           const q = queries[i % queries.length];
           const t = performance.now();
@@ -125,21 +139,55 @@ async function main() {
             lat.push(performance.now() - t);
             kw.push(r.diagnostics.timings.keyword ?? 0);
             vec.push(r.diagnostics.timings.vector ?? 0);
+            const vecCands = r.diagnostics.vectorCandidates.map((id) => ({ id, score: 0 }));
+            const kwScores = new Map<string, number>();
+            for (const h of r.hits) if (h.channels.keyword) kwScores.set(h.chunkId, h.channels.keyword.score);
+            responses.push({ q, kwIds: r.diagnostics.keywordCandidates, vecCands, top: r.hits.map((h) => h.chunkId), kwScores: r.hits.map((h) => kwScores.get(h.chunkId) ?? NaN) });
           }
         }
         await svc.close();
+        // equality against the previous SQL BM25 (untimed)
+        const vid = (await db.pool.query<{ id: number }>('SELECT id FROM index_variants WHERE chunk_size = 300 AND embedder = $1', [emb.id])).rows[0].id;
+        let kwSame = 0;
+        let hySame = 0;
+        let maxDiff = 0;
+        for (const x of responses) {
+          const ref = (await db.pool.query<{ id: string; score: number }>(REFERENCE_BM25, [vid, 'english', x.q, 1.2, 0.75, 50, null, null, null, null])).rows;
+          const refIds = ref.map((row) => row.id);
+          if (JSON.stringify(refIds) === JSON.stringify(x.kwIds)) kwSame++;
+          const refScore = new Map(ref.map((row) => [row.id, Number(row.score)]));
+          x.top.forEach((id, j) => {
+            if (!Number.isNaN(x.kwScores[j])) maxDiff = Math.max(maxDiff, Math.abs(x.kwScores[j] - (refScore.get(id) ?? Infinity)));
+          });
+          const fused = fuseRrf(ref.map((row) => ({ id: row.id, score: Number(row.score) })), x.vecCands, 60, { keyword: 1, vector: 1 }).slice(0, 10);
+          if (JSON.stringify(fused.map((h) => h.id)) === JSON.stringify(x.top)) hySame++;
+        }
+        equality.push(
+          `${engine} ${f.chunks}: keyword top-50 identical to the previous SQL BM25 in ${kwSame}/${responses.length} queries ` +
+            `(max |score diff| of hits ${maxDiff.toExponential(1)}), hybrid top-10 identical in ${hySame}/${responses.length}`,
+        );
+        if (!keywordLists.has(size)) keywordLists.set(size, new Map());
+        keywordLists.get(size)!.set(engine, responses.map((x) => x.kwIds));
         const mark = reused ? '*' : ' ';
         console.log(
           `${engine.padEnd(9)} ${String(f.chunks).padStart(6)}   ${(f.chunks / (f.firstMs / 1000)).toFixed(0).padStart(9)}${mark}  ` +
             `(${(f.embedMs / 1000).toFixed(1)}/${(f.writeMs / 1000).toFixed(1)}/${(f.buildMs / 1000).toFixed(1)})`.padEnd(22) +
             ` ${(f.secondMs === null ? '-' : (f.chunks / (f.secondMs / 1000)).toFixed(0) + mark).padStart(12)}   ${pct(lat, 0.5).toFixed(1).padStart(12)}  ${pct(lat, 0.95)
               .toFixed(1)
-              .padStart(6)}  ${pct(kw, 0.5).toFixed(1).padStart(11)}  ${pct(vec, 0.5).toFixed(1).padStart(10)}`,
+              .padStart(6)}  ${pct(kw, 0.5).toFixed(1).padStart(11)}  ${pct(vec, 0.5).toFixed(1).padStart(10)}` +
+            `   load ${load0} -> ${loadavg()}`,
         );
       } finally {
         await db.close();
       }
     }
+  }
+  for (const line of equality) console.log('equality: ' + line);
+  for (const [size, byEngine] of keywordLists) {
+    const lists = [...byEngine.values()];
+    if (lists.length < 2) continue;
+    const same = lists[0].filter((ids, i) => lists.slice(1).every((l) => JSON.stringify(l[i]) === JSON.stringify(ids))).length;
+    console.log(`equality: ${[...byEngine.keys()].join(' vs ')} at ${size}: keyword top-50 identical in ${same}/${lists[0].length} queries`);
   }
   if (values['use-lite']) {
     const n = Number(values['use-lite']);
