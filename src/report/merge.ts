@@ -33,7 +33,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { compile } from 'mathjs';
+import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { derivedMetricsFor } from './derived.ts';
@@ -425,6 +425,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);
   }
+  // mathjs (~0.6 s to load) only once there is something to compile: a usage error or a refused shard never pays it
+  const { compile } = createRequire(import.meta.url)('mathjs') as typeof import('mathjs');
   const compiled = defs.map((d) => {
     if (typeof d.value !== 'string') fail(`config.derivedMetrics '${d.name}' is not a mathjs expression (a function cannot be recomputed from the results file): cannot merge it exactly`);
     return { name: d.name, code: compile(d.value as string) };

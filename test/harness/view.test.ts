@@ -105,17 +105,23 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     }
   });
 
-  after(() => {
+  // One Chromium for the file (a start costs seconds of CPU); every check gets its own fresh context (no shared
+  // cookies, storage or cache between pages).
+  let browser: import('playwright-core').Browser | undefined;
+  after(async () => {
     view?.kill('SIGTERM');
+    await browser?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>): Promise<T> {
-    const { chromium } = await import('playwright-core');
-    const userDataDir = tempDir('chromium');
-    const browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, viewport: { width: 1600, height: 1000 }, args: ARGS });
+    if (!browser) {
+      const { chromium } = await import('playwright-core');
+      browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    }
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
     try {
-      const page = await browser.newPage();
+      const page = await context.newPage();
       const errors: string[] = [];
       page.on('console', (m) => {
         if (m.type() === 'error') errors.push(m.text());
@@ -123,8 +129,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       page.on('pageerror', (e) => errors.push(String(e)));
       return await fn(page, errors);
     } finally {
-      await browser.close();
-      rmSync(userDataDir, { recursive: true, force: true });
+      await context.close();
     }
   }
 

@@ -1,0 +1,98 @@
+/**
+ * A new embedded database directory starts from a copy of a just-initialised, empty PGlite cluster instead of running
+ * initdb (`memory://` databases still run initdb: PGlite keeps a process alive while an instance loaded from a
+ * tarball is open, and an in-memory one cannot be closed and reopened).
+ *
+ * initdb in WASM costs 3–4 s of CPU; loading the copy (a 4.5 MB gzipped tar of the data directory) ~1 s. The copy
+ * is made by the first creation on the machine (initdb as before, then `dumpDataDir`, BEFORE any rankgate table
+ * or extension exists: the migrations always run on top of it) and kept in the system temp directory, never in the
+ * project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
+ * so processes creating databases at once never read a half-written copy.
+ *
+ * A copy that does not load is not trusted: the caller clears what it wrote and runs initdb; only when initdb then
+ * succeeds is the copy deleted (a full disk fails both, and the copy stays). `RANKGATE_PGLITE_TEMPLATE=off` turns
+ * the copy off (always initdb, nothing kept); `RANKGATE_PGLITE_TEMPLATE=/path/file.tar.gz` keeps it there instead.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { dirname, join } from 'node:path';
+
+const PACKAGES = ['@electric-sql/pglite', '@electric-sql/pglite-pgvector', '@electric-sql/pglite-pg_textsearch'];
+
+function packageVersion(name: string): string {
+  const req = createRequire(import.meta.url);
+  let dir = dirname(req.resolve(name));
+  for (let i = 0; i < 6; i++) {
+    const p = join(dir, 'package.json');
+    if (existsSync(p)) {
+      const pkg = JSON.parse(readFileSync(p, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === name) return pkg.version ?? '?';
+    }
+    dir = dirname(dir);
+  }
+  return '?';
+}
+
+let defaultPath: string | null | undefined;
+
+/** Where the copy lives (whether or not it exists yet); null when turned off. */
+export function templatePath(): string | null {
+  const setting = (process.env.RANKGATE_PGLITE_TEMPLATE ?? '').trim();
+  if (/^(off|0|false|no)$/i.test(setting)) return null;
+  if (setting) return setting;
+  if (defaultPath !== undefined) return defaultPath;
+  try {
+    const key = createHash('sha256')
+      .update(PACKAGES.map((n) => `${n}@${packageVersion(n)}`).join(' '))
+      .update(`${process.platform}-${process.arch}`)
+      .digest('hex')
+      .slice(0, 16);
+    defaultPath = join(tmpdir(), 'rankgate-pglite-template', `${key}.tar.gz`);
+  } catch {
+    defaultPath = null;
+  }
+  return defaultPath;
+}
+
+/** The copy as a Blob for PGlite's `loadDataDir`, or undefined when there is none (or it cannot be read). */
+export function readTemplate(): Blob | undefined {
+  const p = templatePath();
+  if (!p || !existsSync(p)) return undefined;
+  let tar: Buffer;
+  try {
+    tar = gunzipSync(readFileSync(p));
+  } catch {
+    tar = Buffer.alloc(0);
+  }
+  // a tar archive ('ustar' at 257) holding a cluster's PG_VERSION; anything else is damaged or truncated and is made
+  // again by this creation (PGlite reports a bad archive asynchronously, after its start has already failed)
+  if (tar.length < 1_000_000 || tar.toString('latin1', 257, 262) !== 'ustar' || !tar.includes('PG_VERSION')) {
+    rmSync(p, { force: true });
+    return undefined;
+  }
+  return new Blob([tar]);
+}
+
+/** Keep a copy of a just-initialised cluster (best effort: a failure only means the next creation runs initdb). */
+export async function saveTemplate(pglite: { dumpDataDir(c?: 'none' | 'gzip' | 'auto'): Promise<File | Blob> }): Promise<void> {
+  const p = templatePath();
+  if (!p || existsSync(p)) return;
+  const tmp = `${p}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
+  try {
+    const blob = await pglite.dumpDataDir('none');
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }));
+    renameSync(tmp, p);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** The copy failed to load where initdb then worked: it is damaged or stale. */
+export function dropTemplate(): void {
+  const p = templatePath();
+  if (p) rmSync(p, { force: true });
+}
