@@ -5,8 +5,8 @@
  *
  * initdb in WASM costs 3–4 s of CPU; loading the copy (a 4.5 MB gzipped tar of the data directory) ~1 s. The copy
  * is made by the first creation on the machine (initdb as before, then `dumpDataDir`, BEFORE any rankgate table
- * or extension exists: the migrations always run on top of it) and kept in the system temp directory, never in the
- * project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
+ * or extension exists: the migrations always run on top of it) and kept in the system temp directory (a folder per
+ * user; a copy owned by someone else or writable by others is never loaded), never in the project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
  * so processes creating databases at once never read a half-written copy.
  *
  * A copy that does not load is not trusted: the caller clears what it wrote and runs initdb; only when initdb then
@@ -14,7 +14,7 @@
  * the copy off (always initdb, nothing kept); `RANKGATE_PGLITE_TEMPLATE=/path/file.tar.gz` keeps it there instead.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -50,7 +50,9 @@ export function templatePath(): string | null {
       .update(`${process.platform}-${process.arch}`)
       .digest('hex')
       .slice(0, 16);
-    defaultPath = join(tmpdir(), 'rankgate-pglite-template', `${key}.tar.gz`);
+    // per user: another account on the machine can neither plant the copy nor find it in a shared folder
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 'u';
+    defaultPath = join(tmpdir(), `rankgate-pglite-template-${uid}`, `${key}.tar.gz`);
   } catch {
     defaultPath = null;
   }
@@ -61,6 +63,13 @@ export function templatePath(): string | null {
 export function readTemplate(): Blob | undefined {
   const p = templatePath();
   if (!p || !existsSync(p)) return undefined;
+  try {
+    // only a copy this user made, that nobody else may rewrite
+    const st = statSync(p);
+    if ((typeof process.getuid === 'function' && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0) return undefined;
+  } catch {
+    return undefined;
+  }
   let tar: Buffer;
   try {
     tar = gunzipSync(readFileSync(p));
@@ -73,7 +82,7 @@ export function readTemplate(): Blob | undefined {
     rmSync(p, { force: true });
     return undefined;
   }
-  return new Blob([tar]);
+  return new Blob([tar as Uint8Array<ArrayBuffer>]);
 }
 
 /** Keep a copy of a just-initialised cluster (best effort: a failure only means the next creation runs initdb). */
@@ -83,8 +92,8 @@ export async function saveTemplate(pglite: { dumpDataDir(c?: 'none' | 'gzip' | '
   const tmp = `${p}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
   try {
     const blob = await pglite.dumpDataDir('none');
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }));
+    mkdirSync(dirname(p), { recursive: true, mode: 0o700 });
+    writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }), { mode: 0o600 });
     renameSync(tmp, p);
   } catch {
     rmSync(tmp, { force: true });

@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -68,6 +68,11 @@ describe('the PGlite template', () => {
     writeFileSync(template, gzipSync(Buffer.alloc(200_000, 1)));
     await createAndUse(join(tmp, 'db4'), template);
     assert.ok(isGzip(template) && gunzipSync(readFileSync(template)).length > 1_000_000, 'replaced by a real copy');
+    // a copy others may rewrite is never loaded (nor deleted): the database is made by initdb
+    chmodSync(template, 0o666);
+    const before = readFileSync(template);
+    await createAndUse(join(tmp, 'db5'), template);
+    assert.ok(readFileSync(template).equals(before) && (statSync(template).mode & 0o777) === 0o666, 'left as it was');
     // an in-memory database runs initdb and makes the copy when there is none
     rmSync(template);
     await createAndUse('memory://', template);
@@ -81,7 +86,7 @@ describe('the PGlite template', () => {
       assert.equal(templatePath(), null);
       delete process.env.RANKGATE_PGLITE_TEMPLATE;
       const p = templatePath()!;
-      assert.ok(p.startsWith(join(tmpdir(), 'rankgate-pglite-template')) && p.endsWith('.tar.gz'), p);
+      assert.ok(p.startsWith(join(tmpdir(), `rankgate-pglite-template-${process.getuid!()}`)) && p.endsWith('.tar.gz'), p);
     } finally {
       if (prev === undefined) delete process.env.RANKGATE_PGLITE_TEMPLATE;
       else process.env.RANKGATE_PGLITE_TEMPLATE = prev;
