@@ -18,17 +18,9 @@ import { createSearchService } from '../../src/search/service.ts';
 import type { SearchFilters } from '../../src/search/types.ts';
 import type { CorpusDocument } from '../../src/ingest/types.ts';
 import { ENGINES, HashEmbedder } from './fixture.ts';
+import { mulberry32 } from '../../src/metrics/significance.ts';
 
 const REFERENCE = readFileSync(new URL('../../bench/keyword_bm25_reference.sql', import.meta.url), 'utf8');
-
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VOCAB: Record<string, string[]> = {
   en: 'breathing calm anxious worry sleep night heart slow walking river garden quiet anger patience morning letter friends'.split(' '),
@@ -39,7 +31,7 @@ const VOCAB: Record<string, string[]> = {
 
 /** ~150 documents: small vocabularies (many shared terms), every 7th a copy of an earlier one (score ties). */
 function generatedCorpus(): CorpusDocument[] {
-  const rnd = prng(20261123);
+  const rnd = mulberry32(20261123);
   const langs = ['en', 'es', 'hi', 'fr'];
   const docs: CorpusDocument[] = [];
   for (let i = 0; i < 150; i++) {
