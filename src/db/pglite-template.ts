@@ -79,7 +79,7 @@ export function readTemplate(): Blob | undefined {
   // a tar archive ('ustar' at 257) holding a cluster's PG_VERSION; anything else is damaged or truncated and is made
   // again by this creation (PGlite reports a bad archive asynchronously, after its start has already failed)
   if (tar.length < 1_000_000 || tar.toString('latin1', 257, 262) !== 'ustar' || !tar.includes('PG_VERSION')) {
-    rmSync(p, { force: true });
+    removeQuietly(p);
     return undefined;
   }
   return new Blob([tar as Uint8Array<ArrayBuffer>]);
@@ -96,12 +96,21 @@ export async function saveTemplate(pglite: { dumpDataDir(c?: 'none' | 'gzip' | '
     writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }), { mode: 0o600 });
     renameSync(tmp, p);
   } catch {
-    rmSync(tmp, { force: true });
+    removeQuietly(tmp);
   }
 }
 
 /** The copy failed to load where initdb then worked: it is damaged or stale. */
 export function dropTemplate(): void {
   const p = templatePath();
-  if (p) rmSync(p, { force: true });
+  if (p) removeQuietly(p);
+}
+
+/** The copy is an optimisation: a path it cannot remove (a directory, a read-only folder) never fails a creation. */
+function removeQuietly(p: string): void {
+  try {
+    rmSync(p, { force: true });
+  } catch {
+    /* left; initdb runs */
+  }
 }

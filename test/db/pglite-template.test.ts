@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -94,5 +94,10 @@ describe('the PGlite template', () => {
     const dir = join(tmp, 'db-off');
     await createAndUse(dir, 'off');
     assert.ok(existsSync(join(dir, 'PG_VERSION')));
+    // a setting naming a directory: the copy can be neither read nor written; the database is still made
+    const notAFile = join(tmp, 'a-directory');
+    mkdirSync(notAFile);
+    await createAndUse(join(tmp, 'db-dir-setting'), notAFile);
+    assert.ok(existsSync(join(tmp, 'db-dir-setting', 'PG_VERSION')) && statSync(notAFile).isDirectory());
   });
 });
