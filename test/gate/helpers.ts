@@ -1,6 +1,6 @@
 /** Helpers of the gate tests: promptfoo configs over the fixture search service, written with absolute paths. */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURE, ROOT } from '../harness/helpers.ts';
@@ -45,14 +45,21 @@ export function writeGateConfig(dir: string, name: string, cfg: GateConfig = {})
   return path;
 }
 
-/** A local TCP port nothing listens on (bound, then closed): connecting to it is ECONNREFUSED. */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
+/**
+ * A local TCP port nothing listens on: connecting to it is ECONNREFUSED. Chosen BELOW the kernel's ephemeral range
+ * (32768-60999 here), where no `listen(0)` of a test running beside this one can land: a port bound and closed inside
+ * that range was once handed to another test's fake server (a Bedrock fake answering 429), and promptfoo then retried
+ * the "dead" service for 18 minutes. Checked refused before it is returned.
+ */
+export async function closedPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 10000);
+    const refused = await new Promise<boolean>((resolve) => {
+      const sock = connect({ port, host: '127.0.0.1' });
+      sock.once('connect', () => (sock.destroy(), resolve(false)));
+      sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
     });
-  });
+    if (refused) return port;
+  }
+  throw new Error('no closed port found in 20000-29999 on 127.0.0.1');
 }

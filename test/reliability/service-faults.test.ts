@@ -11,9 +11,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { converseReply, startDeadBedrock, startFakeBedrock, type DeadBedrock } from '../helpers/fake-bedrock.ts';
+import { closedPort } from '../gate/helpers.ts';
 import { BIN, FIXTURES, ROOT, assertNoStack, copyIndexFixture, killChildren, promptfooEval, rankgate, spawnNode, tempDir, type RunResult } from './helpers.ts';
 
 const GOLDEN = JSON.parse(readFileSync(join(FIXTURES, 'golden.json'), 'utf8')) as { id: string; query: string }[];
@@ -174,14 +174,8 @@ extensions:
   });
 });
 
-/** A port on 127.0.0.1 with nothing listening (bound, then closed). */
-async function deadPort(): Promise<number> {
-  const s = createTcpServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+/** A port on 127.0.0.1 with nothing listening, outside the range other tests' servers bind (test/gate/helpers.ts). */
+const deadPort = closedPort;
 
 const pfRows = (out: string): Row[] => JSON.parse(readFileSync(out, 'utf8')).results.results;
 
