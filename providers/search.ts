@@ -75,9 +75,23 @@ export interface SearchProviderConfig extends Partial<SearchParams> {
 interface ProviderResponse {
   output?: string;
   error?: string;
-  metadata?: HarnessMetadata;
+  /** HarnessMetadata on a ranked row; NoRetry (only) on an error row. */
+  metadata?: Partial<HarnessMetadata> & Partial<NoRetry>;
   latencyMs?: number;
 }
+
+/**
+ * On every error row. promptfoo (0.121) reads any provider error whose text contains "429" or "rate limit" as a
+ * rate limit: it retries the query with backoff and holds the provider's whole queue (every column of this
+ * file://providers/search.ts) for 60 s a time. A url on port 34290 or a module whose message says "rate limit"
+ * stalled an eval for minutes that way. promptfoo's "quota" kind means "fail fast, do not retry": this provider
+ * already bounds every query (timeoutMs) and an errored query is an error row that the gate counts (exit 2), so a
+ * retry could only hide a failing service or stall the gate.
+ */
+interface NoRetry {
+  rateLimitKind: 'quota';
+}
+const NO_RETRY: NoRetry = { rateLimitKind: 'quota' };
 
 interface CallContext {
   vars?: Record<string, unknown>;
@@ -173,6 +187,9 @@ class HttpSearchService implements SearchServiceLike {
       );
     });
     const text = await res.text();
+    if (res.status === 429) {
+      throw new Error(`POST ${target} -> HTTP 429: the service is rate limiting the eval (lower its concurrency: -j, evaluateOptions.maxConcurrency); not retried: ${text.slice(0, 200)}`);
+    }
     if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);
     let doc: Record<string, unknown>;
     try {
@@ -365,7 +382,12 @@ export default class SearchProvider {
     return out;
   }
 
-  async callApi(_prompt: string, context?: CallContext): Promise<ProviderResponse> {
+  async callApi(prompt: string, context?: CallContext): Promise<ProviderResponse> {
+    const r = await this.run(prompt, context);
+    return r.error === undefined ? r : { ...r, metadata: { ...r.metadata, ...NO_RETRY } };
+  }
+
+  private async run(_prompt: string, context?: CallContext): Promise<ProviderResponse> {
     const query = context?.vars?.query;
     if (typeof query !== 'string' || !query.trim()) return { error: 'test has no vars.query (a non-empty string)' };
     const golden = context?.test?.metadata?.golden as GoldenQuery | undefined;

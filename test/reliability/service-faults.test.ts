@@ -174,10 +174,90 @@ extensions:
   });
 });
 
+const pfRows = (out: string): Row[] => JSON.parse(readFileSync(out, 'utf8')).results.results;
+
+describe('errors that read like rate limits are error rows at once, never retried by promptfoo', () => {
+  // promptfoo retries a provider error whose text contains "429" or "rate limit" and then holds the provider's
+  // queue for 60 s a time: a url whose port contains 429 stalled this file's eval for minutes in CI.
+  const dir = tempDir('no-retry');
+  const out = join(dir, 'results.json');
+  const moduleLog = join(dir, 'module-queries.jsonl');
+  const seen: string[] = [];
+  let server: Server;
+  let run: RunResult;
+  let rows: Row[];
+
+  before(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const q = String(JSON.parse(body).query);
+        seen.push(q);
+        if (q.includes('RATELIMIT')) return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '30' }).end('{"error":"rate limit exceeded"}');
+        if (q.includes('THROW')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"upstream 429: rate limit"}');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ chunk_id: 'lake#c1', document_id: 'lake', content: 'Still water.', score: 1, rank: 1 }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const golden = join(dir, 'golden.json');
+    const q = (id: string, query: string) => ({ id, query, language: 'en', category: 'direct', expected: [{ chunk_id: 'lake#c1', grade: 3, relevant: true }] });
+    writeFileSync(golden, JSON.stringify([q('rl-429', 'still water RATELIMIT'), q('rl-500', 'still water THROW'), q('rl-ok', 'still water')]));
+    const config = join(dir, 'promptfooconfig.yaml');
+    writeFileSync(
+      config,
+      `description: reliability - rate-limit-looking errors
+prompts: ['{{query}}']
+providers:
+  - id: file://${ROOT}/providers/search.ts
+    label: module
+    config: { module: ${join(FIXTURES, 'fault-service.ts')}, timeoutMs: ${TIMEOUT_MS}, logFile: ${moduleLog} }
+  - id: file://${ROOT}/providers/search.ts
+    label: url
+    config: { url: 'http://127.0.0.1:${port}/search', timeoutMs: ${TIMEOUT_MS} }
+defaultTest:
+  assert:
+    - type: javascript
+      value: file://${ROOT}/assertions/rank.ts:rank
+tests: file://${join(FIXTURES, 'tests.ts')}
+evaluateOptions: { maxConcurrency: 1 }
+`,
+    );
+    run = await promptfooEval(config, out, { RANKGATE_RELIABILITY_GOLDEN: golden }).result;
+    assert.ok(existsSync(out), `promptfoo wrote no results (exit ${run.code}):\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-3000)}`);
+    rows = pfRows(out);
+  });
+  after(async () => {
+    killChildren();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const row = (label: string, id: string) => rows.find((x) => x.provider.label === label && x.testCase.metadata.id === id)!;
+
+  it('each service saw each query exactly once (no retry), and the rows say why they failed', () => {
+    const count = (list: string[], marker: string) => list.filter((x) => x.includes(marker)).length;
+    const moduleSeen = readFileSync(moduleLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string);
+    for (const [name, list] of [['module', moduleSeen], ['url', seen]] as const) {
+      assert.equal(count(list, 'RATELIMIT'), 1, `${name}: ${JSON.stringify(list)}`);
+      assert.equal(count(list, 'THROW'), 1, `${name}: ${JSON.stringify(list)}`);
+    }
+    assert.equal(rows.length, 6);
+    assert.match(String(row('url', 'rl-429').response?.error), /HTTP 429: the service is rate limiting the eval .*not retried/);
+    assert.match(String(row('url', 'rl-500').response?.error), /HTTP 500: .*upstream 429: rate limit/);
+    assert.match(String(row('module', 'rl-429').response?.error), /answered 429: rate limit exceeded/);
+    for (const label of ['module', 'url']) {
+      assert.equal(row(label, 'rl-ok').success, true, `${label}: the query after them is answered and scored`);
+      for (const id of ['rl-429', 'rl-500']) assert.equal(row(label, id).success, false);
+    }
+  });
+});
+
 /** A port on 127.0.0.1 with nothing listening, outside the range other tests' servers bind (test/gate/helpers.ts). */
 const deadPort = closedPort;
 
-const pfRows = (out: string): Row[] => JSON.parse(readFileSync(out, 'utf8')).results.results;
 
 describe('a bad provider config through a real promptfoo eval: one line, exit 2, before any query', () => {
   const dir = tempDir('bad-config');
