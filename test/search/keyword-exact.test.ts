@@ -146,9 +146,11 @@ for (const engine of ENGINES) {
       ] as const) {
         const vid = (await db.pool.query<{ id: number }>('SELECT id FROM index_variants WHERE name = $1', [variantName(size, emb.id)])).rows[0].id;
         const svc = await createSearchService({ db, embedder: emb, routing: false, defaults: { chunkSize: size, embedder: emb.id } });
-        for (const { q, language } of QUERIES) {
-          for (const [k1, b] of PARAMS) {
-            for (const filters of FILTERS) {
+        for (const [qi, { q, language }] of QUERIES.entries()) {
+          for (const [pi, [k1, b]] of PARAMS.entries()) {
+            // two of the six filters per (query, k1/b), rotating: every filter meets every variant, query and k1/b
+            // pair across the grid, at a third of the full product's queries
+            for (const filters of [FILTERS[(qi + pi) % FILTERS.length], FILTERS[(qi + pi + 3) % FILTERS.length]]) {
               for (const topK of [5, 30]) {
                 const what = `${variantName(size, emb.id)} "${q}" k1=${k1} b=${b} ${JSON.stringify(filters)} top ${topK}`;
                 const r = await svc.search(q, { mode: 'keyword', language, bm25K1: k1, bm25B: b, filters, topK });
@@ -173,8 +175,9 @@ for (const engine of ENGINES) {
         }
         await svc.close();
       }
-      assert.ok(compared > 5000, `compared ${compared} hits`);
-      assert.ok(ties > 100, `ranked ${ties} tied neighbours`);
+      t.diagnostic(`compared ${compared} hits, ${ties} tied neighbours`);
+      assert.ok(compared > 3000, `compared ${compared} hits`);
+      assert.ok(ties > 300, `ranked ${ties} tied neighbours`);
       listsByEngine.set(engine.name, lists);
       const other = listsByEngine.get(engine.name === 'pglite' ? 'postgres' : 'pglite');
       if (other) assert.deepEqual(lists, other, 'PGlite and Postgres rank identically');
