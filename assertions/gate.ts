@@ -20,10 +20,11 @@
  * RANKGATE_ACCEPT_BASELINE_MISMATCH=1 (compare with a baseline of another corpus or golden set).
  */
 import { existsSync } from 'node:fs';
-import { compile, type EvalFunction } from 'mathjs';
+import { createRequire } from 'node:module';
+import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { resolveJudgeMode } from '../src/judge/judge.ts';
-import { derivedMetricsFor } from '../src/report/derived.ts';
+import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/report/derived.ts';
 import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/report/baseline.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/report/gate.ts';
@@ -63,8 +64,20 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   const existing = context.suite.derivedMetrics ?? [];
   const added = derivedMetricsFor(goldens, existing, judgeFamilies(context.suite));
+  // promptfoo imports mathjs (through its TypeScript loader: ~1.4 CPU-s, a third of a small eval) whenever the suite
+  // has derivedMetrics, even functions. So when the config declares none, rankgate's own means are computed in
+  // afterAll from the final column sums, exactly as promptfoo would after the last row (src/report/derived.ts), and the
+  // suite goes on without derivedMetrics. A config with its own derivedMetrics keeps them all in promptfoo's hands.
+  if (!existing.length && added.every((m) => compileOwnDerived(m.value))) {
+    ownDerived = added;
+    return { suite: { ...context.suite, derivedMetrics: undefined } };
+  }
+  ownDerived = [];
   return { suite: { ...context.suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
 }
+
+/** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
+let ownDerived: DerivedMetric[] = [];
 
 /**
  * promptfoo evaluates every derived metric after every row; a string value is parsed by mathjs each time
@@ -74,6 +87,8 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
  * expression does not compile is left as it is, for promptfoo to report.
  */
 export function compileDerivedMetrics(metrics: { name: string; value: unknown }[]): { name: string; value: unknown }[] {
+  // mathjs's CommonJS build through require: not through promptfoo's ESM loader hooks (the same version, same results)
+  const { compile } = createRequire(import.meta.url)('mathjs') as typeof import('mathjs');
   return metrics.map((m) => {
     if (typeof m.value !== 'string') return m;
     let code: EvalFunction;
@@ -110,7 +125,11 @@ function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
 }
 
 interface AfterAllContext {
-  prompts: { provider?: string; label?: string; metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number> } }[];
+  prompts: {
+    provider?: string;
+    label?: string;
+    metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
+  }[];
   results: unknown[];
   suite?: { env?: Record<string, string>; tests?: { metadata?: Record<string, unknown> }[] };
   evalId?: string;
@@ -129,6 +148,14 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   const lines: string[] = [''];
   const final: string[] = [];
   let code: ExitCode = 0;
+  // rankgate's derived means (see beforeAll), before anything reads the column sums
+  if (ownDerived.length) {
+    for (const p of context.prompts) {
+      const m = p.metrics;
+      if (!m?.namedScores) continue;
+      applyDerivedMetrics(m.namedScores, ownDerived, (m.testPassCount ?? 0) + (m.testFailCount ?? 0) + (m.testErrorCount ?? 0));
+    }
+  }
   try {
     const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
     lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec"}, metric family: ${floors.metric_family ?? 'strict'})`);

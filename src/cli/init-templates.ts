@@ -131,17 +131,7 @@ defaultTest:
     - type: javascript
       value: file://${p.pkg}/assertions/integrity.ts:integrity
 
-# Means over the sums promptfoo keeps per column; per-category means are added by the beforeAll hook.
-derivedMetrics:
-  - { name: avg_recall_at_1, value: recall_at_1 / n_ranked }
-  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }
-  - { name: avg_recall_at_5, value: recall_at_5 / n_ranked }
-  - { name: avg_recall_at_10, value: recall_at_10 / n_ranked }
-  - { name: avg_mrr, value: mrr / n_ranked }
-  - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
-  - { name: not_found_rate, value: 1 - found / n_ranked }${p.routing ? '\n  - { name: routing_accuracy, value: routing_ok / n_routing }' : ''}
-  - { name: avg_latency_ms, value: latency_ms / n_latency }
-
+# Means (avg_recall_at_3, routing_accuracy, per category...): computed by the gate hooks from the column sums.
 extensions:
   - file://${p.pkg}/assertions/gate.ts:beforeAll
   - file://${p.pkg}/assertions/gate.ts:afterAll

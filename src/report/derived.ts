@@ -93,3 +93,50 @@ export function derivedMetricsFor(goldens: GoldenQuery[], existing: { name: stri
   }
   return out;
 }
+
+const SYMBOL = '[A-Za-z_][A-Za-z0-9_]*';
+const FORMS: [RegExp, (a: number, b: number) => number][] = [
+  [new RegExp(`^(${SYMBOL}) / (${SYMBOL})$`), (a, b) => a / b],
+  [new RegExp(`^1 - (${SYMBOL}) / (${SYMBOL})$`), (a, b) => 1 - a / b],
+  [new RegExp(`^(${SYMBOL}) / max\\((${SYMBOL}), 1\\)$`), (a, b) => a / Math.max(b, 1)],
+];
+
+/**
+ * The expressions this file generates (`a / b`, `1 - a / b`, `a / max(b, 1)`) as functions over promptfoo's scope,
+ * with mathjs's results for them: number division (0/0 NaN, x/0 ±Infinity) and "Undefined symbol x" thrown for a
+ * name the scope lacks (promptfoo then keeps the metric at 0). Without mathjs: importing it through promptfoo's
+ * TypeScript loader cost ~1.4 CPU-s per eval. Any other expression: null (the caller uses mathjs).
+ */
+export function compileOwnDerived(expr: string): ((scope: Record<string, unknown>) => number) | null {
+  for (const [re, op] of FORMS) {
+    const m = re.exec(expr.trim());
+    if (!m) continue;
+    const [, x, y] = m as unknown as [string, string, string];
+    const get = (scope: Record<string, unknown>, name: string): number => {
+      if (!Object.prototype.hasOwnProperty.call(scope, name)) throw new Error(`Undefined symbol ${name}`);
+      return Number(scope[name]);
+    };
+    return (scope) => op(get(scope, x), get(scope, y));
+  }
+  return null;
+}
+
+/**
+ * promptfoo's updateDerivedMetrics after a column's last row, for metrics in this file's forms: in order, each set
+ * to 0 first, then to its value when its inputs exist, each seeing the ones before it. Mutates `namedScores`.
+ */
+export function applyDerivedMetrics(namedScores: Record<string, number>, metrics: readonly DerivedMetric[], count: number): void {
+  const scope: Record<string, unknown> = { ...namedScores, __count: count };
+  for (const m of metrics) {
+    namedScores[m.name] ??= 0;
+    const f = compileOwnDerived(m.value);
+    if (!f) throw new Error(`derived metric '${m.name}': '${m.value}' is not one of rankgate's forms`);
+    try {
+      const v = f(scope);
+      namedScores[m.name] = v;
+      scope[m.name] = v;
+    } catch {
+      // a missing input: promptfoo logs it at debug level and leaves the 0
+    }
+  }
+}

@@ -31,8 +31,6 @@ export function writeGateConfig(dir: string, name: string, cfg: GateConfig = {})
     `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'routing.ts'))}:routing' }`,
     `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'integrity.ts'))}:integrity' }`,
     `tests: ${file(join(ROOT, 'test', 'gate', 'fixtures', 'tests.ts'))}`,
-    'derivedMetrics:',
-    '  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }',
     'env:',
     "  PROMPTFOO_PASS_RATE_THRESHOLD: '0'",
     'extensions:',

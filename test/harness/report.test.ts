@@ -10,7 +10,8 @@ import { applyGate, loadFloors } from '../../src/report/gate.ts';
 import { buildReport, percentile } from '../../src/report/report.ts';
 import { shippingCriteria } from '../../src/report/shipping.ts';
 import { parseResultsJson, type Column, type QueryRecord } from '../../src/report/results.ts';
-import { derivedMetricsFor } from '../../src/report/derived.ts';
+import { mulberry32 } from '../../src/metrics/significance.ts';
+import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor } from '../../src/report/derived.ts';
 import { compileDerivedMetrics } from '../../assertions/gate.ts';
 import { evaluate } from 'mathjs';
 import type { HarnessHit, HarnessOutput } from '../../src/report/types.ts';
@@ -255,5 +256,46 @@ describe('report helpers', () => {
     const avgMrr = compiled.find((m) => m.name === 'avg_mrr')!.value as (s: object) => number;
     assert.throws(() => avgMrr({ mrr: 1 }), /Undefined symbol n_ranked/, 'a missing counter throws as evaluate does');
     assert.throws(() => evaluate('mrr / n_ranked', { mrr: 1 }), /Undefined symbol n_ranked/);
+  });
+
+  it("rankgate's own derived means without mathjs equal promptfoo's mathjs updateDerivedMetrics, zeros and missing inputs included", () => {
+    const goldens = [
+      g({ category: 'emotional', expected: [{ chunk_id: 'a', grade: 3, relevant: true, answer_contains: 'x' }], expect_safety: true }),
+      g({ category: 'adversarial', expected_routing: 'no_results' }),
+      g({ category: 'dark night', expected: [{ chunk_id: 'b', grade: 2, relevant: true }], expected_routing: 'search' }),
+    ];
+    const metrics = derivedMetricsFor(goldens, [], ['', 'heuristic_']);
+    for (const m of metrics) assert.ok(compileOwnDerived(m.value), `${m.name}: '${m.value}' is one of the forms`);
+    assert.equal(compileOwnDerived('2 * mrr'), null, 'anything else is left to mathjs');
+    const vars = [...new Set(metrics.flatMap((m) => m.value.match(/[a-z_][a-z0-9_]*/g) ?? []))].filter((v) => v !== 'max');
+    const rnd = mulberry32(7);
+    let compared = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      // a column's sums: some inputs missing (no row reported them), some 0 (0/0, x/0), the rest counts and fractions
+      const sums: Record<string, number> = {};
+      for (const v of vars) {
+        const r = rnd();
+        if (r < 0.15) continue;
+        sums[v] = r < 0.35 ? 0 : r < 0.7 ? Math.floor(rnd() * 40) : rnd() * 20;
+      }
+      const ours = { ...sums };
+      applyDerivedMetrics(ours, metrics, 12);
+      // promptfoo 0.121's updateDerivedMetrics after the last row, with mathjs
+      const theirs: Record<string, number> = { ...sums };
+      const scope: Record<string, unknown> = { ...sums, __count: 12 };
+      for (const m of metrics) {
+        theirs[m.name] ??= 0;
+        try {
+          theirs[m.name] = evaluate(m.value, scope) as number;
+          scope[m.name] = theirs[m.name];
+        } catch {
+          // left at 0
+        }
+      }
+      assert.deepEqual(Object.keys(ours).sort(), Object.keys(theirs).sort());
+      for (const k of Object.keys(theirs)) assert.ok(Object.is(ours[k], theirs[k]), `trial ${trial} ${k}: ${ours[k]} vs mathjs ${theirs[k]}`);
+      compared += metrics.length;
+    }
+    assert.ok(compared > 10_000, `compared ${compared} values`);
   });
 });
