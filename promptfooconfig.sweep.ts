@@ -21,7 +21,6 @@
  * "#2 MRR@10", "#3 nDCG@10", "#4 routing" come first.
  * No gate here: the sweep deliberately includes weak configurations (RANKGATE_GATE=off for the afterAll hook).
  */
-import { overallDerivedMetrics } from './src/report/derived.ts';
 
 type Weights = { keyword: number; vector: number };
 interface Column {
@@ -101,7 +100,6 @@ export default {
       { type: 'javascript', value: 'file://assertions/routing.ts:routing' },
     ],
   },
-  derivedMetrics: overallDerivedMetrics(),
   extensions: ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterAll'],
   env: {
     PROMPTFOO_DISABLE_TELEMETRY: '1',

@@ -29,7 +29,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Embedder } from '../src/embeddings/types.ts';
 import type { SearchServiceLike } from '../src/search/types.ts';
-import { overallDerivedMetrics } from '../src/report/derived.ts';
 import { mulberry32 } from '../src/metrics/significance.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -179,8 +178,6 @@ function writeConfig(name: string, tests: unknown[], worker = true): string {
       a('integrity.ts', 'integrity'),
       a('judge.ts', 'judged', '{ mode: off }'),
       `tests: ${JSON.stringify('file://' + testsFile)}`,
-      `derivedMetrics:`,
-      ...overallDerivedMetrics().map((m) => `  - { name: ${m.name}, value: ${JSON.stringify(m.value)} }`),
       `extensions:`,
       hook('beforeAll'),
       hook('afterAll'),

@@ -10,7 +10,7 @@
  *     from the rows;
  *   - derived metrics recomputed the way promptfoo computes them after its last row: each derivedMetrics
  *     expression (mathjs) evaluated in order over { ...sums, __count: rows of the column }, where the list is
- *     the config's own derivedMetrics followed by the ones assertions/gate.ts:beforeAll adds for the tests
+ *     the config's own derivedMetrics followed by the ones the hooks of assertions/gate.ts add for the tests
  *     present (src/report/derived.ts, over ALL the merged queries: a shard without a category still gets
  *     its per-category mean); latency_p50_ms / latency_p95_ms (written by the afterAll hook) recomputed
  *     with the same percentile over every row;
