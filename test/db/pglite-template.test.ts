@@ -60,8 +60,8 @@ describe('the PGlite template', () => {
 
   it('a damaged copy is not trusted: the database is made by initdb, and the copy is replaced by a good one', async () => {
     const template = join(tmp, 'b', 'template.tar.gz');
-    await createAndUse(join(tmp, 'mem-seed'), template); // a good copy first
-    writeFileSync(template, Buffer.alloc(4096, 7)); // then garbage in its place
+    mkdirSync(join(tmp, 'b'), { mode: 0o700 });
+    writeFileSync(template, Buffer.alloc(4096, 7), { mode: 0o600 }); // garbage where the copy should be
     await createAndUse(join(tmp, 'db3'), template);
     assert.ok(isGzip(template), 'the garbage was replaced by a fresh copy');
     // a valid gzip holding no data directory: PGlite cannot load it; initdb makes the database and a new copy
