@@ -67,7 +67,7 @@ if (filters.length) files = files.filter((f) => filters.some((o) => f.includes(o
 if (!files.length) usage(`no test file matches ${filters.join(', ')}`);
 
 // Longest files first (durations of the previous run, kept outside the repository): with several jobs the slow
-// files then overlap each other instead of one starting last. Files never timed go first.
+// files then overlap each other instead of one starting last. Files never timed anywhere go first.
 const durationsFile = join(tmpdir(), `rankgate-test-durations-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.json`);
 let durations = {};
 try {
@@ -75,7 +75,15 @@ try {
 } catch {
   /* first run */
 }
-const known = (f) => durations[relative(root, f)];
+// A new clone has no previous run: the durations measured on the CI machine kind (seconds, committed; an ordering
+// hint only, refreshed by hand from a run's file above) order it, so the longest files do not start last.
+let hint = {};
+try {
+  hint = JSON.parse(readFileSync(join(root, 'scripts', 'test-durations.json'), 'utf8'));
+} catch {
+  /* none */
+}
+const known = (f) => durations[relative(root, f)] ?? (hint[relative(root, f)] === undefined ? undefined : hint[relative(root, f)] * 1000);
 files.sort((a, b) => (known(b) ?? Infinity) - (known(a) ?? Infinity) || a.localeCompare(b));
 
 // Always a fresh one, even when the caller's environment names one (.ci/run, a user's own promptfoo setup):
