@@ -6,6 +6,7 @@
 import { isUserError } from '../errors.ts';
 import { describeFault, faultCauseAt, fullDisks, openDataDirs } from '../db/faults.ts';
 import { didYouMean } from '../util/suggest.ts';
+import { tuneWasmTiering } from '../util/wasm-tiering.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -55,6 +56,9 @@ export async function main(argv: string[]): Promise<number> {
   process.prependListener('uncaughtException', onUncaught);
   process.prependListener('unhandledRejection', onUncaught);
   process.on('beforeExit', onBeforeExit);
+  // A command that lives seconds skips most of V8's optimising re-compiles of PGlite's and the embedder's WebAssembly;
+  // `serve` answers queries for as long as it runs and keeps V8's default (src/util/wasm-tiering.ts).
+  if (name !== 'serve') tuneWasmTiering();
   try {
     const mod = (await import(cmd.module)) as { run: (argv: string[]) => Promise<number> };
     return await mod.run(rest);

@@ -18,7 +18,6 @@
  */
 import { readFileSync, readdirSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { tuneWasmTiering } from '../util/wasm-tiering.ts';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { UserError } from '../errors.ts';
@@ -203,7 +202,6 @@ export async function createPglite(
       throw new UserError(describeDataDirProblem(dataDir, now)!);
     }
   }
-  tuneWasmTiering();
   const [{ PGlite }, { vector }, { pg_textsearch }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-pgvector'),

@@ -9,7 +9,6 @@
  */
 import type { Embedder } from './types.ts';
 import { l2normalize } from './vector.ts';
-import { tuneWasmTiering } from '../util/wasm-tiering.ts';
 
 export const USE_LITE_ID = 'use-lite';
 export const USE_LITE_DIMENSION = 512;
@@ -24,7 +23,6 @@ let modelPromise: Promise<UseModel> | undefined;
 /** Load (once per process) the USE-lite model. */
 export function loadUseLiteModel(): Promise<UseModel> {
   if (!modelPromise) {
-    tuneWasmTiering(); // before TF.js compiles its WebAssembly backend (src/util/wasm-tiering.ts)
     modelPromise = (async () => {
       const [core, { initModel }, { modelSource }] = await Promise.all([
         import('@energetic-ai/core'),

@@ -11,9 +11,12 @@
  * - the demo ingest (161 chunks, embedding dominates): 15.8 CPU-s with the default, 15.9 with 60000000, but 22.7 with
  *   Liftoff only (its hot loops need the optimising tier);
  * - the demo eval (66 queries): 9.3 CPU-s and the same Recall@3 / p95 either way.
- * So the budget is 60000000: short commands skip most of the wasted compiles, long runs still optimise their hot code.
- * `RANKGATE_WASM_TIERING_BUDGET=N` sets another (`default`: V8's own). Set once, before the first WebAssembly module
- * is instantiated (the budget is read then); V8 flags are per process, so this covers the search worker thread too.
+ * - hybrid queries at 100,940 chunks (bench/search.ts, 200 queries after 20 warm-up, PGlite): p50 17.5–17.8 ms, p95
+ *   27.7–28.1 with the default; p50 20.2–24.6, p95 36.1–37.8 with 60000000 (the hot search code is optimised later).
+ * So the CLI's short commands (search, ingest, golden check, embed-cache...) take the budget 60000000 at start
+ * (src/cli/index.ts); `rankgate serve`, the provider's search worker in an eval (its latencies are reported) and
+ * the benchmarks keep V8's default. `RANKGATE_WASM_TIERING_BUDGET=N` sets another for those commands (`default`:
+ * V8's own). Set before the first WebAssembly module is instantiated (the budget is read then).
  */
 import { setFlagsFromString } from 'node:v8';
 
