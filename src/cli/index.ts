@@ -58,8 +58,8 @@ export async function main(argv: string[]): Promise<number> {
   process.on('beforeExit', onBeforeExit);
   // A command that lives seconds skips most of V8's optimising re-compiles of PGlite's and the embedder's WebAssembly;
   // `serve` answers queries for as long as it runs and keeps V8's default (src/util/wasm-tiering.ts).
-  if (name !== 'serve') tuneWasmTiering();
   try {
+    if (name !== 'serve') tuneWasmTiering();
     const mod = (await import(cmd.module)) as { run: (argv: string[]) => Promise<number> };
     return await mod.run(rest);
   } catch (e) {

@@ -19,6 +19,7 @@
  * V8's own). Set before the first WebAssembly module is instantiated (the budget is read then).
  */
 import { setFlagsFromString } from 'node:v8';
+import { UserError } from '../errors.ts';
 
 export const WASM_TIERING_BUDGET = 60_000_000;
 
@@ -29,6 +30,8 @@ export function tuneWasmTiering(): void {
   done = true;
   const env = process.env.RANKGATE_WASM_TIERING_BUDGET?.trim();
   if (env === 'default') return;
-  const n = env && /^\d+$/.test(env) ? Number(env) : WASM_TIERING_BUDGET;
-  setFlagsFromString(`--wasm-tiering-budget=${n}`);
+  if (env && !/^[1-9]\d{0,9}$/.test(env)) {
+    throw new UserError(`RANKGATE_WASM_TIERING_BUDGET: '${env}' is not valid: a positive whole number of bytes (e.g. ${WASM_TIERING_BUDGET}) or 'default'`);
+  }
+  setFlagsFromString(`--wasm-tiering-budget=${env ? Number(env) : WASM_TIERING_BUDGET}`);
 }

@@ -110,6 +110,7 @@ const CASES: Case[] = [
   { id: 'report bad value', args: ['report', results, '--html', join(dir, 'r.html'), '--seed', 'abc'], expect: /seed|abc|results\.json/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
+  { id: 'bad RANKGATE_WASM_TIERING_BUDGET', args: ['search', 'still water', '--db', join(dir, 'no-db')], env: { RANKGATE_WASM_TIERING_BUDGET: 'lots' }, expect: /RANKGATE_WASM_TIERING_BUDGET: 'lots' is not valid: a positive whole number of bytes .* or 'default'/ },
   // the promptfoo tests loader (datasets/tests.ts) inside a real eval
   { id: 'loader missing golden file', promptfoo: true, args: ['eval', '-c', loaderConfig, '--no-table', '--no-progress-bar', '--no-write'], env: { RANKGATE_GOLDEN: missing }, expect: /nope\.yaml/ },
   { id: 'loader unknown language', promptfoo: true, args: ['eval', '-c', loaderConfig, '--no-table', '--no-progress-bar', '--no-write'], env: { RANKGATE_LANG: 'fr' }, expect: /fr/ },

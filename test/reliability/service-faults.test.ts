@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,6 +28,17 @@ interface Row {
   gradingResult?: { componentResults?: { pass: boolean; reason: string }[] };
 }
 
+/** A search service over HTTP on 127.0.0.1 (port 0): `answer` gets each request's query and its response. */
+async function queryServer(answer: (query: string, res: ServerResponse) => void): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => answer(String(JSON.parse(body).query), res));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
 describe('faulty search services through a real promptfoo eval', () => {
   const dir = tempDir('svc-faults');
   const out = join(dir, 'results.json');
@@ -38,24 +49,18 @@ describe('faulty search services through a real promptfoo eval', () => {
   let rows: Row[];
 
   before(async () => {
-    const hangs: import('node:http').ServerResponse[] = [];
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        const q = String(JSON.parse(body).query);
-        urlLog.push(q);
-        const json = (status: number, text: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(text);
-        if (q.includes('THROW')) return json(500, '{"error":"index shard 3 is unavailable"}');
-        if (q.includes('HANG')) return void hangs.push(res);
-        if (q.includes('MALFORMED')) return json(200, '{"results": [ {"chunk_id": "lake#c1"');
-        if (q.includes('EMPTY')) return json(200, '{"results": []}');
-        json(200, JSON.stringify({ results: ['lake#c1', 'lake#c2'].map((id, i) => ({ chunk_id: id, document_id: 'lake', content: 'Still water.', score: 1 - i / 10, rank: i + 1 })) }));
-      });
-    });
+    const hangs: ServerResponse[] = [];
+    let port: number;
+    ({ server, port } = await queryServer((q, res) => {
+      urlLog.push(q);
+      const json = (status: number, text: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+      if (q.includes('THROW')) return json(500, '{"error":"index shard 3 is unavailable"}');
+      if (q.includes('HANG')) return void hangs.push(res);
+      if (q.includes('MALFORMED')) return json(200, '{"results": [ {"chunk_id": "lake#c1"');
+      if (q.includes('EMPTY')) return json(200, '{"results": []}');
+      json(200, JSON.stringify({ results: ['lake#c1', 'lake#c2'].map((id, i) => ({ chunk_id: id, document_id: 'lake', content: 'Still water.', score: 1 - i / 10, rank: i + 1 })) }));
+    }));
     server.on('close', () => hangs.forEach((r) => r.destroy()));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
     const config = join(dir, 'promptfooconfig.yaml');
     writeFileSync(
       config,
@@ -178,7 +183,7 @@ const pfRows = (out: string): Row[] => JSON.parse(readFileSync(out, 'utf8')).res
 
 describe('errors that read like rate limits are error rows at once, never retried by promptfoo', () => {
   // promptfoo retries a provider error whose text contains "429" or "rate limit" and then holds the provider's
-  // queue for 60 s a time: a url whose port contains 429 stalled this file's eval for minutes in CI.
+  // queue for 60 s a time: a url whose port contains 429 stalled the eval above at its second row for minutes.
   const dir = tempDir('no-retry');
   const out = join(dir, 'results.json');
   const moduleLog = join(dir, 'module-queries.jsonl');
@@ -188,19 +193,13 @@ describe('errors that read like rate limits are error rows at once, never retrie
   let rows: Row[];
 
   before(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        const q = String(JSON.parse(body).query);
-        seen.push(q);
-        if (q.includes('RATELIMIT')) return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '30' }).end('{"error":"rate limit exceeded"}');
-        if (q.includes('THROW')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"upstream 429: rate limit"}');
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ chunk_id: 'lake#c1', document_id: 'lake', content: 'Still water.', score: 1, rank: 1 }] }));
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
+    let port: number;
+    ({ server, port } = await queryServer((q, res) => {
+      seen.push(q);
+      if (q.includes('RATELIMIT')) return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '30' }).end('{"error":"rate limit exceeded"}');
+      if (q.includes('THROW')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"upstream 429: rate limit"}');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ chunk_id: 'lake#c1', document_id: 'lake', content: 'Still water.', score: 1, rank: 1 }] }));
+    }));
     const golden = join(dir, 'golden.json');
     const q = (id: string, query: string) => ({ id, query, language: 'en', category: 'direct', expected: [{ chunk_id: 'lake#c1', grade: 3, relevant: true }] });
     writeFileSync(golden, JSON.stringify([q('rl-429', 'still water RATELIMIT'), q('rl-500', 'still water THROW'), q('rl-ok', 'still water')]));
