@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UserError } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
+import { resolveDatabaseTarget } from '../db/target.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -21,4 +22,38 @@ export function parseCliArgs<O extends Options>(argv: string[], options: O, usag
     }
     throw new UserError(`${err.message.split('\n')[0]}\n${usage}`);
   }
+}
+
+/**
+ * `--db` -> the explicit target (`postgres://...` a server URL, anything else a PGlite data directory); without
+ * `--db`, {} so the one resolver (src/db/target.ts) applies DATABASE_URL, RANKGATE_DATA_DIR, the default.
+ */
+export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: string } {
+  if (db === undefined || db === '') return {};
+  const t = resolveDatabaseTarget({ db });
+  return t.kind === 'postgres' ? { url: t.url } : { dataDir: t.dataDir };
+}
+
+/** The --db flag as createSearchService options (its URL field is `databaseUrl`, not `url`). */
+export function serviceDbOptions(db: string | undefined): { databaseUrl?: string; dataDir?: string } {
+  const { url, dataDir } = parseDbFlag(db);
+  return { ...(url ? { databaseUrl: url } : {}), ...(dataDir ? { dataDir } : {}) };
+}
+
+export function parseChunkSizes(value: string): number[] {
+  const parts = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!parts.length) throw new UserError(`--chunk-size: expected token budgets such as 300 or 200,300,500, got ${JSON.stringify(value)}`);
+  const sizes = parts.map((p) => {
+    if (!/^\d+$/.test(p)) throw new UserError(`--chunk-size: "${p}" is not a whole number of tokens (expected e.g. 200,300,500)`);
+    return Number(p);
+  });
+  return [...new Set(sizes)];
+}
+
+export function parseIntFlag(name: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw new UserError(`--${name}: expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
 }

@@ -14,8 +14,7 @@
  */
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
-import { parseCliArgs } from './args.ts';
-import { parseChunkSizes, parseDbFlag, parseIntFlag } from './ingest.ts';
+import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
 
 const USAGE = `usage: rankgate embed-cache build --shard i/N --out FILE.jsonl [--corpus PATH] [--format F] [--chunk-size 300[,200,500]]

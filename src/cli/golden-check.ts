@@ -12,8 +12,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
-import { parseCliArgs } from './args.ts';
-import { serviceDbOptions } from './ingest.ts';
+import { parseCliArgs, serviceDbOptions } from './args.ts';
 import { loadGoldenFile } from '../golden/index.ts';
 import type { GoldenQuery } from '../golden/schema.ts';
 import { createSearchService } from '../search/service.ts';

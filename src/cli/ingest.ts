@@ -6,12 +6,11 @@
  */
 import type { parseArgs } from 'node:util';
 import { UserError } from '../errors.ts';
-import { parseCliArgs } from './args.ts';
-import { resolveDatabaseTarget } from '../db/target.ts';
 import { isConnectionLost, surviveLostConnections } from '../db/connection.ts';
 import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
 import { validateChunkOptions } from '../ingest/chunker.ts';
 import type { CorpusFormat } from '../ingest/types.ts';
+import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 
 export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
                       [--overlap N] [--embedder ID] [--db URL|DIR] [--replace] [--json]
@@ -30,39 +29,9 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
 A database holds the index of one corpus; every index variant records the corpus it was built from (a hash
 of its documents). Documents that left the corpus are removed with their chunks.`;
 
-/**
- * `--db` -> the explicit target (`postgres://...` a server URL, anything else a PGlite data directory); without
- * `--db`, {} so the one resolver (src/db/target.ts) applies DATABASE_URL, RANKGATE_DATA_DIR, the default.
- */
-export function parseDbFlag(db: string | undefined): { url?: string; dataDir?: string } {
-  if (db === undefined || db === '') return {};
-  const t = resolveDatabaseTarget({ db });
-  return t.kind === 'postgres' ? { url: t.url } : { dataDir: t.dataDir };
-}
-
-/** The --db flag as createSearchService options (its URL field is `databaseUrl`, not `url`). */
-export function serviceDbOptions(db: string | undefined): { databaseUrl?: string; dataDir?: string } {
-  const { url, dataDir } = parseDbFlag(db);
-  return { ...(url ? { databaseUrl: url } : {}), ...(dataDir ? { dataDir } : {}) };
-}
-
-export function parseChunkSizes(value: string): number[] {
-  const parts = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (!parts.length) throw new UserError(`--chunk-size: expected token budgets such as 300 or 200,300,500, got ${JSON.stringify(value)}`);
-  const sizes = parts.map((p) => {
-    if (!/^\d+$/.test(p)) throw new UserError(`--chunk-size: "${p}" is not a whole number of tokens (expected e.g. 200,300,500)`);
-    return Number(p);
-  });
-  return [...new Set(sizes)];
-}
-
-export function parseIntFlag(name: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
-    throw new UserError(`--${name}: expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-}
+// The flag parsers shared with search, serve, golden check and embed-cache live in ./args.ts (importing them from
+// here would load the corpus readers and the tokenizer into every command).
+export { parseChunkSizes, parseDbFlag, parseIntFlag, serviceDbOptions } from './args.ts';
 
 /** parseArgs through parseCliArgs (did-you-mean for unknown options); kept for the CLIs that still call it. */
 export function strictParse<T extends Parameters<typeof parseArgs>[0]>(config: T, usage: string) {

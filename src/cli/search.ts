@@ -8,8 +8,7 @@
 import { UserError } from '../errors.ts';
 import type { SearchParams, SearchResponse } from '../search/types.ts';
 import { isConnectionLost } from '../db/connection.ts';
-import { parseIntFlag, serviceDbOptions } from './ingest.ts';
-import { parseCliArgs } from './args.ts';
+import { parseCliArgs, parseIntFlag, serviceDbOptions } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]

@@ -10,8 +10,7 @@
 import { UserError } from '../errors.ts';
 import { resolveEmbedderId } from '../embeddings/index.ts';
 import { startSearchServer } from '../search/http.ts';
-import { parseCliArgs } from './args.ts';
-import { parseIntFlag, serviceDbOptions } from './ingest.ts';
+import { parseCliArgs, parseIntFlag, serviceDbOptions } from './args.ts';
 import { searchParamsFromFlags } from './search.ts';
 
 export const USAGE = `usage: rankgate serve [--port 8080] [--host 127.0.0.1] [options]

@@ -18,8 +18,24 @@
  *   RANKGATE_JUDGE_CALL_TIMEOUT_MS, else 30,000). A call that ran out of time, or whose every attempt failed
  *   without any HTTP answer (timeouts, refused or reset connections), fails with code 'NoAnswer'.
  */
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createRequire } from 'node:module';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+
+type BedrockSdk = typeof import('@aws-sdk/client-bedrock-runtime');
+let sdk: { bedrock: BedrockSdk; http: typeof import('@smithy/node-http-handler') } | undefined;
+
+/**
+ * The AWS SDK (its Bedrock client and HTTP handler, ~45 modules), loaded on the first Bedrock call instead of at
+ * import: the judge and embedder modules are imported by every promptfoo eval (through the gate hook) and most never
+ * call Bedrock. Both packages are CommonJS (no `exports`, `main` is dist-cjs), so this is the same copy an `import` loads.
+ */
+export function bedrockSdk(): BedrockSdk {
+  if (!sdk) {
+    const req = createRequire(import.meta.url);
+    sdk = { bedrock: req('@aws-sdk/client-bedrock-runtime') as BedrockSdk, http: req('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler') };
+  }
+  return sdk.bedrock;
+}
 
 export type BedrockCredentials = ConstructorParameters<typeof BedrockRuntimeClient>[0] extends infer C
   ? C extends { credentials?: infer K }
@@ -73,6 +89,8 @@ export function createBedrockClient(opts: BedrockClientOptions = {}): BedrockRun
   if (opts.client) return opts.client;
   const timeoutMs = attemptTimeoutMs(opts);
   const endpoint = bedrockEndpoint(opts);
+  const { BedrockRuntimeClient } = bedrockSdk();
+  const { NodeHttpHandler } = sdk!.http;
   return new BedrockRuntimeClient({
     ...(opts.region ? { region: opts.region } : {}),
     ...(endpoint ? { endpoint } : {}),

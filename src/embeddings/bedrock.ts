@@ -15,11 +15,12 @@
  * A body that is not JSON, lacks the vectors, or has the wrong count or dimension is a
  * BedrockCallError naming the model and what was wrong.
  */
-import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Embedder } from './types.ts';
 import { l2normalize } from './vector.ts';
 import {
   BedrockCallError,
+  bedrockSdk,
   createBedrockClient,
   mapLimit,
   parseJsonBody,
@@ -86,7 +87,7 @@ function checkVector(modelId: string, v: unknown, dim: number, where: string): n
 
 async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown, abortSignal: AbortSignal): Promise<Uint8Array | undefined> {
   const res = await client.send(
-    new InvokeModelCommand({
+    new (bedrockSdk().InvokeModelCommand)({
       modelId,
       contentType: 'application/json',
       accept: 'application/json',

@@ -17,11 +17,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConverseCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { UserError } from '../errors.ts';
 import {
   BedrockCallError,
   bedrockEndpoint,
+  bedrockSdk,
   createBedrockClient,
   describeError,
   envMs,
@@ -367,7 +368,7 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
           { ...callOpts, signal: giveUp.signal },
           (abortSignal) =>
             client.send(
-              new ConverseCommand({
+              new (bedrockSdk().ConverseCommand)({
                 modelId: model,
                 system: [{ text: prompt.system }],
                 messages: [{ role: 'user', content: [{ text: prompt.user }] }],

@@ -3,7 +3,14 @@
  * pairs `a[i]` with `b[i]`; the difference is always `b - a` (candidate minus baseline). Random
  * procedures use a seeded PRNG (mulberry32), so results are reproducible run to run.
  */
-import tcdf from '@stdlib/stats-base-dists-t-cdf';
+import { createRequire } from 'node:module';
+
+// The t distribution's CDF (@stdlib, 459 small CommonJS files) is loaded on the first t-test, not at import: most
+// commands that import this module (every promptfoo eval through the gate hook, `rankgate gate` without a
+// baseline) never run one, and loading it costs ~0.1 s of CPU per process.
+let tcdfFn: ((x: number, v: number) => number) | undefined;
+const tcdf = (x: number, v: number): number =>
+  (tcdfFn ??= createRequire(import.meta.url)('@stdlib/stats-base-dists-t-cdf') as (x: number, v: number) => number)(x, v);
 
 function checkPaired(a: readonly number[], b: readonly number[], what: string): number[] {
   if (a.length !== b.length) throw new RangeError(`${what}: paired samples differ in length (${a.length} vs ${b.length})`);
