@@ -36,7 +36,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
-import { derivedMetricsFor } from './derived.ts';
+import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
 import { percentile } from './report.ts';
 import { parseResultsObject } from './results.ts';
 
@@ -425,11 +425,15 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);
   }
-  // mathjs (~0.6 s to load) only once there is something to compile: a usage error or a refused shard never pays it
-  const { compile } = createRequire(import.meta.url)('mathjs') as typeof import('mathjs');
+  // rankgate's own forms (a / b, 1 - a / b, a / max(b, 1)) evaluate as mathjs does without it (src/report/derived.ts);
+  // mathjs (~0.6 s to load) only for another expression of the config's own
+  let mathjsCompile: typeof import('mathjs').compile | undefined;
   const compiled = defs.map((d) => {
     if (typeof d.value !== 'string') fail(`config.derivedMetrics '${d.name}' is not a mathjs expression (a function cannot be recomputed from the results file): cannot merge it exactly`);
-    return { name: d.name, code: compile(d.value as string) };
+    const own = compileOwnDerived(d.value as string);
+    if (own) return { name: d.name, code: { evaluate: own } };
+    mathjsCompile ??= (createRequire(import.meta.url)('mathjs') as typeof import('mathjs')).compile;
+    return { name: d.name, code: mathjsCompile(d.value as string) };
   });
 
   // The merged file's columns, parsed like `rankgate gate` does, for the latency percentiles of the afterAll hook.

@@ -75,6 +75,8 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
       derivedMetrics: [
         { name: 'avg_recall_at_3', value: 'recall_at_3 / n_ranked' },
         { name: 'share', value: 'n_ranked / __count' },
+        // not one of rankgate's own forms: merge compiles it with mathjs
+        { name: 'pct_recall', value: '100 * recall_at_3 / max(n_ranked, 1)' },
       ],
     },
     metadata: { promptfooVersion: o.pf ?? '0.121.20' },
@@ -108,6 +110,7 @@ describe('rankgate merge (src/report/merge.ts)', () => {
     assert.equal(met.namedScores.n_ranked, 6);
     assert.equal(met.namedScores.avg_recall_at_3, exact / 6);
     assert.equal(met.namedScores.share, 1, 'derived metric over __count = all rows of the column');
+    assert.equal(met.namedScores.pct_recall, (100 * exact) / 6, 'an expression outside rankgate\'s forms, through mathjs');
     assert.equal(met.namedScoresCount.recall_at_3, 6);
     assert.equal(met.namedScoreWeights!.n_ranked, 6);
     assert.equal(met.testPassCount, 2);
