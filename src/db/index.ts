@@ -25,7 +25,7 @@ import { resolveDatabaseTarget, DEFAULT_DATA_DIR } from './target.ts';
 import { LOCK_PREFIX, lockDataDir } from './lock.ts';
 import { describeDataDirProblem, inspectDataDir } from './datadir.ts';
 import { MIN_FREE_BYTES, describeFault, faultCauseAt, freeBytes, registerOpenDir, withPgliteFaults } from './faults.ts';
-import { dropTemplate, readTemplate, saveTemplate } from './pglite-template.ts';
+import { dropTemplate, extractTemplate, readTemplate, saveTemplate } from './pglite-template.ts';
 
 export { resolveDatabaseTarget, DEFAULT_DATA_DIR, isServerUrl, type DatabaseTarget } from './target.ts';
 export { lockDataDir, lockHolder, LOCK_PREFIX } from './lock.ts';
@@ -208,23 +208,23 @@ export async function createPglite(
     import('@electric-sql/pglite-pg_textsearch'),
   ]);
   try {
-    const start = (loadDataDir?: Blob) =>
+    const start = () =>
       withPgliteFaults(dataDir, async () => {
-        const p = new PGlite(memory ? dataDir : resolve(dataDir), { extensions: { vector, pg_textsearch }, ...(loadDataDir ? { loadDataDir } : {}) });
+        const p = new PGlite(memory ? dataDir : resolve(dataDir), { extensions: { vector, pg_textsearch } });
         await p.waitReady;
         return p;
       });
-    // A new database directory starts from the machine's copy of a just-initialised cluster when there is one (~1 s
-    // instead of initdb's 3-4 s of CPU; src/db/pglite-template.ts); the first creation makes that copy.
-    // Directories only: an instance loaded from a tarball keeps its process alive until it is closed (PGlite 0.5.14),
-    // so the copy is loaded, closed, and the directory opened again as an existing database (~1.1 s in all).
+    // A new database directory starts from the machine's copy of a just-initialised cluster when there is one,
+    // unpacked into it and opened as an existing database (one PGlite start instead of initdb's 3-4 s of CPU;
+    // src/db/pglite-template.ts); the first creation makes that copy. `memory://` runs initdb: an instance loaded
+    // from a tarball keeps its process alive until closed (PGlite 0.5.14), and an in-memory one has no directory.
     const fresh = memory || created !== undefined;
     const template = fresh && !memory ? readTemplate() : undefined;
     let pglite: import('@electric-sql/pglite').PGlite | undefined;
     let templateFailed = false;
     if (template) {
       try {
-        await (await start(template)).close();
+        extractTemplate(template, dataDir);
         pglite = await start();
       } catch {
         templateFailed = true;

@@ -3,13 +3,16 @@
  * initdb (`memory://` databases still run initdb: PGlite keeps a process alive while an instance loaded from a
  * tarball is open, and an in-memory one cannot be closed and reopened).
  *
- * initdb in WASM costs 3–4 s of CPU; loading the copy (a 4.5 MB gzipped tar of the data directory) ~1 s. The copy
+ * initdb in WASM costs 3–4 s of CPU. The copy (a 4.5 MB gzipped tar of the data directory) is unpacked into the new
+ * directory here, in Node (~0.1 s), and the directory is then opened as an existing database: one PGlite start. (PGlite's
+ * own `loadDataDir` unpacked it inside WASM and kept the process alive until that instance closed, so it cost a
+ * second start to reopen the directory, ~1 s more; it also wrote the maker's lock file over the new directory's.) The copy
  * is made by the first creation on the machine (initdb as before, then `dumpDataDir`, BEFORE any rankgate table
  * or extension exists: the migrations always run on top of it) and kept in the system temp directory (a folder per
  * user; a copy owned by someone else or writable by others is never loaded), never in the project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
  * so processes creating databases at once never read a half-written copy.
  *
- * A copy that does not load is not trusted: the caller clears what it wrote and runs initdb; only when initdb then
+ * A copy that does not unpack or start is not trusted: the caller clears what it wrote and runs initdb; only when initdb then
  * succeeds is the copy deleted (a full disk fails both, and the copy stays). `RANKGATE_PGLITE_TEMPLATE=off` turns
  * the copy off (always initdb, nothing kept); `RANKGATE_PGLITE_TEMPLATE=/path/file.tar.gz` keeps it there instead.
  */
@@ -18,7 +21,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writ
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { LOCK_PREFIX } from './lock.ts';
 
 const PACKAGES = ['@electric-sql/pglite', '@electric-sql/pglite-pgvector', '@electric-sql/pglite-pg_textsearch'];
 
@@ -59,8 +63,8 @@ export function templatePath(): string | null {
   return defaultPath;
 }
 
-/** The copy as a Blob for PGlite's `loadDataDir`, or undefined when there is none (or it cannot be read). */
-export function readTemplate(): Blob | undefined {
+/** The copy as an uncompressed tar, or undefined when there is none (or it cannot be read). */
+export function readTemplate(): Buffer | undefined {
   const p = templatePath();
   if (!p || !existsSync(p)) return undefined;
   try {
@@ -82,7 +86,52 @@ export function readTemplate(): Blob | undefined {
     removeQuietly(p);
     return undefined;
   }
-  return new Blob([tar as Uint8Array<ArrayBuffer>]);
+  return tar;
+}
+
+/**
+ * Unpack the copy (readTemplate) into `dir`, an empty directory the caller holds the lock of: folders and regular
+ * files only, every header checksum checked, never a path outside `dir`. The lock files and postmaster.pid of the
+ * process that made the copy are left out. Anything else throws (a damaged copy): the caller clears what was written
+ * and runs initdb.
+ */
+export function extractTemplate(tar: Buffer, dir: string): void {
+  const root = resolve(dir);
+  const text = (h: Buffer, from: number, to: number) => {
+    const s = h.toString('latin1', from, to);
+    const nul = s.indexOf('\0');
+    return nul < 0 ? s : s.slice(0, nul);
+  };
+  let off = 0;
+  let files = 0;
+  for (;;) {
+    if (off + 512 > tar.length) throw new Error('damaged copy: the archive ends without its end marker');
+    const h = tar.subarray(off, off + 512);
+    if (h.every((b) => b === 0)) break;
+    let sum = 0;
+    for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i]!;
+    const stored = parseInt(text(h, 148, 156).trim(), 8);
+    const size = parseInt(text(h, 124, 136).trim() || '0', 8);
+    const name = text(h, 0, 100);
+    const prefix = h.toString('latin1', 257, 262) === 'ustar' ? text(h, 345, 500) : '';
+    const rel = (prefix ? `${prefix}/${name}` : name).replace(/^\/+/, '').replace(/\/+$/, '');
+    if (stored !== sum) throw new Error(`damaged copy: bad header checksum at byte ${off}`);
+    if (!Number.isSafeInteger(size) || size < 0 || off + 512 + size > tar.length) throw new Error(`damaged copy: ${rel}: bad size`);
+    const body = tar.subarray(off + 512, off + 512 + size);
+    off += 512 + Math.ceil(size / 512) * 512;
+    if (rel === '' || rel === '.') continue;
+    if (rel.split('/').some((p) => p === '..' || p === '.' || p === '')) throw new Error(`damaged copy: entry path ${JSON.stringify(rel)}`);
+    if (rel.startsWith(LOCK_PREFIX) || rel === 'postmaster.pid') continue;
+    const dest = join(root, rel);
+    const type = h[156];
+    if (type === 0x35 /* '5' directory */) mkdirSync(dest, { recursive: true });
+    else if (type === 0x30 /* '0' */ || type === 0 /* old-style regular file */) {
+      mkdirSync(dirname(dest), { recursive: true });
+      writeFileSync(dest, body);
+      files++;
+    } else throw new Error(`damaged copy: ${rel}: entry type ${JSON.stringify(String.fromCharCode(type!))}`);
+  }
+  if (!files || !existsSync(join(root, 'PG_VERSION'))) throw new Error('damaged copy: no PG_VERSION');
 }
 
 /** Keep a copy of a just-initialised cluster (best effort: a failure only means the next creation runs initdb). */

@@ -5,12 +5,12 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { openDatabase } from '../../src/db/index.ts';
-import { templatePath } from '../../src/db/pglite-template.ts';
+import { extractTemplate, templatePath } from '../../src/db/pglite-template.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rankgate-template-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -35,6 +35,23 @@ async function createAndUse(dir: string, template: string): Promise<void> {
   }
 }
 
+/** One ustar entry (header with its checksum, then the body padded to 512 bytes). */
+function tarEntry(name: string, body: string, type = '0'): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(name, 0, 'latin1');
+  h.write('0000644\0', 100, 'latin1');
+  h.write(`${Buffer.byteLength(body).toString(8).padStart(11, '0')}\0`, 124, 'latin1');
+  h.write(type, 156, 'latin1');
+  h.write('ustar\u000000', 257, 'latin1');
+  h.fill(32, 148, 156);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  const b = Buffer.from(body, 'latin1');
+  return Buffer.concat([h, b, Buffer.alloc((512 - (b.length % 512)) % 512)]);
+}
+const tarOf = (...entries: Buffer[]) => Buffer.concat([...entries, Buffer.alloc(1024)]);
+
 const isGzip = (p: string) => {
   const b = readFileSync(p);
   return b[0] === 0x1f && b[1] === 0x8b && b.length > 100_000;
@@ -56,6 +73,38 @@ describe('the PGlite template', () => {
       await db.close();
     }
     assert.ok(existsSync(join(tmp, 'db2', 'PG_VERSION')));
+    // the copy was dumped while its maker held db1's lock: its lock file and postmaster.pid are not unpacked into a
+    // new directory (they would claim that directory for the maker)
+    const tar = gunzipSync(readFileSync(template));
+    assert.ok(tar.includes('.rankgate.lock.'), 'the copy holds its maker\'s lock file');
+    const unpacked = join(tmp, 'unpacked');
+    mkdirSync(unpacked);
+    extractTemplate(tar, unpacked);
+    assert.ok(existsSync(join(unpacked, 'PG_VERSION')) && existsSync(join(unpacked, 'base')));
+    assert.deepEqual(readdirSync(unpacked).filter((n) => n.startsWith('.rankgate.lock') || n === 'postmaster.pid'), []);
+  });
+
+  it('unpacking refuses an entry outside the directory, a bad checksum, a link, or no PG_VERSION', () => {
+    const dir = join(tmp, 'hostile');
+    const cases: [string, Buffer, RegExp][] = [
+      ['escapes', tarOf(tarEntry('PG_VERSION', '18\n'), tarEntry('../escaped', 'x')), /entry path/],
+      ['absolute and escapes', tarOf(tarEntry('/base/../../escaped', 'x')), /entry path/],
+      ['bad checksum', (() => { const t = tarOf(tarEntry('PG_VERSION', '18\n')); t[0] = 0x51; return t; })(), /checksum/],
+      ['symlink', tarOf(tarEntry('PG_VERSION', '18\n'), tarEntry('link', '', '2')), /entry type "2"/],
+      ['no PG_VERSION', tarOf(tarEntry('base/1/1', 'x')), /no PG_VERSION/],
+      ['no end marker', tarEntry('PG_VERSION', '18\n'), /end marker/],
+    ];
+    for (const [what, tar, re] of cases) {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      assert.throws(() => extractTemplate(tar, dir), re, what);
+    }
+    assert.ok(!existsSync(join(tmp, 'escaped')), 'nothing written outside the directory');
+    // a well-formed one unpacks, with a leading '/' stripped as PGlite's dump writes it
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    extractTemplate(tarOf(tarEntry('/PG_VERSION', '18\n'), tarEntry('/base', '', '5'), tarEntry('/base/1/112', 'page')), dir);
+    assert.equal(readFileSync(join(dir, 'base', '1', '112'), 'utf8'), 'page');
   });
 
   it('a damaged copy is not trusted: the database is made by initdb, and the copy is replaced by a good one', async () => {
