@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { openDatabase } from '../../src/db/index.ts';
-import { extractTemplate, templatePath } from '../../src/db/pglite-template.ts';
+import { extractTemplate, readTemplate, saveTemplate, templatePath } from '../../src/db/pglite-template.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rankgate-template-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -113,14 +113,34 @@ describe('the PGlite template', () => {
     writeFileSync(template, Buffer.alloc(4096, 7), { mode: 0o600 }); // garbage where the copy should be
     await createAndUse(join(tmp, 'db3'), template);
     assert.ok(isGzip(template), 'the garbage was replaced by a fresh copy');
-    // a valid gzip holding no data directory: PGlite cannot load it; initdb makes the database and a new copy
-    writeFileSync(template, gzipSync(Buffer.alloc(200_000, 1)));
+    // a copy that looks whole (gzip, a ustar archive with PG_VERSION) but is damaged half-way: what it unpacked is
+    // cleared, initdb makes the database, and the copy is replaced by a good one
+    const good = gunzipSync(readFileSync(template));
+    const damaged = Buffer.from(good);
+    let off = 0;
+    for (let n = 0; n < 40; n++) off += 512 + Math.ceil(parseInt(damaged.toString('latin1', off + 124, off + 135), 8) / 512) * 512;
+    damaged[off] ^= 0x20; // the 41st entry's name: its header checksum no longer matches
+    writeFileSync(template, gzipSync(damaged), { mode: 0o600 });
+    process.env.RANKGATE_PGLITE_TEMPLATE = template;
+    const accepted = readTemplate();
+    delete process.env.RANKGATE_PGLITE_TEMPLATE;
+    assert.ok(accepted?.equals(damaged), 'it passes the whole-file checks');
+    mkdirSync(join(tmp, 'half'));
+    assert.throws(() => extractTemplate(damaged, join(tmp, 'half')), /bad header checksum/);
+    assert.ok(readdirSync(join(tmp, 'half')).length > 0, 'the first entries were written before the damage');
     await createAndUse(join(tmp, 'db4'), template);
-    assert.ok(isGzip(template) && gunzipSync(readFileSync(template)).length > 1_000_000, 'replaced by a real copy');
-    // a copy others may rewrite is never loaded (nor deleted): the database is made by initdb
+    assert.ok(gunzipSync(readFileSync(template)).length > 1_000_000 && !gunzipSync(readFileSync(template)).equals(damaged), 'replaced by a real copy');
+    // a copy others may rewrite is never read (nor deleted): a new database then runs initdb, as without a copy
     chmodSync(template, 0o666);
     const before = readFileSync(template);
-    await createAndUse(join(tmp, 'db5'), template);
+    const prev = process.env.RANKGATE_PGLITE_TEMPLATE;
+    process.env.RANKGATE_PGLITE_TEMPLATE = template;
+    try {
+      assert.equal(readTemplate(), undefined);
+    } finally {
+      if (prev === undefined) delete process.env.RANKGATE_PGLITE_TEMPLATE;
+      else process.env.RANKGATE_PGLITE_TEMPLATE = prev;
+    }
     assert.ok(readFileSync(template).equals(before) && (statSync(template).mode & 0o777) === 0o666, 'left as it was');
     // an in-memory database runs initdb and makes the copy when there is none
     rmSync(template);
@@ -143,10 +163,19 @@ describe('the PGlite template', () => {
     const dir = join(tmp, 'db-off');
     await createAndUse(dir, 'off');
     assert.ok(existsSync(join(dir, 'PG_VERSION')));
-    // a setting naming a directory: the copy can be neither read nor written; the database is still made
+    // a setting naming a directory: the copy can be neither read nor written, and neither throws (a new database
+    // then runs initdb and keeps no copy, as with off)
     const notAFile = join(tmp, 'a-directory');
     mkdirSync(notAFile);
-    await createAndUse(join(tmp, 'db-dir-setting'), notAFile);
-    assert.ok(existsSync(join(tmp, 'db-dir-setting', 'PG_VERSION')) && statSync(notAFile).isDirectory());
+    process.env.RANKGATE_PGLITE_TEMPLATE = notAFile;
+    try {
+      assert.equal(readTemplate(), undefined);
+      await saveTemplate({ dumpDataDir: async () => new Blob([Buffer.alloc(2_000_000, 1)]) });
+    } finally {
+      if (prev === undefined) delete process.env.RANKGATE_PGLITE_TEMPLATE;
+      else process.env.RANKGATE_PGLITE_TEMPLATE = prev;
+    }
+    assert.ok(statSync(notAFile).isDirectory() && readdirSync(notAFile).length === 0, 'the directory is left as it was');
+    assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith('a-directory.')), [], 'no temp file left beside it');
   });
 });
