@@ -13,6 +13,8 @@
  *
  * The run never writes into the repository's own state: promptfoo's history and caches go to a temporary
  * PROMPTFOO_CONFIG_DIR removed at the end (whatever the environment says), and the tests keep their files in temp dirs.
+ * Fixtures shared by several test files (the default eval's first use) are built once per run in RANKGATE_TEST_RUN_DIR,
+ * a temp dir removed at the end.
  * At the end: every failed test with its file, every skipped test with its reason, and as the LAST line
  * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
  */
@@ -99,6 +101,8 @@ const env = {
   PROMPTFOO_DISABLE_SHARING: '1',
   PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
   PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+  // fixtures built once per run and shared by the test files (test/harness/helpers.ts: defaultEvalRun), removed at the end
+  RANKGATE_TEST_RUN_DIR: work,
   // promptfoo's start-up telemetry call builds an undici agent whose experimental interceptor warns on every eval
   NODE_OPTIONS: [process.env.NODE_OPTIONS, '--disable-warning=ExperimentalWarning'].filter(Boolean).join(' '),
 };

@@ -1,6 +1,7 @@
 /**
- * The gate on the demo as a user runs it: real `npx promptfoo eval` of promptfooconfig.yaml (datasets/tests.ts, the
- * English DES-058 set, rankgate's service over a fresh PGlite index) and the real `rankgate gate`:
+ * The gate on the demo as a user runs it: real `promptfoo eval` of promptfooconfig.yaml (datasets/tests.ts, the
+ * English DES-058 set, rankgate's service over the PGlite index; the full run is the README's first command on an
+ * empty data directory, shared with the default-config test) and the real `rankgate gate`:
  * - the demo's Recall@3 (0.574 < the 0.80 floor) fails with exit 1 in the hook and in `rankgate gate`, with and
  *   without --no-write (promptfoo then keeps no rows: the gate reads the column sums), and the verdict is the
  *   last thing `promptfoo eval` prints;
@@ -10,27 +11,13 @@
  * - --filter-pattern zzz: 0 rows, exit 2, and --update-baseline refuses;
  * - a typo in the floors file is rejected before any query runs (exit 2, one line).
  */
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROMPTFOO_BIN, ROOT, demoIndexInto, rankgate, runNode, tempDir, type RunResult } from '../harness/helpers.ts';
+import { PROMPTFOO_BIN, ROOT, defaultEvalRun, demoIndexInto, rankgate, runNode, tempDir, type RunResult } from '../harness/helpers.ts';
 import { closedPort } from './helpers.ts';
-
-/** The last non-empty lines of a run's output (stdout then stderr: promptfoo's summary goes to stdout, the verdict to stderr at exit). */
-function runShell(cmd: string, env: Record<string, string | undefined>): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', cmd], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 const tail = (r: RunResult, n: number) => (r.stdout + '\n' + r.stderr).trimEnd().split('\n').filter((l) => l.trim()).slice(-n).join('\n');
 
@@ -55,10 +42,13 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   before(async () => {
-    await demoIndexInto(join(dir, 'db')); // the demo index, embedded once per machine (the first-use ingest has its own test)
-    // stdout and stderr into one pipe, as a terminal shows them, to check what is printed last
-    const cmd = [process.execPath, PROMPTFOO_BIN, 'eval', '--no-table', '--no-progress-bar', '--no-cache', '--output', full].map((a) => `'${a}'`).join(' ');
-    fullRun = await runShell(`${cmd} 2>&1`, env);
+    // The full demo eval is the README's first command, run once per `npm test` (helpers.ts: defaultEvalRun, checked
+    // by the default-config test): its output (stdout and stderr in one stream), its results and the index its first
+    // use built; the other runs here go on from a copy of that index.
+    const run = await defaultEvalRun();
+    await demoIndexInto(join(dir, 'db'));
+    copyFileSync(run.results, full);
+    fullRun = { code: run.code, stdout: run.output, stderr: '' };
   });
 
   it('the demo fails the 0.80 Recall@3 floor with exit 1, and the verdict is the last thing promptfoo eval prints', async () => {

@@ -6,13 +6,13 @@
  * in a temp copy of the repository root (promptfooconfig.yaml and .env copied, everything else linked), so its
  * promptfoo history lands in that copy's .promptfoo and never in the repository's own.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { overallDerivedMetrics } from '../../src/report/derived.ts';
-import { PROMPTFOO_BIN, ROOT, runNode, tempDir } from './helpers.ts';
+import { ROOT, defaultEvalRun } from './helpers.ts';
 
 describe('promptfooconfig.yaml and .env', () => {
   it('labels the column, lists the assertions, the derived means, the gate hooks and the exit-code policy', () => {
@@ -37,29 +37,16 @@ describe('promptfooconfig.yaml and .env', () => {
 });
 
 describe('bare `promptfoo eval` on the embedded defaults', () => {
-  const dir = tempDir('default-eval');
-  after(() => rmSync(dir, { recursive: true, force: true }));
-
   it('builds the index on first use, evaluates the English set and exits through the gate', async () => {
-    const env: Record<string, string | undefined> = { HOME: dir, RANKGATE_DATA_DIR: join(dir, 'db'), DATABASE_URL: undefined, RANKGATE_JUDGE: 'off' };
-    for (const k of Object.keys(process.env)) if (k.startsWith('PROMPTFOO_') || k.startsWith('AWS_')) env[k] = undefined;
-    const out = join(dir, 'results.json');
-    const work = join(dir, 'repo');
-    mkdirSync(work);
-    for (const name of readdirSync(ROOT)) {
-      if (name === '.promptfoo' || name === '.rankgate' || name === '.git' || name === 'test-output') continue;
-      if (name === 'promptfooconfig.yaml' || name === '.env') copyFileSync(join(ROOT, name), join(work, name));
-      else symlinkSync(join(ROOT, name), join(work, name));
-    }
-    const historyBefore = existsSync(join(ROOT, '.promptfoo')) ? readdirSync(join(ROOT, '.promptfoo')).join(',') : null;
-    const r = await runNode([PROMPTFOO_BIN, 'eval', '--output', out, '--no-table', '--no-progress-bar'], { env, cwd: work, timeoutMs: 600_000 });
-    assert.ok(r.code === 0 || r.code === 1, `exit 0 (gate passed) or 1 (gate failed), got ${r.code}\n${r.stderr.slice(-3000)}`);
-    assert.match(r.stderr, /ingesting .*datasets\/corpus/);
-    assert.match(r.stderr, r.code === 0 ? /gate PASSED/ : /rankgate gate FAILED \(exit 1\)/);
-    assert.ok(!existsSync(join(dir, '.promptfoo')), 'promptfoo state went to the .promptfoo beside the config (from .env), not ~/.promptfoo');
-    assert.ok(existsSync(join(work, '.promptfoo')), 'the .env setting PROMPTFOO_CONFIG_DIR=.promptfoo took effect');
-    assert.equal(existsSync(join(ROOT, '.promptfoo')) ? readdirSync(join(ROOT, '.promptfoo')).join(',') : null, historyBefore, "the repository's own .promptfoo is untouched");
-    const d = JSON.parse(readFileSync(out, 'utf8'));
+    // the run itself is shared with the demo gate and view tests, once per `npm test` (helpers.ts: defaultEvalRun)
+    const r = await defaultEvalRun();
+    assert.ok(r.code === 0 || r.code === 1, `exit 0 (gate passed) or 1 (gate failed), got ${r.code}\n${r.output.slice(-3000)}`);
+    assert.match(r.output, /ingesting .*datasets\/corpus/);
+    assert.match(r.output, r.code === 0 ? /gate PASSED/ : /rankgate gate FAILED \(exit 1\)/);
+    assert.ok(!existsSync(join(r.home, '.promptfoo')), 'promptfoo state went to the .promptfoo beside the config (from .env), not ~/.promptfoo');
+    assert.ok(existsSync(join(r.work, '.promptfoo')), 'the .env setting PROMPTFOO_CONFIG_DIR=.promptfoo took effect');
+    assert.equal(r.historyAfter, r.historyBefore, "the repository's own .promptfoo is untouched");
+    const d = JSON.parse(readFileSync(r.results, 'utf8'));
     const s = d.results.prompts[0].metrics.namedScores;
     const golden = JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8'));
     assert.equal(d.results.results.length, golden.length);
@@ -72,6 +59,6 @@ describe('bare `promptfoo eval` on the embedded defaults', () => {
     assert.equal(s.not_found_rate, 1 - s.found / s.n_ranked);
     assert.ok('routing_accuracy_technique_boundary' in s);
     assert.ok(s.latency_p95_ms > 0);
-    assert.match(r.stderr, /judge: off/, 'no AWS configuration: the judge is off and the summary says so');
+    assert.match(r.output, /judge: off/, 'no AWS configuration: the judge is off and the summary says so');
   });
 });

@@ -80,31 +80,55 @@ export function rankgate(args: string[], env: Record<string, string | undefined>
 
 export const close = (a: number, b: number, eps = 1e-4) => Math.abs(a - b) <= eps;
 
+export interface DefaultEvalRun {
+  /** exit code of the bare `promptfoo eval` */
+  code: number;
+  /** its stdout and stderr as one stream, in the order a terminal shows them */
+  output: string;
+  /** the --output results file */
+  results: string;
+  /** the PGlite directory its first use built: the demo corpus as the default variant c300:use-lite */
+  db: string;
+  /** the temp copy of the repository root it ran in, and its HOME */
+  work: string;
+  home: string;
+  /** the repository's own .promptfoo, listed before and after the run (null: none) */
+  historyBefore: string | null;
+  historyAfter: string | null;
+}
+
+let ownRunDir: string | undefined;
+
 /**
- * A PGlite database holding the demo corpus (datasets/corpus) as the default eval's variant c300:use-lite, built ONCE
- * per machine (USE-lite embedding is the slowest thing the suite does) and copied into `dest` for each test that runs
- * the demo eval. Kept in the system temp dir, never in the repository, keyed by everything that changes the index
- * (corpus, migrations, ingest and embedder sources). Test files running side by side take turns: the first builds
- * under a lock directory, the others wait for it. Tests of the first-use ingest itself (default-config) do not use it.
+ * The README's first command as a newcomer runs it, ONCE per `npm test`: a bare `promptfoo eval` in a temp copy of the
+ * repository root (promptfooconfig.yaml and .env copied, everything else linked, so its promptfoo history lands in
+ * that copy's .promptfoo), no PROMPTFOO_* or AWS_* variables (the committed .env supplies them), HOME a temp dir, an
+ * empty RANKGATE_DATA_DIR: the demo corpus is ingested on first use (USE-lite embedding is the slowest thing the
+ * suite does). The default-config test checks this run; the demo gate test and the view test start from its results
+ * and a copy of the index it built, instead of embedding the corpus again.
+ *
+ * Once per run: scripts/run-tests.mjs names a run directory (RANKGATE_TEST_RUN_DIR, removed when the run ends); test
+ * files running side by side take turns under a lock directory, the first builds, the others wait. A file run on its
+ * own builds its own. Never kept between runs, never in the repository.
  */
-export async function demoIndexInto(dest: string): Promise<void> {
-  const { createHash } = await import('node:crypto');
-  const { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync } = await import('node:fs');
-  const h = createHash('sha256');
-  const hashDir = (d: string): void => {
-    for (const f of readdirSync(d).sort()) {
-      const p = join(d, f);
-      if (statSync(p).isDirectory()) hashDir(p);
-      else h.update(p.slice(ROOT.length)).update(readFileSync(p));
+export async function defaultEvalRun(): Promise<DefaultEvalRun> {
+  const { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync, copyFileSync, symlinkSync } = await import('node:fs');
+  let base = process.env.RANKGATE_TEST_RUN_DIR;
+  if (!base) {
+    if (!ownRunDir) {
+      ownRunDir = tempDir('test-run');
+      const dir = ownRunDir;
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     }
-  };
-  for (const d of ['datasets/corpus', 'src/db', 'src/ingest', 'src/embeddings']) hashDir(join(ROOT, d));
-  const base = join(tmpdir(), 'rankgate-test-demo-index');
-  const dir = join(base, `c300-use-lite-${h.digest('hex').slice(0, 12)}`);
+    base = ownRunDir;
+  }
+  const dir = join(base, 'default-eval');
   const lock = `${dir}.lock`;
-  mkdirSync(base, { recursive: true });
+  const failed = `${dir}.failed`;
+  const meta = () => JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as Omit<DefaultEvalRun, 'results' | 'db' | 'work' | 'home'>;
   const deadline = Date.now() + 15 * 60_000;
-  while (!existsSync(join(dir, 'PG_VERSION'))) {
+  while (!existsSync(join(dir, 'meta.json'))) {
+    if (existsSync(failed)) throw new Error(readFileSync(failed, 'utf8'));
     let mine = false;
     try {
       mkdirSync(lock);
@@ -116,23 +140,45 @@ export async function demoIndexInto(dest: string): Promise<void> {
       } catch {
         /* gone meanwhile */
       }
-      if (Date.now() > deadline) throw new Error(`waited 15 min for the demo index fixture at ${dir}`);
+      if (Date.now() > deadline) throw new Error(`waited 15 min for the default eval at ${dir}`);
       await new Promise((r) => setTimeout(r, 500));
       continue;
     }
     try {
-      if (existsSync(join(dir, 'PG_VERSION'))) break;
+      if (existsSync(join(dir, 'meta.json'))) break;
       const building = `${dir}.building-${process.pid}`;
       rmSync(building, { recursive: true, force: true });
-      const r = await runNode([join(ROOT, 'bin', 'rankgate.js'), 'ingest', '--db', building, '--corpus', join(ROOT, 'datasets', 'corpus'), '--chunk-size', '300', '--embedder', 'use-lite'], {
-        env: { DATABASE_URL: undefined, RANKGATE_DATA_DIR: undefined },
-        timeoutMs: 600_000,
-      });
-      if (r.code !== 0) throw new Error(`building the demo index fixture failed (exit ${r.code}):\n${r.stderr.slice(-2000)}`);
+      const home = join(building, 'home');
+      const work = join(building, 'repo');
+      mkdirSync(home, { recursive: true });
+      mkdirSync(work);
+      for (const name of readdirSync(ROOT)) {
+        if (name === '.promptfoo' || name === '.rankgate' || name === '.git' || name === 'test-output' || name === '.dist-builds') continue;
+        if (name === 'promptfooconfig.yaml' || name === '.env') copyFileSync(join(ROOT, name), join(work, name));
+        else symlinkSync(join(ROOT, name), join(work, name));
+      }
+      const env: Record<string, string | undefined> = { HOME: home, RANKGATE_DATA_DIR: join(building, 'db'), DATABASE_URL: undefined, RANKGATE_JUDGE: 'off' };
+      for (const k of Object.keys(process.env)) if (k.startsWith('PROMPTFOO_') || k.startsWith('AWS_')) env[k] = undefined;
+      const history = () => (existsSync(join(ROOT, '.promptfoo')) ? readdirSync(join(ROOT, '.promptfoo')).join(',') : null);
+      const historyBefore = history();
+      // stdout and stderr into one pipe, as a terminal shows them (what is printed last matters)
+      const cmd = [process.execPath, PROMPTFOO_BIN, 'eval', '--output', join(building, 'results.json'), '--no-table', '--no-progress-bar'].map((a) => `'${a}'`).join(' ');
+      const r = await run('sh', ['-c', `${cmd} 2>&1`], { env, cwd: work, timeoutMs: 600_000 });
+      writeFileSync(join(building, 'meta.json'), JSON.stringify({ code: r.code, output: r.stdout, historyBefore, historyAfter: history() }));
       renameSync(building, dir);
+    } catch (e) {
+      writeFileSync(failed, `the default eval fixture could not be built: ${(e as Error).stack ?? String(e)}`);
+      throw e;
     } finally {
       if (mine) rmSync(lock, { recursive: true, force: true });
     }
   }
-  cpSync(dir, dest, { recursive: true, filter: (p) => !/\.rankgate\.lock/.test(p) });
+  return { ...meta(), results: join(dir, 'results.json'), db: join(dir, 'db'), work: join(dir, 'repo'), home: join(dir, 'home') };
+}
+
+/** A copy of the index the default eval's first use built (defaultEvalRun) in `dest`, without its lock files. */
+export async function demoIndexInto(dest: string): Promise<void> {
+  const { cpSync } = await import('node:fs');
+  const { db } = await defaultEvalRun();
+  cpSync(db, dest, { recursive: true, filter: (p) => !/\.rankgate\.lock/.test(p) });
 }

@@ -84,7 +84,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     writeFileSync(ARTIFACTS, '');
-    await demoIndexInto(join(dir, 'db')); // the demo index, embedded once per machine
+    await demoIndexInto(join(dir, 'db')); // the index the default eval's first use built, once per run
     const a = await runNode([PROMPTFOO_BIN, 'eval', '--output', defaultOut, '--no-cache', '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
     assert.ok(a.code === 0 || a.code === 1, `default eval exits through the gate (0/1), got ${a.code}\n${a.stderr.slice(-2000)}`);
     const b = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--output', sweepOut, '--no-cache', '--no-table', '--no-progress-bar'], {
