@@ -148,7 +148,7 @@ describe('the PGlite template', () => {
     assert.ok(isGzip(template));
   });
 
-  it('RANKGATE_PGLITE_TEMPLATE=off: initdb every time, nothing kept; the default copy lives in the system temp dir', async () => {
+  it('RANKGATE_PGLITE_TEMPLATE=off or naming a directory: no copy read or written; the default copy lives in the system temp dir', async () => {
     const prev = process.env.RANKGATE_PGLITE_TEMPLATE;
     try {
       process.env.RANKGATE_PGLITE_TEMPLATE = 'off';
@@ -160,9 +160,17 @@ describe('the PGlite template', () => {
       if (prev === undefined) delete process.env.RANKGATE_PGLITE_TEMPLATE;
       else process.env.RANKGATE_PGLITE_TEMPLATE = prev;
     }
-    const dir = join(tmp, 'db-off');
-    await createAndUse(dir, 'off');
-    assert.ok(existsSync(join(dir, 'PG_VERSION')));
+    // off: no copy is read or written (a new database then runs initdb, as on a machine without a copy)
+    process.env.RANKGATE_PGLITE_TEMPLATE = 'off';
+    try {
+      assert.equal(readTemplate(), undefined);
+      let dumped = false;
+      await saveTemplate({ dumpDataDir: async () => ((dumped = true), new Blob([Buffer.alloc(2_000_000, 1)])) });
+      assert.equal(dumped, false, 'nothing dumped');
+    } finally {
+      if (prev === undefined) delete process.env.RANKGATE_PGLITE_TEMPLATE;
+      else process.env.RANKGATE_PGLITE_TEMPLATE = prev;
+    }
     // a setting naming a directory: the copy can be neither read nor written, and neither throws (a new database
     // then runs initdb and keeps no copy, as with off)
     const notAFile = join(tmp, 'a-directory');

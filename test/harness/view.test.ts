@@ -1,7 +1,7 @@
 /**
  * In a real browser (Debian's /usr/bin/chromium driven by playwright-core): `promptfoo view` on the default eval
- * (promptfooconfig.yaml, three categories of the demo golden set on the demo index) and on the quick sweep
- * (promptfooconfig.sweep.ts, 7 columns), and rankgate's own HTML report of that sweep.
+ * (the README's first command, shared with the default-config test) and on the quick sweep (promptfooconfig.sweep.ts,
+ * 7 columns, three categories of the demo golden set on the demo index), and rankgate's own HTML report of that sweep.
  *
  * DOM checks: each column's headline "% passing" equals the success rate computed from the results JSON; an output
  * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
@@ -15,11 +15,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PROMPTFOO_BIN, ROOT, demoIndexInto, rankgate, runNode, tempDir } from './helpers.ts';
+import { PROMPTFOO_BIN, ROOT, defaultEvalRun, demoIndexInto, rankgate, runNode, tempDir } from './helpers.ts';
 
 const CHROMIUM = process.env.RANKGATE_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = resolve(process.env.RANKGATE_TEST_OUTPUT ?? join(tmpdir(), 'rankgate-test-output'));
@@ -64,8 +64,8 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     RANKGATE_DATA_DIR: join(dir, 'db'),
     DATABASE_URL: undefined,
     RANKGATE_JUDGE: 'off',
-    // three of the demo's seven categories (28 of 66 queries; technique_boundary has a floor in config/gate.yaml):
-    // every view and report check holds on them, at under half the eval work (the sweep is 7 columns × the queries)
+    // the sweep on three of the demo's seven categories (28 of 66 queries; technique_boundary has a floor in
+    // config/gate.yaml): every view and report check holds on them, at under half the work (7 columns × the queries)
     RANKGATE_CATEGORY: 'technique_boundary,emotional,adversarial',
     PROMPTFOO_DISABLE_TELEMETRY: '1',
     PROMPTFOO_DISABLE_UPDATE: '1',
@@ -84,9 +84,13 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     writeFileSync(ARTIFACTS, '');
-    await demoIndexInto(join(dir, 'db')); // the index the default eval's first use built, once per run
-    const a = await runNode([PROMPTFOO_BIN, 'eval', '--output', defaultOut, '--no-cache', '--no-table', '--no-progress-bar'], { env, timeoutMs: 600_000 });
-    assert.ok(a.code === 0 || a.code === 1, `default eval exits through the gate (0/1), got ${a.code}\n${a.stderr.slice(-2000)}`);
+    // The default eval is the README's first command, run once per `npm test` (helpers.ts: defaultEvalRun): its
+    // promptfoo history (the .promptfoo its .env names), its results and the index its first use built.
+    const run = await defaultEvalRun();
+    assert.ok(run.code === 0 || run.code === 1, `default eval exits through the gate (0/1), got ${run.code}\n${run.output.slice(-2000)}`);
+    await demoIndexInto(join(dir, 'db'));
+    cpSync(join(run.work, '.promptfoo'), cfgDir, { recursive: true });
+    copyFileSync(run.results, defaultOut);
     const b = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--output', sweepOut, '--no-cache', '--no-table', '--no-progress-bar'], {
       env: { ...env, RANKGATE_SWEEP: 'quick' },
       timeoutMs: 600_000,
