@@ -157,6 +157,7 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       assert.equal(out[i]!.code, code, `promptfoo eval (${name}) exit\n${out[i]!.stderr.slice(-3000)}`);
       const last = (out[i]!.stdout + out[i]!.stderr).trimEnd().split('\n');
       assert.ok(last.some((l) => /^rankgate gate (PASSED|FAILED|ERROR) \(exit \d\)/.test(l)), `${name}: verdict printed`);
+      if (name === 'zzz') assert.match(out[i]!.stderr, /rankgate gate ERROR \(exit 2\)[^\n]*\n(\s+note: [^\n]*\n)*\s+✗ no evaluated queries/, 'a 0-row run says why');
     });
     const b = await rankgate(['gate', files.pass!, '--floors', floors, '--update-baseline', '--baseline', join(dir, 'baseline.json')]);
     assert.equal(b.code, 0, b.stderr);
@@ -202,6 +203,13 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       assert.equal(r.code, 2, `${name}: ${r.stderr}`);
       assert.match(r.stderr, /--update-baseline: .*was left as it was/);
       assert.ok(!existsSync(target), `${name}: no baseline written`);
+      // an existing baseline is left byte for byte
+      const existing = join(dir, 'baseline.json');
+      const before = readFileSync(existing, 'utf8');
+      const again = await rankgate(['gate', files[name]!, '--floors', floors, '--update-baseline', '--baseline', existing]);
+      assert.equal(again.code, 2, `${name}: ${again.stderr}`);
+      assert.match(again.stderr, /--update-baseline: .*was left as it was/);
+      assert.equal(readFileSync(existing, 'utf8'), before, `${name}: the existing baseline is unchanged`);
     }
   });
 });

@@ -129,6 +129,21 @@ describe('rankgate merge (src/report/merge.ts)', () => {
     assert.equal(m.results.timestamp, '2026-11-23T10:01:00.000Z');
   });
 
+  it('three shards merge to the same sums and means as two', () => {
+    const three = mergeResults([
+      { file: 's3.json', doc: doc(['q3', 'q6'], { index: 3, count: 3 }) },
+      { file: 's1.json', doc: doc(['q1', 'q4'], { index: 1, count: 3 }) },
+      { file: 's2.json', doc: doc(['q2', 'q5'], { index: 2, count: 3 }) },
+    ]).doc.results.prompts[0]!.metrics!;
+    const two = mergeResults([
+      { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }) },
+      { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
+    ]).doc.results.prompts[0]!.metrics!;
+    assert.deepEqual(three.namedScores, two.namedScores);
+    assert.deepEqual(three.namedScoresCount, two.namedScoresCount);
+    assert.equal(three.testPassCount, two.testPassCount);
+  });
+
   it('a full run merged alone is the canonical form of the same numbers, equal to the merged shards', () => {
     const full = mergeResults([{ file: 'full.json', doc: doc(['q1', 'q2', 'q3', 'q4', 'q5', 'q6'], null) }]).doc;
     const sharded = mergeResults([
