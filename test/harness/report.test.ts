@@ -1,7 +1,7 @@
 /** Pure parts of the harness: per-query scoring edge cases, routing, integrity, floors, percentiles, shipping latency. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
@@ -154,8 +154,9 @@ describe('report helpers', () => {
     assert.equal(capped.criteria[4]!.passed, false, 'the 2,500 ms cap applies even when 3x baseline is higher');
   });
 
-  it('floors: a category missing from the results cannot be checked (never a silent pass); a present one below its floor fails', () => {
+  it('floors: a category missing from the results cannot be checked (never a silent pass); a present one below its floor fails', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'rankgate-floors-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const f = join(dir, 'gate.yaml');
     writeFileSync(f, 'overall: { recall_at_3: 0.5 }\ncategories: { technique_boundary: { routing_accuracy: 1.0 }, c: { recall_at_3: 0.9 } }\n');
     const report = buildReport(column('A', [1, 1, 1, 1], [1, 1, 0, 1]));
@@ -176,8 +177,9 @@ describe('report helpers', () => {
     assert.throws(() => loadFloors(f), /gate\.yaml:\d+:\d+: not valid YAML/);
   });
 
-  it('gate.yaml: unknown keys, metrics and shapes are one line naming the file and key, with a did-you-mean', () => {
+  it('gate.yaml: unknown keys, metrics and shapes are one line naming the file and key, with a did-you-mean', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'rankgate-floors-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const f = join(dir, 'gate.yaml');
     const bad: [string, RegExp][] = [
       ['overall: { recal_at_3: 0.8 }\n', /gate\.yaml: overall: unknown metric 'recal_at_3'; did you mean 'recall_at_3'\? \(valid: recall_at_3, mrr_at_10, /],
