@@ -16,7 +16,7 @@
  * Sessions are configured the same way on both: `jit=off` on the server (one query spent 300 ms in JIT),
  * an optional private `schema` first on the search_path (tests isolate themselves on a shared server).
  */
-import { readFileSync, readdirSync, mkdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -208,9 +208,12 @@ export async function createPglite(
     import('@electric-sql/pglite-pg_textsearch'),
   ]);
   try {
+    // A reader of a small index gets a buffer pool its size (PGlite zero-fills the whole pool at every start)
+    const buffers = access === 'read' && !memory && created === undefined ? readerSharedBuffersMb(dataDir) : undefined;
+    const startParams = buffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${buffers}MB`] : undefined;
     const start = () =>
       withPgliteFaults(dataDir, async () => {
-        const p = new PGlite(memory ? dataDir : resolve(dataDir), { extensions: { vector, pg_textsearch } });
+        const p = new PGlite(memory ? dataDir : resolve(dataDir), { extensions: { vector, pg_textsearch }, ...(startParams ? { startParams } : {}) });
         await p.waitReady;
         return p;
       });
@@ -259,6 +262,31 @@ export async function createPglite(
       describeFault(e, { path: dataDir, action: created ? 'create the embedded database (PGlite)' : 'open the embedded database (PGlite)' }),
     );
   }
+}
+
+/**
+ * shared_buffers for a process that only reads an existing database: the smallest of 16, 32, 64 MB that holds all its
+ * tables and indexes (base/, system catalogs included), else PGlite's default 128 MB. PGlite allocates and zero-fills
+ * the whole pool at every start (128 MB: ~0.2 s of CPU and 128 MB of memory per `rankgate search`), and a reader of a
+ * small index cannot use more than the index. Writers (ingest, the provider when it may ingest) and large indexes
+ * keep the default.
+ */
+export function readerSharedBuffersMb(dataDir: string): 16 | 32 | 64 | undefined {
+  let bytes = 0;
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (bytes > 64 * 1048576) return;
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.isFile()) bytes += statSync(join(d, e.name)).size;
+    }
+  };
+  try {
+    walk(join(dataDir, 'base'));
+  } catch {
+    return undefined;
+  }
+  for (const mb of [16, 32, 64] as const) if (bytes <= mb * 1048576) return mb;
+  return undefined;
 }
 
 function removeCreated(dataDir: string, what: 'dir' | 'contents'): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPglite, migrate, openDatabase, textConfigFor, availableTextConfigs, type Db } from '../../src/db/index.ts';
+import { createPglite, migrate, openDatabase, readerSharedBuffersMb, textConfigFor, availableTextConfigs, type Db } from '../../src/db/index.ts';
 import { isUserError } from '../../src/errors.ts';
 import { ENGINES, SERVER_URL, SERVER_SKIP, openServerFixture } from '../search/fixture.ts';
 
@@ -70,7 +70,15 @@ test('PGlite: migrations create the schema once, in a data directory that reopen
     assert.match(again.describe, /^PGlite /);
     const r = await again.pool.query(`SELECT title FROM documents WHERE id = 'keep'`);
     assert.equal(r.rows[0].title, 'Kept');
+    const shared = async (d: Db) => (await d.pool.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0]!.shared_buffers;
+    assert.equal(await shared(again), '128MB', 'a writer keeps the default buffer pool');
     await again.close();
+    // a reader of this small database (~23 MB of tables and catalogs) gets a pool its size, not 128 MB
+    assert.equal(readerSharedBuffersMb(join(dir, 'db')), 32);
+    const reader = await openDatabase({ dataDir: join(dir, 'db'), access: 'read' });
+    assert.equal(await shared(reader), '32MB');
+    assert.equal((await reader.pool.query(`SELECT title FROM documents WHERE id = 'keep'`)).rows[0].title, 'Kept');
+    await reader.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
