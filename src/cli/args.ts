@@ -24,6 +24,9 @@ export function parseCliArgs<O extends Options>(argv: string[], options: O, usag
   }
 }
 
+// The flag parsers shared by ingest, search, serve, golden check and embed-cache. They lived in cli/ingest.ts, which
+// made every command that imported them load the corpus readers and the tokenizer.
+
 /**
  * `--db` -> the explicit target (`postgres://...` a server URL, anything else a PGlite data directory); without
  * `--db`, {} so the one resolver (src/db/target.ts) applies DATABASE_URL, RANKGATE_DATA_DIR, the default.

@@ -29,10 +29,6 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
 A database holds the index of one corpus; every index variant records the corpus it was built from (a hash
 of its documents). Documents that left the corpus are removed with their chunks.`;
 
-// The flag parsers shared with search, serve, golden check and embed-cache live in ./args.ts (importing them from
-// here would load the corpus readers and the tokenizer into every command).
-export { parseChunkSizes, parseDbFlag, parseIntFlag, serviceDbOptions } from './args.ts';
-
 /** parseArgs through parseCliArgs (did-you-mean for unknown options); kept for the CLIs that still call it. */
 export function strictParse<T extends Parameters<typeof parseArgs>[0]>(config: T, usage: string) {
   type Options = NonNullable<Parameters<typeof parseCliArgs>[1]>;

@@ -1,7 +1,7 @@
 /**
  * A new embedded database directory starts from a copy of a just-initialised, empty PGlite cluster instead of running
  * initdb (`memory://` databases still run initdb: PGlite keeps a process alive while an instance loaded from a
- * tarball is open, and an in-memory one cannot be closed and reopened).
+ * tarball is open, and an in-memory instance is never reopened from a directory).
  *
  * initdb in WASM costs 3–4 s of CPU. The copy (a 4.5 MB gzipped tar of the data directory) is unpacked into the new
  * directory here, in Node (~0.1 s), and the directory is then opened as an existing database: one PGlite start. (PGlite's

@@ -21,20 +21,22 @@
 import { createRequire } from 'node:module';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 
-type BedrockSdk = typeof import('@aws-sdk/client-bedrock-runtime');
-let sdk: { bedrock: BedrockSdk; http: typeof import('@smithy/node-http-handler') } | undefined;
+type BedrockSdk = typeof import('@aws-sdk/client-bedrock-runtime') & Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
+let sdk: BedrockSdk | undefined;
 
 /**
- * The AWS SDK (its Bedrock client and HTTP handler, ~45 modules), loaded on the first Bedrock call instead of at
- * import: the judge and embedder modules are imported by every promptfoo eval (through the gate hook) and most never
- * call Bedrock. Both packages are CommonJS (no `exports`, `main` is dist-cjs), so this is the same copy an `import` loads.
+ * The AWS SDK (its Bedrock client, commands and HTTP handler, ~45 modules), loaded on the first Bedrock call instead
+ * of at import: the judge and embedder modules are imported by every promptfoo eval (through the gate hook) and most
+ * never call Bedrock. Both packages are CommonJS (no `exports`, `main` is dist-cjs), so this is the same copy an
+ * `import` loads.
  */
 export function bedrockSdk(): BedrockSdk {
   if (!sdk) {
     const req = createRequire(import.meta.url);
-    sdk = { bedrock: req('@aws-sdk/client-bedrock-runtime') as BedrockSdk, http: req('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler') };
+    const { NodeHttpHandler } = req('@smithy/node-http-handler') as typeof import('@smithy/node-http-handler');
+    sdk = { ...(req('@aws-sdk/client-bedrock-runtime') as typeof import('@aws-sdk/client-bedrock-runtime')), NodeHttpHandler };
   }
-  return sdk.bedrock;
+  return sdk;
 }
 
 export type BedrockCredentials = ConstructorParameters<typeof BedrockRuntimeClient>[0] extends infer C
@@ -89,8 +91,7 @@ export function createBedrockClient(opts: BedrockClientOptions = {}): BedrockRun
   if (opts.client) return opts.client;
   const timeoutMs = attemptTimeoutMs(opts);
   const endpoint = bedrockEndpoint(opts);
-  const { BedrockRuntimeClient } = bedrockSdk();
-  const { NodeHttpHandler } = sdk!.http;
+  const { BedrockRuntimeClient, NodeHttpHandler } = bedrockSdk();
   return new BedrockRuntimeClient({
     ...(opts.region ? { region: opts.region } : {}),
     ...(endpoint ? { endpoint } : {}),

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { run as ingest, parseChunkSizes, parseDbFlag } from '../../src/cli/ingest.ts';
+import { run as ingest } from '../../src/cli/ingest.ts';
+import { parseChunkSizes, parseDbFlag } from '../../src/cli/args.ts';
 import { run as search, parseWeights, searchParamsFromFlags } from '../../src/cli/search.ts';
 import { run as serve } from '../../src/cli/serve.ts';
 
