@@ -1,7 +1,7 @@
 /** Glue shared by the assertion files: read the golden query, the provider output and metadata from promptfoo's context. */
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
-import { parseOutput } from '../src/report/score.ts';
-import type { HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
+import { parseOutput } from '../src/results/score.ts';
+import type { HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 
 export interface AssertionContext {
   vars?: Record<string, unknown>;

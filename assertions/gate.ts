@@ -1,5 +1,5 @@
 /**
- * promptfoo extension hooks (thin; rules in src/report):
+ * promptfoo extension hooks (thin; rules in src/results and src/gate):
  *
  *   extensions:
  *     - file://assertions/gate.ts:beforeAll   # adds derived means per category (and conditional ones) for the tests present,
@@ -9,7 +9,7 @@
  *
  * beforeAll also validates the floors file (a bad gate.yaml: one line, exit 2, before any query runs).
  * afterAll prints the per-column summary, and LAST (from a process 'exit' handler, after promptfoo's own summary)
- * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/report/verdict.ts):
+ * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/gate/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
  * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
@@ -24,15 +24,15 @@ import { createRequire } from 'node:module';
 import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { resolveJudgeMode } from '../src/judge/judge.ts';
-import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/report/derived.ts';
+import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
-import { readBaseline } from '../src/report/baseline.ts';
-import { DEFAULT_FLOORS, loadFloors } from '../src/report/gate.ts';
-import { percentile } from '../src/report/report.ts';
-import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/report/results.ts';
-import { shippingCriteria } from '../src/report/shipping.ts';
+import { readBaseline } from '../src/gate/baseline.ts';
+import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
+import { percentile } from '../src/results/summary.ts';
+import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
+import { shippingCriteria } from '../src/gate/shipping.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
-import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/report/verdict.ts';
+import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/gate/verdict.ts';
 
 interface AssertionLike {
   type?: string;
@@ -66,7 +66,7 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   const added = derivedMetricsFor(goldens, existing, judgeFamilies(context.suite));
   // promptfoo imports mathjs (through its TypeScript loader: ~1.4 CPU-s, a third of a small eval) whenever the suite
   // has derivedMetrics, even functions. So when the config declares none, rankgate's own means are computed in
-  // afterAll from the final column sums, exactly as promptfoo would after the last row (src/report/derived.ts), and the
+  // afterAll from the final column sums, exactly as promptfoo would after the last row (src/results/derived.ts), and the
   // suite goes on without derivedMetrics. A config with its own derivedMetrics keeps them all in promptfoo's hands.
   if (!existing.length && added.every((m) => compileOwnDerived(m.value))) {
     ownDerived = added;
@@ -137,7 +137,7 @@ interface AfterAllContext {
 }
 
 /**
- * The gate over every column (src/report/verdict.ts, the same code as `rankgate gate`). The detail is printed at
+ * The gate over every column (src/gate/verdict.ts, the same code as `rankgate gate`). The detail is printed at
  * once; the verdict with its reasons is printed LAST, from a process 'exit' handler (promptfoo prints its own
  * summary after this hook), which also sets the exit code: 0 pass, 1 floor or significant regression, 2 nothing
  * trustworthy measured / bad input. promptfoo keeps no rows with --no-write: the gate then reads its column sums.

@@ -7,7 +7,7 @@
  *     value: file://assertions/integrity.ts:integrity
  *     config: { top: 5, failRow: false }
  */
-import { checkIntegrity } from '../src/report/score.ts';
+import { checkIntegrity } from '../src/results/score.ts';
 import { failsRow, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 export function integrity(output: unknown, context: AssertionContext): GradingResult {

@@ -25,12 +25,12 @@
  * `seekerFit` (Dark Night rubric, bedrock only): seeker_fit (top-1: MEETS 1, PARTLY 0.5, else 0),
  * seeker_fit_at_3 (best of the top 3), n_seeker_fit, seeker_fit_errors; only for dark_night queries
  * or retrieval_intent meet_first / console (others pass, unscored).
- * `compactness` (seed 003, bedrock only): mean 1-5 over the top `k` (default 3) as compactness_sum
+ * `compactness` (the docs-search promptfoo design, bedrock only): mean 1-5 over the top `k` (default 3) as compactness_sum
  * with n_compactness; with failRow: true the row fails when the mean < config.min (default 3).
  */
 import { createJudge, type Judge, type JudgeOptions } from '../src/judge/index.ts';
 import { judgeQuery } from '../src/judge/query.ts';
-import { categoryKey } from '../src/report/score.ts';
+import { categoryKey } from '../src/results/score.ts';
 import { failsRow, goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 const judges = new Map<string, Promise<Judge>>();

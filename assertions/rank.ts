@@ -1,5 +1,5 @@
 /**
- * Rank assertion (thin; math in src/metrics via src/report/score.ts). Records every ranking measure as
+ * Rank assertion (thin; math in src/metrics via src/results/score.ts). Records every ranking measure as
  * namedScores (overall and `_<category>`, with n_ranked / n_<category> counters) and the failure bucket.
  *
  *   - type: javascript
@@ -9,7 +9,7 @@
  * Queries without a relevant reference (routing-only: adversarial, technique_boundary) pass with no
  * ranking scores. A failing row never fails the gate by itself: the gate reads the means.
  */
-import { rankNamedScores, scoreRanking } from '../src/report/score.ts';
+import { rankNamedScores, scoreRanking } from '../src/results/score.ts';
 import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 export function rank(output: unknown, context: AssertionContext): GradingResult {

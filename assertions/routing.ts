@@ -1,6 +1,6 @@
 /**
  * Routing assertion (DES-058), only where the golden entry states an expectation (expected_routing, or
- * expect_safety: true; see statedRoute in src/report/score.ts): technique_boundary entries that say
+ * expect_safety: true; see statedRoute in src/results/score.ts): technique_boundary entries that say
  * practice_bridge must reach the Practice Bridge, no_results entries must return nothing (or nothing above
  * `noResultsThreshold`), crisis-adjacent entries must raise the safety flag, stated `search` must return results.
  * A query whose entry states nothing passes unscored ("routing not checked"). The route is part of the row's
@@ -12,7 +12,7 @@
  *     value: file://assertions/routing.ts:routing
  *     config: { noResultsThreshold: 0.3 }   # optional
  */
-import { routingNamedScores, scoreRouting } from '../src/report/score.ts';
+import { routingNamedScores, scoreRouting } from '../src/results/score.ts';
 import { goldenFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 export function routing(output: unknown, context: AssertionContext): GradingResult {

@@ -1,5 +1,5 @@
 /**
- * Bench: convert an 86,000-row Natural Questions CSV (the size of seed 001's filtered set) to the
+ * Bench: convert an 86,000-row Natural Questions CSV (the size of the NQ evaluation spec's filtered set) to the
  * prepared JSON, the way `rankgate golden convert nq.csv --to nq-json -o prepared.json` does
  * (read + validate into the canonical model, render, atomic write). Prints the median of 3 runs
  * and one end-to-end CLI run. Target: < 10 s.

@@ -20,7 +20,8 @@
  * called from code (promptfoo's evaluate(), tests) it throws the UserError.
  */
 import { isUserError } from '../src/errors.ts';
-import { generateTestCases, type GoldenTestCase, type Selection } from '../src/golden/promptfoo.ts';
+import { generateTestCases, type Selection } from '../src/golden/promptfoo.ts';
+import type { GoldenTestCase } from '../src/golden/testcases.ts';
 
 /** The promptfoo CLI (`npx promptfoo eval`, `promptfoo eval`): argv[1] is its bin or dist entry point. */
 function underPromptfooCli(): boolean {

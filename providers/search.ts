@@ -40,34 +40,21 @@
  * assertions and reports read through parseOutput(output, metadata)), diagnostics (first-stage candidates),
  * resolution (passage_substring -> chunk ids of this column's index variant), params, service }.
  */
-import { isAbsolute, resolve } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
-import { loadModuleService } from '../src/search/module.ts';
+import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
-import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/report/types.ts';
+import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
-export interface SearchProviderConfig extends Partial<SearchParams> {
-  module?: string;
-  url?: string;
-  urlShape?: 'portal' | 'nq';
-  timeoutMs?: number;
-  unreachableAfter?: number;
-  corpus?: string;
-  corpusFormat?: 'markdown' | 'jsonl' | 'beir' | 'nq';
-  autoIngest?: boolean;
-  databaseUrl?: string;
-  dataDir?: string;
-  routingConfig?: string | false;
+export interface SearchProviderConfig extends Partial<SearchParams>, ServiceTarget {
   queryFilters?: boolean;
   warmup?: boolean;
-  worker?: boolean;
   basePath?: string;
   [k: string]: unknown;
 }
@@ -98,9 +85,6 @@ interface CallContext {
   test?: { metadata?: Record<string, unknown> };
 }
 
-/** Shared services: one per service identity (kind + location), refcounted by provider instances. */
-const services = new Map<string, { promise: Promise<SearchServiceLike>; refs: number }>();
-
 /** Per-query limit for in-process services (ours, module:) when the config sets no timeoutMs. */
 const IN_PROCESS_TIMEOUT_MS = 60_000;
 /** The untimed warm-up search per column may build an index on first use: a generous bound. */
@@ -119,115 +103,6 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(t));
 }
 
-/** undici's "fetch failed" names nothing: say what the connection error was (refused, unknown host, reset...). */
-function fetchFailure(e: Error): string {
-  const cause = (e as Error & { cause?: NodeJS.ErrnoException & { hostname?: string } }).cause;
-  const code = cause?.code;
-  const where = cause && 'address' in cause ? `${(cause as { address?: string }).address}:${(cause as { port?: number }).port}` : cause?.hostname ?? '';
-  if (code === 'ECONNREFUSED') return `connection refused (nothing listening at ${where || 'that address'}; is the service running?)`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `host not found (${cause?.hostname ?? where})`;
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the service closed the connection without an answer';
-  if (code) return `${code}${cause?.message ? `: ${cause.message}` : ''}`;
-  return cause?.message ? `${e.message} (${cause.message})` : e.message;
-}
-
-/** HTTP service in either seed shape. */
-class HttpSearchService implements SearchServiceLike {
-  /** Queries in a row that got no answer at all (timeout, refused, reset, unknown host). */
-  private noAnswerRun = 0;
-  private unreachable?: string;
-
-  constructor(
-    private readonly url: string,
-    private readonly shape: 'portal' | 'nq',
-    private readonly timeoutMs: number,
-    /** After this many queries in a row got no answer, the rest fail at once (0: never). */
-    private readonly unreachableAfter = 3,
-  ) {}
-
-  async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
-    if (this.unreachable) throw new Error(this.unreachable);
-    try {
-      const r = await this.post(query, params);
-      this.noAnswerRun = 0;
-      return r;
-    } catch (e) {
-      const err = e as Error & { noAnswer?: boolean };
-      if (!err.noAnswer) {
-        this.noAnswerRun = 0;
-        throw e;
-      }
-      this.noAnswerRun++;
-      if (this.unreachableAfter > 0 && this.noAnswerRun >= this.unreachableAfter) {
-        this.unreachable ??= `${this.url} unreachable: ${this.noAnswerRun} ${this.noAnswerRun === 1 ? "query" : "queries"} in a row got no answer (last: ${err.message}); not queried (unreachableAfter)`;
-      }
-      throw e;
-    }
-  }
-
-  private async post(query: string, params: Partial<SearchParams>): Promise<SearchResponse> {
-    const limit = params.topK ?? 10;
-    let target = this.url.replace(/\/+$/, '');
-    let body: Record<string, unknown>;
-    if (this.shape === 'nq') {
-      if (!/\/(semantic|keyword|hybrid)$/.test(target)) target += `/${params.mode ?? 'hybrid'}`;
-      body = { query, limit };
-    } else {
-      body = { query, limit, ...(params.language ? { language: params.language } : {}), ...(params.mode ? { mode: params.mode } : {}) };
-    }
-    const res = await fetch(target, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    }).catch((e: Error) => {
-      throw Object.assign(
-        new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${target} failed: ${fetchFailure(e)}`),
-        { noAnswer: true },
-      );
-    });
-    const text = await res.text();
-    if (res.status === 429) {
-      throw new Error(`POST ${target} -> HTTP 429: the service is rate limiting the eval (lower its concurrency: -j, evaluateOptions.maxConcurrency); not retried: ${text.slice(0, 200)}`);
-    }
-    if (!res.ok) throw new Error(`POST ${target} -> HTTP ${res.status}: ${text.slice(0, 200)}`);
-    let doc: Record<string, unknown>;
-    try {
-      doc = JSON.parse(text);
-    } catch {
-      throw new Error(`POST ${target} returned malformed JSON: ${text.slice(0, 120)}`);
-    }
-    const list = this.shape === 'nq' ? doc.result : doc.results;
-    if (!Array.isArray(list)) throw new Error(`POST ${target}: response has no ${this.shape === 'nq' ? 'result' : 'results'}[] array`);
-    const hits = list.map((r: Record<string, unknown>, i: number) => {
-      const id = r.chunk_id ?? r.chunkId ?? r.id;
-      if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`POST ${target}: result ${i} has no chunk_id`);
-      return {
-        chunkId: String(id),
-        documentId: String(r.document_id ?? r.documentId ?? id),
-        rank: typeof r.rank === 'number' ? r.rank : i + 1,
-        score: typeof r.score === 'number' ? r.score : 0,
-        content: typeof r.content === 'string' ? r.content : '',
-        ...(typeof r.path === 'string' ? { path: r.path } : {}),
-        ...(typeof r.book_slug === 'string' ? { bookSlug: r.book_slug } : {}),
-        ...(typeof r.chapter_number === 'number' ? { chapterNumber: r.chapter_number } : {}),
-        ...(typeof r.title === 'string' ? { title: r.title } : {}),
-        ...(typeof r.heading === 'string' ? { heading: r.heading } : {}),
-        channels: (r.channels as SearchResponse['hits'][number]['channels']) ?? {},
-      };
-    });
-    const routing = (doc.routing as SearchResponse['routing'] | undefined) ?? {
-      route: doc.practice_bridge === true ? 'practice_bridge' : hits.length ? 'search' : 'no_results',
-      safety: doc.safety === true,
-      reasons: [],
-    };
-    if (doc.safety === true) routing.safety = true;
-    return { hits, routing, diagnostics: null as unknown as SearchResponse['diagnostics'] };
-  }
-
-  async close(): Promise<void> {}
-}
-
 /** title / heading of a hit when the service returns them (optional fields beyond SearchHit). */
 function titleFields(h: object): { title?: string; heading?: string } {
   const x = h as { title?: unknown; heading?: unknown };
@@ -238,11 +113,6 @@ function titleFields(h: object): { title?: string; heading?: string } {
 function validGolden(g: unknown): GoldenQuery | undefined {
   const r = GoldenQuerySchema.safeParse(g);
   return r.success ? r.data : undefined;
-}
-
-function shapeOf(url: string, given?: string): 'portal' | 'nq' {
-  if (given === 'portal' || given === 'nq') return given;
-  return /\/search\/v1(\/(semantic|keyword|hybrid))?\/?$/.test(new URL(url).pathname) ? 'nq' : 'portal';
 }
 
 /**
@@ -285,13 +155,7 @@ export default class SearchProvider {
     const params: Partial<SearchParams> = {};
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
     this.params = params;
-    const c = this.config;
-    this.serviceKey = c.url
-      ? `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}:${c.unreachableAfter ?? 3}`
-      : c.module
-        ? `module:${this.abs(c.module)}:${JSON.stringify(this.moduleConfig())}`
-        : `rankgate:${c.databaseUrl ?? process.env.DATABASE_URL ?? ''}:${c.dataDir ? this.abs(c.dataDir) : ''}:${c.corpus ? this.abs(c.corpus) : ''}:${String(c.routingConfig ?? '')}:${c.autoIngest ?? ''}`;
-    if (!c.url) this.serviceKey += c.worker === false ? ':in-thread' : ':worker';
+    this.serviceKey = serviceKey(this.config, this.basePath);
   }
 
   id(): string {
@@ -302,56 +166,11 @@ export default class SearchProvider {
     return `[rankgate search ${this.label ?? this.providerId}]`;
   }
 
-  private abs(p: string): string {
-    return isAbsolute(p) ? p : resolve(this.basePath, p);
-  }
-
-  /** What a module's createSearchService(config) gets: the config without module/basePath and without the search
-   * params, which go with every search call, so columns that differ only in params share one service. */
-  private moduleConfig(): Record<string, unknown> {
-    const { module: _m, basePath: _b, worker: _w, ...rest } = this.config;
-    for (const k of PARAM_KEYS) delete (rest as Record<string, unknown>)[k];
-    return rest;
-  }
-
-  private async createService(): Promise<SearchServiceLike> {
-    const c = this.config;
-    if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000, c.unreachableAfter ?? 3);
-    if (c.module) {
-      const path = this.abs(c.module);
-      const config = { ...this.moduleConfig(), basePath: this.basePath };
-      if (c.worker !== false) return WorkerSearchService.start({ kind: 'module', path, label: c.module, config });
-      return loadModuleService(path, c.module, config);
-    }
-    // with autoIngest: false the corpus is still checked against the index variant's (never ingested)
-    const autoIngest = c.corpus
-      ? { corpus: this.abs(c.corpus), ...(c.corpusFormat ? { format: c.corpusFormat } : {}), ...(c.autoIngest === false ? { ingest: false } : {}) }
-      : undefined;
-    const options = {
-      ...(c.databaseUrl ? { databaseUrl: c.databaseUrl } : {}),
-      ...(c.dataDir ? { dataDir: this.abs(c.dataDir) } : {}),
-      ...(c.routingConfig !== undefined ? { routing: c.routingConfig === false ? (false as const) : this.abs(c.routingConfig) } : {}),
-      ...(autoIngest ? { autoIngest } : {}),
-    };
-    if (c.worker !== false) return WorkerSearchService.start({ kind: 'rankgate', options });
-    const { createSearchService } = await import('../src/search/index.ts');
-    return createSearchService(options);
-  }
-
-  /** The shared service of this provider's service identity (built on first use). */
+  /** The shared service of this provider's service identity (built on first use, src/search/open.ts). */
   service(): Promise<SearchServiceLike> {
-    let entry = services.get(this.serviceKey);
-    if (!entry) {
-      const promise = this.createService();
-      entry = { promise, refs: 0 };
-      services.set(this.serviceKey, entry);
-      promise.catch(() => services.delete(this.serviceKey));
-    }
-    if (!this.acquired) {
-      this.acquired = true;
-      entry.refs++;
-    }
-    return entry.promise;
+    const first = !this.acquired;
+    this.acquired = true;
+    return acquireService(this.serviceKey, () => openService(this.config, this.basePath), first);
   }
 
   /** The worker takes the timeout too, so a hung query frees it for the next one (see src/search/worker.ts). */
@@ -473,13 +292,6 @@ export default class SearchProvider {
   async cleanup(): Promise<void> {
     if (!this.acquired) return;
     this.acquired = false;
-    const entry = services.get(this.serviceKey);
-    if (!entry) return;
-    entry.refs--;
-    if (entry.refs <= 0) {
-      services.delete(this.serviceKey);
-      const svc = await entry.promise.catch(() => undefined);
-      await svc?.close().catch(() => {});
-    }
+    await releaseService(this.serviceKey);
   }
 }

@@ -14,7 +14,7 @@
  */
 import { recall_k } from '../../src/metrics/index.ts';
 import { goldenFrom, outputFrom, type AssertionContext, type GradingResult } from '../../assertions/common.ts';
-import type { HarnessOutput } from '../../src/report/types.ts';
+import type { HarnessOutput } from '../../src/results/types.ts';
 
 /** Document ids in rank order, each once, at the rank of its best chunk. */
 export function documentRanking(out: HarnessOutput): string[] {

@@ -3,13 +3,13 @@
  *
  * Queries and qrels are read by src/golden's BEIR reader (queries.jsonl + qrels/<split>.tsv; only
  * queries judged in the split; each judgement a doc_id reference, grade = score, relevant = score >= 1),
- * then turned into the cross-team TestCase shape by src/golden/promptfoo.ts (ground truth in
+ * then turned into the cross-team TestCase shape by src/golden/testcases.ts (ground truth in
  * metadata.golden). Document-level judgements make assertions/rank.ts collapse rankings to documents.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { loadGoldenFile } from '../../src/golden/index.ts';
-import { toTestCases, type GoldenTestCase } from '../../src/golden/promptfoo.ts';
+import { toTestCases, type GoldenTestCase } from '../../src/golden/testcases.ts';
 import { UserError } from '../../src/errors.ts';
 
 export interface BeirImport {

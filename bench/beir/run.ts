@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SearchParams } from '../../src/search/types.ts';
-import type { GoldenTestCase } from '../../src/golden/promptfoo.ts';
+import type { GoldenTestCase } from '../../src/golden/testcases.ts';
 import { UserError } from '../../src/errors.ts';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

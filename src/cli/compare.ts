@@ -84,14 +84,13 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.results !== undefined) {
-    // promptfoo results columns (a sweep): per-query vectors re-scored by src/report, first column = baseline.
+    // promptfoo results columns (a sweep): per-query vectors re-scored by src/results, first column = baseline.
     if (positionals.length) throw new UserError(`--results takes no run files, got ${positionals.join(' ')}\n${USAGE}`);
     if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
     for (const k of ['folds', 'repeats'] as const) {
       const v = values[k];
       if (v !== undefined && (!/^\d+$/.test(v) || Number(v) < (k === 'folds' ? 2 : 1))) throw new UserError(`--${k} must be an integer >= ${k === 'folds' ? 2 : 1}, got '${v}'`);
     }
-    const { resultsCompare } = await import('../report/compare.ts');
     return resultsCompare(values.results, {
       metric: values.m,
       seed: values.seed === undefined ? 42 : Number(values.seed),
@@ -150,6 +149,36 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ measure: measureName, queries: res.queries.length, baseline: res.baseline, comparisons: res.comparisons }, null, 2) + '\n');
   } else {
     process.stdout.write(formatComparisonTable(measureName, res));
+  }
+  return 0;
+}
+
+/** The `--results` mode of `rankgate compare` (the table formatter is passed in). */
+async function resultsCompare(
+  file: string,
+  opts: { metric?: string; seed?: number; folds?: number; repeats?: number; json?: boolean; markdown?: boolean; format: (measure: string, res: CompareVectorsResult) => string },
+): Promise<number> {
+  const { readResultsFile } = await import('../results/read.ts');
+  const { compareResultColumns } = await import('../gate/compare.ts');
+  const { comparisonMarkdown, selectionLines } = await import('../report/compare.ts');
+  const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats });
+  if (opts.json) {
+    process.stdout.write(
+      JSON.stringify(
+        { measure: r.metric, queries: r.significance.queries.length, baseline: r.significance.baseline, comparisons: r.significance.comparisons, selection: r.selection, shipping: r.shipping },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else if (opts.markdown) {
+    process.stdout.write(comparisonMarkdown(r));
+  } else {
+    process.stdout.write(opts.format(r.metric, r.significance));
+    if (r.selection) process.stdout.write('\n' + selectionLines(r.metric, r.selection).join('\n') + '\n');
+    for (const v of r.shipping) {
+      process.stdout.write(`\nblind-test shipping criteria: ${v.candidate} vs ${v.baseline}: ship ${v.ship ? 'yes' : 'no'}\n`);
+      for (const c of v.criteria) process.stdout.write(`  ${c.passed === null ? '-' : c.passed ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}\n`);
+    }
   }
   return 0;
 }

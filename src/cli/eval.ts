@@ -8,7 +8,7 @@
  * Runs `promptfoo eval` (promptfooconfig.yaml, or promptfooconfig.sweep.ts with --sweep) with the golden
  * selection in RANKGATE_LANG / RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
  * data/eval/results/eval-{lang}-{timestamp}.json (the report) and .md (the summary), atomically.
- * With --sweep the report is the first column's, with every column's summary and seed 002's shipping
+ * With --sweep the report is the first column's, with every column's summary and the blind-test framework's shipping
  * criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
  */
 import { spawn } from 'node:child_process';
@@ -18,13 +18,13 @@ import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { parseCliArgs } from './args.ts';
-import { readBaseline } from '../report/baseline.ts';
-import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../report/gate.ts';
+import { readBaseline } from '../gate/baseline.ts';
+import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
-import { buildReport } from '../report/report.ts';
-import { readResultsFile } from '../report/results.ts';
-import { shippingCriteria } from '../report/shipping.ts';
-import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../report/verdict.ts';
+import { buildReport } from '../results/summary.ts';
+import { readResultsFile } from '../results/read.ts';
+import { shippingCriteria } from '../gate/shipping.ts';
+import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]

@@ -4,7 +4,7 @@
  *                            [--comment OUT.md]
  *
  * Reads promptfoo's `--output` JSON (rows, or only the column sums of a `--no-write` run), builds the DES-058
- * report of one column (default the first), applies the floors and the regression check (src/report/verdict.ts,
+ * report of one column (default the first), applies the floors and the regression check (src/gate/verdict.ts,
  * the same code as the afterAll hook), prints the per-category table, the change against the baseline and, LAST,
  * the verdict with its reasons. Exit codes: see EXIT_CODE_HELP (0 pass, 1 floor/regression fails, 2 bad input,
  * bad configuration or nothing trustworthy measured).
@@ -15,11 +15,11 @@ import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { parseCliArgs } from './args.ts';
-import { baselineFrom, readBaseline, writeBaseline } from '../report/baseline.ts';
-import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../report/gate.ts';
+import { baselineFrom, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
-import { pickColumn, readResultsFile } from '../report/results.ts';
-import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../report/verdict.ts';
+import { pickColumn, readResultsFile } from '../results/read.ts';
+import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]

@@ -2,12 +2,12 @@
  * rankgate merge OUT.json SHARD.json... [--quiet]
  *
  * Merges the promptfoo results files of the shards of one eval (RANKGATE_SHARD=i/N, or --filter-range) into one
- * promptfoo results file equal to a single-process run's (src/report/merge.ts): `rankgate gate`, `rankgate report`
+ * promptfoo results file equal to a single-process run's (src/results/merge.ts): `rankgate gate`, `rankgate report`
  * and `rankgate compare --results` then run on it unchanged, and `promptfoo import OUT.json` shows it in the viewer.
  * Written atomically. Exit 0 when merged, 2 when the shards cannot be merged (one line saying why).
  */
 import { UserError } from '../errors.ts';
-import { mergeResultFiles } from '../report/merge.ts';
+import { mergeResultFiles } from '../results/merge.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { parseCliArgs } from './args.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Blind-test YAML (`queries.yaml`, seed 002): a list of entries (or a mapping with a `queries:` list)
+ * Blind-test YAML (`queries.yaml`, the blind-test framework): a list of entries (or a mapping with a `queries:` list)
  *
  *   - query: "记忆保持力"
  *     intent: "..."

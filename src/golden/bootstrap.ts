@@ -1,5 +1,5 @@
 /**
- * Known-item bootstrap (seed 004): every corpus document gives one query, its title, whose expected
+ * Known-item bootstrap (the legal gold-set harness): every corpus document gives one query, its title, whose expected
  * answer is that document (doc_id reference, grade 3, relevant). Documents sharing a title give one
  * query expecting all of them.
  *

@@ -1,5 +1,5 @@
 /**
- * DES-058 golden sets (`golden-set-{lang}.json`, seed 000): a JSON array of
+ * DES-058 golden sets (`golden-set-{lang}.json`, the portal's spec): a JSON array of
  *   { id, query, language, category, expected_passages: [{ book_slug, chapter_number,
  *     passage_substring, relevance: "high" | "partial" }], expected_routing, notes }
  * plus the extension fields our demo sets use: `retrieval_intent` ("meet_first" | "console"),

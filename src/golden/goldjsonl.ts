@@ -1,9 +1,9 @@
 /**
- * Gold-set JSONL (`data/eval/gold-set.jsonl`, seed 004): one object per line
+ * Gold-set JSONL (`data/eval/gold-set.jsonl`, the legal gold-set harness): one object per line
  *   {"id","query","practice_area","corpus","relevant_case_law_ids":[...],"source":"bootstrap|chair","note"}
  *
  * Mapping: `practice_area` and `corpus` -> `slices` (reported like categories); each id in
- * `relevant_case_law_ids` -> a `doc_id` reference, grade 3, relevant (seed 004 records a cited precedent as relevance_score=3);
+ * `relevant_case_law_ids` -> a `doc_id` reference, grade 3, relevant (the legal gold-set harness records a cited precedent as relevance_score=3);
  * `source: bootstrap` -> bootstrap, `source: chair` -> reviewed (the original spelling is kept in
  * `origin.raw.source` and written back); `note` -> notes. `language` (when absent) is guessed from
  * the script of the query (Hebrew -> he, ...), `category` (when absent) is practice_area, else corpus,

@@ -20,6 +20,7 @@ import { readNqCsv, readNqJson, writeNqCsv, writeNqJson } from './nq.ts';
 import { readBeir, writeBeir } from './beir.ts';
 import { readTrec, writeTrec } from './trec.ts';
 import { Fields, finalize, type Candidate } from './entry.ts';
+import { toTestCases } from './testcases.ts';
 
 export * from './schema.ts';
 export { formatProblem, type Problem } from './problems.ts';
@@ -237,7 +238,6 @@ export async function renderGolden(format: OutputFormat, queries: readonly Golde
       break;
     }
     case 'promptfoo': {
-      const { toTestCases } = await import('./promptfoo.ts');
       const tests = toTestCases(queries);
       if (out.endsWith('.json')) m.set(out, `${JSON.stringify(tests, null, 2)}\n`);
       else {

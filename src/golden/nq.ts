@@ -1,12 +1,12 @@
 /**
- * Natural Questions (seed 001): the CSV `question,long_answer,short_answer` and the prepared JSON
+ * Natural Questions (the NQ evaluation spec): the CSV `question,long_answer,short_answer` and the prepared JSON
  *   [{ "chunk_id": "nq_000000", "document_id": "natural_questions", "content": <long answer>,
  *      "metadata": { "question": ..., "short_answer": ..., "question_id": "0" } }]
  * Each row is both a corpus chunk and a golden query: the query's id is the chunk id (`nq_` + the
  * 0-based row number, 6 digits), and its single reference is that chunk, grade 3, relevant (NQ has one
  * answer chunk per question). The chunk's content, document_id and short answer travel in the
  * reference's `extra`, so the prepared JSON can be rebuilt from the canonical model. CSV -> prepared
- * JSON adds `metadata.question_id` (the row number as a string), which the seed's eval script reads.
+ * JSON adds `metadata.question_id` (the row number as a string), which the NQ evaluation spec's eval script reads.
  * Extra CSV columns and extra JSON fields are kept. language `en` and category `natural_questions`
  * are derived.
  */

@@ -1,13 +1,6 @@
 /**
- * Golden queries -> promptfoo test cases, and the selection used by datasets/tests.ts.
- *
- * TestCase shape (the cross-team contract):
- *   { vars: { query },                                               the only var: `promptfoo view` shows one column per var
- *     metadata: { id, category, language, tags: "<comma list>", golden: <GoldenQuery>,
- *                 selection: { id, size, files, shard?, shardSize? } } }
- * No description (promptfoo's view would give it a column repeating the query); id, category and language are
- * metadata: filter on them with `--filter-metadata category=emotional` or the view's metadata filter.
- * Ground truth stays in metadata: array-valued vars would be expanded into one test per element.
+ * The golden selection of datasets/tests.ts (files, languages, categories, tags, shards) turned into promptfoo test
+ * cases (src/golden/testcases.ts holds the test case shape and the conversion).
  *
  * `selection` identifies the golden selection the row belongs to, before sharding: `id` = first 16 hex of
  * sha256(sorted query ids joined by "\n"), `size` = its number of queries, `files` = the golden files
@@ -26,49 +19,7 @@ import { packageRoot } from '../util/package-root.ts';
 import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import type { GoldenQuery } from './schema.ts';
 import { FORMATS, hasExpectation, loadGolden, parseFormatName } from './index.ts';
-
-export interface SelectionIdentity {
-  /** first 16 hex digits of sha256 of the sorted query ids joined by "\n" */
-  id: string;
-  /** number of queries */
-  size: number;
-}
-
-export interface Shard {
-  /** 1-based */
-  index: number;
-  count: number;
-}
-
-export interface SelectionMeta extends SelectionIdentity {
-  /** golden files, repo-relative when inside this repository */
-  files: string[];
-  shard?: Shard;
-  /** queries in this shard */
-  shardSize?: number;
-}
-
-export interface GoldenTestCase {
-  vars: { query: string };
-  metadata: { id: string; category: string; language: string; tags: string; golden: GoldenQuery; selection?: SelectionMeta };
-}
-
-/** The identity of a golden selection: ids sorted (code-unit order), joined by "\n", sha256, first 16 hex. */
-export function selectionIdentity(queries: readonly { id: string }[]): SelectionIdentity {
-  const ids = queries.map((q) => q.id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return { id: createHash('sha256').update(ids.join('\n')).digest('hex').slice(0, 16), size: ids.length };
-}
-
-export function toTestCase(q: GoldenQuery, selection?: SelectionMeta): GoldenTestCase {
-  return {
-    vars: { query: q.query },
-    metadata: { id: q.id, category: q.category, language: q.language, tags: q.tags.join(','), golden: q, ...(selection ? { selection } : {}) },
-  };
-}
-
-export function toTestCases(qs: readonly GoldenQuery[], selection?: SelectionMeta): GoldenTestCase[] {
-  return qs.map((q) => toTestCase(q, selection));
-}
+import { selectionIdentity, toTestCases, type GoldenTestCase, type SelectionMeta, type Shard } from './testcases.ts';
 
 export interface Selection {
   /** golden-set file(s); default datasets/golden/golden-set-<lang>.json for each selected language (en) */

@@ -148,7 +148,7 @@ export interface Judge {
   relevance(input: RelevanceInput): Promise<Judgement<RelevanceVerdict>>;
   /** Dark Night rubric (bedrock only). */
   seekerFit(input: { query: string; result: string; rank: number }): Promise<Judgement<SeekerFitVerdict>>;
-  /** Seed 003 compactness 1-5 (bedrock only). */
+  /** The docs-search promptfoo design compactness 1-5 (bedrock only). */
   compactness(input: { query: string; result: string }): Promise<Judgement<number>>;
   /** Whether a rubric needs a model this mode does not have. */
   supportsRubrics: boolean;

@@ -81,7 +81,7 @@ export function seekerFitPrompt(input: { query: string; result: string; rank: nu
   return { system, user };
 }
 
-/** Seed 003's compactness rubric: 1-5, how much of the result is filler (compactness-v1). */
+/** The docs-search promptfoo design's compactness rubric: 1-5, how much of the result is filler (compactness-v1). */
 export function compactnessPrompt(input: { query: string; result: string }): JudgePrompt {
   const system = [
     'You are grading search results for compactness: how much of the result is useful content for the query and how much is filler (boilerplate, navigation text, repetition, padding, unrelated sentences).',

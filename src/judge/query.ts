@@ -1,7 +1,7 @@
 /**
  * Judged metrics of one query (issue 7 / DES-058 "Evaluation Judge").
  *
- * The top-10 results are walked in rank order exactly as the strict scorer does (src/report/score.ts):
+ * The top-10 results are walked in rank order exactly as the strict scorer does (src/results/score.ts):
  * chunk units, or document units (each at its best chunk) when every reference names a document.
  * A unit that matches a not-yet-credited expected reference (chunk id, resolved or verbatim
  * passage substring, doc id, path) keeps the strict credit of that reference. Every other unit goes to

@@ -1,9 +1,9 @@
 /** Markdown renderings of a report: the eval summary, the gate output and the PR comment body. */
-import type { BaselineDelta } from './baseline.ts';
-import type { Des058Report } from './report.ts';
-import type { ShippingVerdict } from './shipping.ts';
+import type { BaselineDelta } from '../gate/baseline.ts';
+import type { Des058Report } from '../results/summary.ts';
+import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
-import { errorLines, regressionLines, type ColumnVerdict } from './verdict.ts';
+import { errorLines, regressionLines, type ColumnVerdict } from '../gate/verdict.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
 export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';

@@ -14,8 +14,8 @@
  * the route line and the first results come first.
  */
 import type { GoldenQuery, Reference } from '../golden/schema.ts';
-import { refMatchesHit, statedRoute } from './score.ts';
-import type { HarnessHit, HarnessMetadata, HarnessOutput } from './types.ts';
+import { refMatchesHit, statedRoute } from '../results/score.ts';
+import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../results/types.ts';
 
 export interface OutputTextOptions {
   /** Results listed (default 10). */

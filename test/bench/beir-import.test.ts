@@ -16,7 +16,7 @@ import { benchPaths, ensureIndex } from '../../bench/beir/index-corpus.ts';
 import { main } from '../../bench/beir.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import { REPO } from '../../bench/beir/run.ts';
-import type { HarnessOutput } from '../../src/report/types.ts';
+import type { HarnessOutput } from '../../src/results/types.ts';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'beir');
 const close = (a: number, b: number, eps = 1e-4) => Math.abs(a - b) <= eps;

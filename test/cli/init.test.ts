@@ -13,7 +13,7 @@ import { join, sep } from 'node:path';
 import yaml from 'js-yaml';
 import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
 import { floorFor, planInit } from '../../src/cli/init.ts';
-import { loadFloors } from '../../src/report/gate.ts';
+import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
 import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
 

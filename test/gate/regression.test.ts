@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { minimumDetectableDrop, normalQuantile, queriesNeeded, sampleSd } from '../../src/metrics/power.ts';
-import { baselineFrom, regressionCheck } from '../../src/report/baseline.ts';
-import { DEFAULT_REGRESSION } from '../../src/report/gate.ts';
-import { buildReport } from '../../src/report/report.ts';
-import type { Column, QueryRecord } from '../../src/report/results.ts';
-import { shippingCriteria } from '../../src/report/shipping.ts';
+import { baselineFrom, regressionCheck } from '../../src/gate/baseline.ts';
+import { DEFAULT_REGRESSION } from '../../src/gate/floors.ts';
+import { buildReport } from '../../src/results/summary.ts';
+import type { Column, QueryRecord } from '../../src/results/read.ts';
+import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { shippingSection } from '../../src/report/markdown.ts';
-import { errorGroups, gateColumn } from '../../src/report/verdict.ts';
+import { errorGroups, gateColumn } from '../../src/gate/verdict.ts';
 
 function q(id: string, category: string, r3: number, error: string | null = null): QueryRecord {
   return {

@@ -24,7 +24,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { mergeResults, type ResultsDoc } from '../../src/report/merge.ts';
+import { mergeResults, type ResultsDoc } from '../../src/results/merge.ts';
 import { ROOT, tempDir } from '../harness/helpers.ts';
 
 type Step = { id?: string; run?: string; env?: Record<string, string> };

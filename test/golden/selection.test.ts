@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import generateTests from '../../datasets/tests.ts';
 import { isUserError } from '../../src/errors.ts';
 import { loadGoldenFile } from '../../src/golden/index.ts';
-import { parseShard, selectionIdentity, shardOf, shardQueries } from '../../src/golden/promptfoo.ts';
+import { parseShard, shardOf, shardQueries } from '../../src/golden/promptfoo.ts';
+import { selectionIdentity } from '../../src/golden/testcases.ts';
 import { FIX, ROOT, tempDir } from './helpers.ts';
 
 const DES = join(FIX, 'des058', 'golden-set-en.json');

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { overallDerivedMetrics } from '../../src/report/derived.ts';
+import { overallDerivedMetrics } from '../../src/results/derived.ts';
 import { ROOT, defaultEvalRun } from './helpers.ts';
 
 describe('promptfooconfig.yaml and .env', () => {

@@ -27,11 +27,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE, ROOT, close, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
-import { derivedMetricsFor } from '../../src/report/derived.ts';
-import { applyGate } from '../../src/report/gate.ts';
+import { derivedMetricsFor } from '../../src/results/derived.ts';
+import { applyGate } from '../../src/gate/floors.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
-import { buildReport } from '../../src/report/report.ts';
-import { parseResultsObject } from '../../src/report/results.ts';
+import { buildReport } from '../../src/results/summary.ts';
+import { parseResultsObject } from '../../src/results/read.ts';
 import { FAKE_CREDENTIALS, FAKE_REGION, converseReply, startFakeBedrock, type FakeBedrock } from '../helpers/fake-bedrock.ts';
 
 type Doc = { results: { prompts: { metrics: { namedScores: Record<string, number> } }[]; results: { namedScores: Record<string, number> }[] } };

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { hitTitle, renderOutputText, snippet } from '../../src/report/output-text.ts';
-import type { HarnessHit, HarnessOutput } from '../../src/report/types.ts';
+import type { HarnessHit, HarnessOutput } from '../../src/results/types.ts';
 
 const hit = (rank: number, chunkId: string, documentId: string, content: string, extra: Partial<HarnessHit> = {}): HarnessHit => ({ rank, chunkId, documentId, score: 1 / rank, content, ...extra });
 const out = (hits: HarnessHit[], o: Partial<HarnessOutput> = {}): HarnessOutput => ({ ids: hits.map((h) => h.chunkId), hits, routing: { route: 'search', safety: false, reasons: [] }, practice_bridge: false, safety: false, latencyMs: 3, ...o });

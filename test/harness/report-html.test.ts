@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootstrapMean, sweepPanels } from '../../src/report/html/data.ts';
 import { mermaidCategoryChart } from '../../src/report/html/index.ts';
-import type { BaselineDelta } from '../../src/report/baseline.ts';
-import type { Des058Report } from '../../src/report/report.ts';
-import type { ParsedResults } from '../../src/report/results.ts';
+import type { BaselineDelta } from '../../src/gate/baseline.ts';
+import type { Des058Report } from '../../src/results/summary.ts';
+import type { ParsedResults } from '../../src/results/read.ts';
 
 test('bootstrap CI of a mean: seeded, brackets the mean, degenerate on constant data', () => {
   const xs = [0, 1, 1, 0, 1, 1, 1, 0, 1, 1];

@@ -13,9 +13,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sweepColumns, embeddersFor } from '../../promptfooconfig.sweep.ts';
-import { readResultsFile } from '../../src/report/results.ts';
-import { shippingCriteria } from '../../src/report/shipping.ts';
-import { compareResultColumns } from '../../src/report/compare.ts';
+import { readResultsFile } from '../../src/results/read.ts';
+import { shippingCriteria } from '../../src/gate/shipping.ts';
+import { compareResultColumns } from '../../src/gate/compare.ts';
 import { FIXTURE, close, promptfooEval, rankgate, tempDir } from './helpers.ts';
 
 describe('promptfooconfig.sweep.ts grid', () => {

@@ -1,5 +1,5 @@
 /**
- * The numbers of rankgate's HTML report, from parsed promptfoo results (src/report/results.ts). Pure: no I/O.
+ * The numbers of rankgate's HTML report, from parsed promptfoo results (src/results/read.ts). Pure: no I/O.
  *
  * - per column: query success rate (the row's golden expectation met: what promptfoo calls "% passing"),
  *   Recall@3, MRR@10, nDCG@10 (queries with a relevant reference) and routing accuracy (queries whose golden
@@ -14,9 +14,9 @@
  */
 import { compareVectors, type VectorComparison } from '../../metrics/index.ts';
 import { mulberry32, type SelectionResult } from '../../metrics/selection.ts';
-import { metricVectors, selectionEstimate } from '../compare.ts';
-import { percentile } from '../report.ts';
-import type { Column, ParsedResults, QueryRecord } from '../results.ts';
+import { metricVectors, selectionEstimate } from '../../gate/compare.ts';
+import { percentile } from '../../results/summary.ts';
+import type { Column, ParsedResults, QueryRecord } from '../../results/read.ts';
 import { hitTitle, snippet } from '../output-text.ts';
 
 export interface Estimate {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { writeFileAtomic } from '../../util/atomic.ts';
-import type { ParsedResults } from '../results.ts';
+import type { ParsedResults } from '../../results/read.ts';
 import { buildReportData, type ReportData, type ReportDataOptions } from './data.ts';
 import { renderHtml } from './render.ts';
 

@@ -1,6 +1,6 @@
 /** The small chart of the PR comment: a Mermaid xychart GitHub renders inline. Pure. */
-import type { BaselineDelta } from '../baseline.ts';
-import type { Des058Report } from '../report.ts';
+import type { BaselineDelta } from '../../gate/baseline.ts';
+import type { Des058Report } from '../../results/summary.ts';
 
 const label = (s: string) => `"${s.replace(/"/g, "'")}"`;
 

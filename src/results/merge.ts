@@ -11,7 +11,7 @@
  *   - derived metrics recomputed the way promptfoo computes them after its last row: each derivedMetrics
  *     expression (mathjs) evaluated in order over { ...sums, __count: rows of the column }, where the list is
  *     the config's own derivedMetrics followed by the ones the hooks of assertions/gate.ts add for the tests
- *     present (src/report/derived.ts, over ALL the merged queries: a shard without a category still gets
+ *     present (src/results/derived.ts, over ALL the merged queries: a shard without a category still gets
  *     its per-category mean); latency_p50_ms / latency_p95_ms (written by the afterAll hook) recomputed
  *     with the same percentile over every row;
  *   - stats: successes / failures / errors / tokenUsage added; durationMs the longest shard (they ran in parallel);
@@ -23,7 +23,7 @@
  * not depend on the order of the rows. promptfoo's own sums do: it adds rows in the order they complete, so
  * at maxConcurrency > 1 two single-process runs of the same queries can differ in the last bit of a sum.
  * Merging a single-process file alone (`rankgate merge OUT single.json`) puts it in the same canonical
- * form, and then it equals the merge of the shards bit for bit (test/report/merge.test.ts, test/github/shards.test.ts).
+ * form, and then it equals the merge of the shards bit for bit (test/results/merge.test.ts, test/github/shards.test.ts).
  *
  * Refused, each with one line naming the file (UserError, exit 2): a file that is not promptfoo output;
  * rows without the golden selection identity (metadata.selection, datasets/tests.ts); shards of a different
@@ -37,8 +37,8 @@ import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
-import { percentile } from './report.ts';
-import { parseResultsObject } from './results.ts';
+import { percentile } from './summary.ts';
+import { parseResultsObject } from './read.ts';
 
 /** Exactly rounded sum of finite doubles (Shewchuk / Python math.fsum): independent of the order of xs. */
 export function fsum(xs: Iterable<number>): number {
@@ -425,7 +425,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);
   }
-  // rankgate's own forms (a / b, 1 - a / b, a / max(b, 1)) evaluate as mathjs does without it (src/report/derived.ts);
+  // rankgate's own forms (a / b, 1 - a / b, a / max(b, 1)) evaluate as mathjs does without it (src/results/derived.ts);
   // mathjs (~0.6 s to load) only for another expression of the config's own
   let mathjsCompile: typeof import('mathjs').compile | undefined;
   const compiled = defs.map((d) => {

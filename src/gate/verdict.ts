@@ -10,12 +10,12 @@
  *      another corpus or golden set; bad input and bad configuration (UserError) too
  *
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
- * when promptfoo kept none (`--no-write`), its per-column sums (src/report/report.ts buildReportFromSums).
+ * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
 import { compareWithBaseline, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
-import { applyGate, type Floors } from './gate.ts';
-import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from './report.ts';
-import type { Column, QueryRecord, SelectionInfo } from './results.ts';
+import { applyGate, type Floors } from './floors.ts';
+import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
+import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 
 export type ExitCode = 0 | 1 | 2;
 

@@ -20,7 +20,7 @@
  *   without scoring it (it threw) is a judge error: counted in judge_stats.errors, or, when no query was judged,
  *   `judge` says "judge: FAILED on N of M queries (reason)" (never "off", never a pass of a judged gate).
  */
-import type { Column, QueryRecord } from './results.ts';
+import type { Column, QueryRecord } from './read.ts';
 import { BUCKETS, type FailureBucket } from './types.ts';
 import { RANK_KEYS } from './score.ts';
 
@@ -136,7 +136,7 @@ export function percentile(xs: number[], p: number): number | null {
 
 const round = (x: number | null, d = 4) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
 
-/** Queries whose routing was checked (the golden entry states a route or expect_safety; src/report/score.ts). */
+/** Queries whose routing was checked (the golden entry states a route or expect_safety; src/results/score.ts). */
 function routed(qs: QueryRecord[]): QueryRecord[] {
   return qs.filter((q) => q.routing !== null);
 }
@@ -180,7 +180,7 @@ export interface ReportOptions {
   timestamp?: string;
 }
 
-/** Build the report (gate fields filled by applyGate in src/report/gate.ts; here gate_passed = true, gate = []). */
+/** Build the report (gate fields filled by applyGate in src/gate/floors.ts; here gate_passed = true, gate = []). */
 export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report {
   const qs = col.queries;
   const ranked = qs.filter((q) => q.retrieval !== null);
@@ -295,7 +295,7 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
  * The report of a column that has no rows but promptfoo's per-column SUMS (a `promptfoo eval --no-write` results
  * file, or the afterAll hook of such a run: promptfoo then keeps no rows). Means = sum / counter exactly as the
  * derived metrics compute them (recall_at_3 / n_ranked, routing_ok / n_routing, `<k>_<cat>` / `n_<cat>`); categories
- * are keyed by their namedScores key (src/report/score.ts categoryKey). Errored rows have no sums: they are counted
+ * are keyed by their namedScores key (src/results/score.ts categoryKey). Errored rows have no sums: they are counted
  * by promptfoo (testErrorCount) and reported as errors, never as scores. No per-query detail, no failures list.
  */
 export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des058Report {

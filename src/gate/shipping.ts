@@ -1,5 +1,5 @@
 /**
- * Seed 002's shipping criteria for a candidate column against a baseline column of the same results
+ * The blind-test framework's shipping criteria for a candidate column against a baseline column of the same results
  * (queries matched by golden id; only queries with a relevant reference count for Recall@10):
  *   1. mean Recall@10 (trec_eval recall_10) improves by at least 10 percentage points;
  *   2. fewer than 20% of queries regress on Recall@10;
@@ -10,8 +10,8 @@
  * every other criterion and reported by the criterion "no errored queries" (no ship while any query errored), so a dead service is "K of N queries
  * errored", not "20 of 21 queries regress".
  */
-import type { Column, QueryRecord } from './results.ts';
-import { mean, percentile } from './report.ts';
+import type { Column, QueryRecord } from '../results/read.ts';
+import { mean, percentile } from '../results/summary.ts';
 
 export interface Criterion {
   name: string;

@@ -17,7 +17,7 @@
  * - recall_at_k (k = 1, 3, 5, 10): DES-058 / NQ-eval Recall@k, binary per query: 1 when at least one
  *   RELEVANT reference (DES-058: relevance "high") is in the top k = trec_eval success_k.
  * - trec_recall_at_10: trec_eval recall_10 = relevant references in the top 10 / relevant references
- *   (the blind-test Recall@10 of seed 002's shipping criteria).
+ *   (the Recall@10 of the blind-test framework's shipping criteria).
  * - mrr: mrr_cut_k(10) (MRR@10); precision_at_5: P_5; ap_at_10: map_cut_10;
  *   ndcg_at_10: ndcg_cut_10 with gain = grade (partial references count here, grade 1).
  * - found / best_rank: a relevant reference anywhere in the returned ranking, and its rank (NQ eval's
@@ -219,7 +219,7 @@ export function scoreRanking(
 }
 
 /**
- * Seed 002's failure buckets, adapted to a fusion pipeline without a reranker:
+ * The blind-test framework's failure buckets, adapted to a fusion pipeline without a reranker:
  * - rank1_hit: a relevant reference at rank 1;
  * - topk_ordering_gap: returned, but below rank 1 (the ordering, i.e. fusion weights / k, is the lever);
  * - missing_expected_source: every relevant passage substring resolves to no chunk of this index variant;
@@ -343,7 +343,7 @@ export function scoreRouting(golden: GoldenQuery, output: HarnessOutput, opts: R
 const SENTENCE_END = /[.!?;:…。！？।॥"'”’»)\]*_`]$/u;
 
 /**
- * Integrity of the top results (seed 003): a chunk that stops mid-sentence (its last character is not
+ * Integrity of the top results (the docs-search promptfoo design): a chunk that stops mid-sentence (its last character is not
  * sentence-final punctuation or a closing bracket/quote) or leaves a ``` code fence open.
  */
 export function checkIntegrity(output: HarnessOutput, top = 5): IntegrityIssue[] {

@@ -22,8 +22,8 @@ import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
 import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
-import { RANK_KEYS, categoryKey } from './score.ts';
-import type { Des058Report, GateCheck } from './report.ts';
+import { RANK_KEYS, categoryKey } from '../results/score.ts';
+import type { Des058Report, GateCheck } from '../results/summary.ts';
 
 export interface RegressionConfig {
   /** Baseline file; the regression check is off while it does not exist. */
@@ -57,7 +57,7 @@ export const OVERALL_METRICS = [
   'not_found_rate',
   'answerable_at_10',
 ] as const;
-/** Metrics a floor may name per category (src/report/report.ts CategoryReport). */
+/** Metrics a floor may name per category (src/results/summary.ts CategoryReport). */
 export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy'] as const;
 /** Metrics the regression check can compare per query (they are in the baseline). */
 export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;

@@ -1,5 +1,5 @@
 /**
- * src/report/merge.ts on small promptfoo-shaped results files built here: the arithmetic of the merge (sums from the
+ * src/results/merge.ts on small promptfoo-shaped results files built here: the arithmetic of the merge (sums from the
  * rows, counts added, derived metrics recomputed over the merged sums, stats added) and every refusal, each one line
  * through the real CLI (exit 2). The end-to-end equality with a single-process run of real shard processes is
  * test/github/shards.test.ts.
@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { fsum, mergeResults, type ResultsDoc } from '../../src/report/merge.ts';
+import { fsum, mergeResults, type ResultsDoc } from '../../src/results/merge.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SEL = { id: 'a1b2c3d4e5f60718', size: 6, files: ['datasets/golden/x.json'] };
@@ -86,7 +86,7 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
 const S1 = ['q1', 'q3', 'q5'];
 const S2 = ['q2', 'q4', 'q6'];
 
-describe('rankgate merge (src/report/merge.ts)', () => {
+describe('rankgate merge (src/results/merge.ts)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rankgate-merge-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,5 +1,5 @@
 /**
- * Baseline (seed 004): a committed snapshot of per-query scores together with the configuration it
+ * Baseline (the legal gold-set harness): a committed snapshot of per-query scores together with the configuration it
  * reflects, and the delta of a new run against it: which queries regressed, which improved.
  *
  * A query regressed when any watched score went down (DES-058 Recall@3, MRR@10, Recall@10 (trec), routing),
@@ -10,9 +10,9 @@ import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { holm, randomizationTest } from '../metrics/significance.ts';
 import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
-import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from './results.ts';
-import type { Des058Report } from './report.ts';
-import type { RegressionConfig } from './gate.ts';
+import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
+import type { Des058Report } from '../results/summary.ts';
+import type { RegressionConfig } from './floors.ts';
 
 export interface BaselineQuery {
   category: string;

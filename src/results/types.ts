@@ -1,6 +1,6 @@
 /**
  * Shapes shared by the harness: what providers/search.ts returns to promptfoo (output + metadata),
- * and the per-query scores that assertions turn into namedScores and src/report turns into reports.
+ * and the per-query scores that assertions turn into namedScores and src/gate and src/report turn into verdicts and reports.
  * Pure types, no I/O.
  */
 import type { RoutingDecision, SearchDiagnostics, SearchParams } from '../search/types.ts';
@@ -23,7 +23,7 @@ export interface HarnessHit {
 
 /**
  * The structured ranking of one row: `metadata.harness` of providers/search.ts (whose `output` is readable text);
- * older results carry it as `output` itself. Read it with parseOutput(output, metadata) (src/report/score.ts).
+ * older results carry it as `output` itself. Read it with parseOutput(output, metadata) (src/results/score.ts).
  */
 export interface HarnessOutput {
   /** Chunk ids in rank order. */

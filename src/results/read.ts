@@ -1,6 +1,6 @@
 /**
  * Read promptfoo's `--output results.json` into per-column, per-query records, re-scoring every row with
- * the same pure functions the assertions use (src/report/score.ts), so a report never depends on which
+ * the same pure functions the assertions use (src/results/score.ts), so a report never depends on which
  * assertions a config happened to list. Rows whose provider call errored count as failures.
  */
 import { readFileSync } from 'node:fs';
