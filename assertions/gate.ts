@@ -23,7 +23,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
-import { resolveJudgeMode } from '../src/judge/judge.ts';
+import { validateJudgeConfig } from '../src/judge/config.ts';
+import type { JudgeSpec } from '../src/judge/spec.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
@@ -57,13 +58,26 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     process.stderr.write(`rankgate gate ERROR (exit 2): ${e.message}\n`);
     process.exit(2);
   }
+  // Judge settings are checked here too: an unknown RANKGATE_JUDGE, judge mode or judge config key is exit 2 before
+  // any query (a misspelt judge never silently runs as "judge: off"). The judge picked, and why, is said first.
+  let judges: JudgeSpec[];
+  try {
+    judges = judgeSpecs(context.suite);
+  } catch (e) {
+    if (!isUserError(e)) throw e;
+    process.stderr.write(`rankgate gate ERROR (exit 2): ${e.message}\n`);
+    process.exit(2);
+  }
+  for (const j of new Map(judges.map((j) => [`${j.mode}|${j.model}|${j.reason}`, j])).values()) {
+    process.stderr.write(`rankgate: judge: ${j.mode === 'off' ? 'off' : j.mode === 'similarity' ? 'similarity (HEURISTIC)' : j.mode === 'bedrock' ? `bedrock ${j.model}` : j.model} (${j.reason})\n`);
+  }
   const goldens: GoldenQuery[] = [];
   for (const t of context.suite.tests ?? []) {
     const g = GoldenQuerySchema.safeParse(t?.metadata?.golden);
     if (g.success) goldens.push(g.data);
   }
   const existing = context.suite.derivedMetrics ?? [];
-  const added = derivedMetricsFor(goldens, existing, judgeFamilies(context.suite));
+  const added = derivedMetricsFor(goldens, existing, judgeFamilies(judges));
   // promptfoo imports mathjs (through its TypeScript loader: ~1.4 CPU-s, a third of a small eval) whenever the suite
   // has derivedMetrics, even functions. So when the config declares none, rankgate's own means are computed in
   // afterAll from the final column sums, exactly as promptfoo would after the last row (src/results/derived.ts), and the
@@ -104,22 +118,22 @@ export function compileDerivedMetrics(metrics: { name: string; value: unknown }[
   });
 }
 
-/** The judged families the suite's judge assertions will produce: '' (bedrock), 'heuristic_' (similarity); none when off. */
-function judgeFamilies(suite: Suite): ('' | 'heuristic_')[] {
-  const asserts: AssertionLike[] = [];
-  if (suite.defaultTest && typeof suite.defaultTest === 'object') asserts.push(...(suite.defaultTest.assert ?? []));
-  for (const t of suite.tests ?? []) asserts.push(...(t?.assert ?? []));
+/** The judge of every judge assertion of the suite (assertions/judge.ts), validated: a UserError names the first bad one. */
+function judgeSpecs(suite: Suite): JudgeSpec[] {
+  const found: { a: AssertionLike; where: string }[] = [];
+  if (suite.defaultTest && typeof suite.defaultTest === 'object') (suite.defaultTest.assert ?? []).forEach((a, i) => found.push({ a, where: `defaultTest.assert[${i}]` }));
+  (suite.tests ?? []).forEach((t, ti) => (t?.assert ?? []).forEach((a, i) => found.push({ a, where: `tests[${ti}].assert[${i}]` })));
+  return found
+    .filter(({ a }) => typeof a?.value === 'string' && /assertions\/judge\.ts:\w+$/.test(a.value))
+    .map(({ a, where }) => validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`));
+}
+
+/** The judged families the suite's judge assertions will produce: '' (a model judge), 'heuristic_' (similarity); none when off. */
+function judgeFamilies(judges: readonly JudgeSpec[]): ('' | 'heuristic_')[] {
   const out = new Set<'' | 'heuristic_'>();
-  for (const a of asserts) {
-    if (typeof a?.value !== 'string' || !/assertions\/judge\.ts:judged$/.test(a.value)) continue;
-    let mode: string;
-    try {
-      mode = resolveJudgeMode(typeof a.config?.mode === 'string' ? a.config.mode : undefined);
-    } catch {
-      continue; // the assertion itself reports a bad mode on every row
-    }
-    if (mode === 'bedrock') out.add('');
-    else if (mode === 'similarity') out.add('heuristic_');
+  for (const j of judges) {
+    if (j.mode === 'bedrock' || j.mode === 'model') out.add('');
+    else if (j.mode === 'similarity') out.add('heuristic_');
   }
   return [...out];
 }

@@ -4,7 +4,9 @@
  *
  *   - type: javascript
  *     value: file://assertions/judge.ts:judged
- *     config: { mode: auto|bedrock|similarity|off, model: us.anthropic.claude-haiku-4-5-20251001-v1:0,
+ *     config: { mode: auto|off|similarity|bedrock|<promptfoo chat provider id, e.g. anthropic:messages:MODEL,
+ *               openai:chat:MODEL, azure:chat:DEPLOYMENT, ollama:chat:MODEL, bedrock:converse:MODEL>,
+ *               model: us.anthropic.claude-haiku-4-5-20251001-v1:0 (bedrock),
  *               region, endpoint, concurrency: 4, timeoutMs: 15000 (one attempt), callTimeoutMs: 30000 (one
  *               judgement, all attempts), budgetSeconds: 900 (this eval), unreachableAfter: 2, maxAttempts: 3,
  *               retries: 2, cacheDir: .rankgate/cache/judge, refresh: false, passAt: 3 }
@@ -22,43 +24,25 @@
  * (no answer, a judge that cannot run) always fails the row: a broken judge is never a pass, and the report names it.
  * With the judge off the row passes with reason "judge: off" and no judged scores.
  *
- * `seekerFit` (Dark Night rubric, bedrock only): seeker_fit (top-1: MEETS 1, PARTLY 0.5, else 0),
+ * Unknown config keys and judge settings are refused by the gate's beforeAll hook before any query (exit 2).
+ * `seekerFit` (Dark Night rubric, model judges only): seeker_fit (top-1: MEETS 1, PARTLY 0.5, else 0),
  * seeker_fit_at_3 (best of the top 3), n_seeker_fit, seeker_fit_errors; only for dark_night queries
  * or retrieval_intent meet_first / console (others pass, unscored).
- * `compactness` (the docs-search promptfoo design, bedrock only): mean 1-5 over the top `k` (default 3) as compactness_sum
+ * `compactness` (the docs-search promptfoo design, model judges only): mean 1-5 over the top `k` (default 3) as compactness_sum
  * with n_compactness; with failRow: true the row fails when the mean < config.min (default 3).
  */
 import { createJudge, type Judge, type JudgeOptions } from '../src/judge/index.ts';
+import { JUDGE_OPTION_KEYS } from '../src/judge/config.ts';
 import { judgeQuery } from '../src/judge/query.ts';
 import { categoryKey } from '../src/results/score.ts';
 import { failsRow, goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 const judges = new Map<string, Promise<Judge>>();
 
-const CONFIG_KEYS = [
-  'mode',
-  'model',
-  'region',
-  'endpoint',
-  'concurrency',
-  'timeoutMs',
-  'callTimeoutMs',
-  'budgetSeconds',
-  'unreachableAfter',
-  'maxAttempts',
-  'retries',
-  'retryBaseMs',
-  'cacheDir',
-  'refresh',
-  'maxTokens',
-  'thresholds',
-  'embedder',
-] as const;
-
 /** One judge per distinct config per process (shares the concurrency limit, stats and model load). */
 export function judgeFor(config: Record<string, unknown> | undefined): Promise<Judge> {
   const opts: Record<string, unknown> = {};
-  for (const k of CONFIG_KEYS) if (config?.[k] !== undefined) opts[k] = config[k];
+  for (const k of JUDGE_OPTION_KEYS) if (config?.[k] !== undefined) opts[k] = config[k];
   const key = JSON.stringify(opts) + `|${process.env.RANKGATE_JUDGE ?? ''}|${process.env.RANKGATE_JUDGE_MODEL ?? ''}`;
   let j = judges.get(key);
   if (!j) {
@@ -73,7 +57,7 @@ function offResult(judge: Judge): GradingResult {
   return {
     pass: true,
     score: 1,
-    reason: `${judge.label}: results not matching an expected passage are not judged (set RANKGATE_JUDGE=bedrock with AWS configured, or RANKGATE_JUDGE=similarity)`,
+    reason: `${judge.label} (${judge.reason}): results not matching an expected passage are not judged (set RANKGATE_JUDGE to a chat provider id such as anthropic:messages:MODEL or openai:chat:MODEL, to bedrock with AWS configured, or to similarity)`,
     metadata: { judge: judge.label },
   };
 }
@@ -149,7 +133,7 @@ export async function seekerFit(output: unknown, context: AssertionContext): Pro
   const darkNight = categoryKey(golden.category) === 'dark_night' || ['meet_first', 'console'].includes(golden.retrieval_intent ?? '');
   if (!darkNight) return { pass: true, score: 1, reason: 'not a Dark Night query: seeker-fit rubric not applied' };
   if (!judge.supportsRubrics) {
-    return { pass: true, score: 1, reason: `${judge.label}: the seeker-fit rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
+    return { pass: true, score: 1, reason: `${judge.label}: the seeker-fit rubric needs a model judge; not scored`, metadata: { judge: judge.label } };
   }
   const out = outputFrom(output, context);
   const top = [...out.hits].sort((a, b) => a.rank - b.rank).slice(0, Number(context.config?.k ?? 3));
@@ -173,7 +157,7 @@ export async function compactness(output: unknown, context: AssertionContext): P
   const judge = await judgeFor(context.config);
   if (judge.mode === 'off') return offResult(judge);
   if (!judge.supportsRubrics) {
-    return { pass: true, score: 1, reason: `${judge.label}: the compactness rubric needs the bedrock judge; not scored`, metadata: { judge: judge.label } };
+    return { pass: true, score: 1, reason: `${judge.label}: the compactness rubric needs a model judge; not scored`, metadata: { judge: judge.label } };
   }
   const golden = goldenFrom(context);
   const out = outputFrom(output, context);

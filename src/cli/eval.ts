@@ -25,13 +25,13 @@ import { buildReport } from '../results/summary.ts';
 import { readResultsFile } from '../results/read.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
+import { resolveJudgeSpec } from '../judge/spec.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
-                     [--judge auto|bedrock|similarity|off] [--refresh-judge]
+                     [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
 ${EXIT_CODE_HELP}`;
 
-const JUDGE_MODES = ['auto', 'bedrock', 'similarity', 'off'];
 
 export const PROMPTFOO_ENV = {
   PROMPTFOO_DISABLE_TELEMETRY: '1',
@@ -88,9 +88,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const lang = v.lang!;
   if (!/^([a-z]{2}(,[a-z]{2})*|all)$/.test(lang)) throw new UserError(`--lang: expected en, es, hi (a comma list) or all, got '${lang}'`);
-  if (v.judge !== undefined && !JUDGE_MODES.includes(v.judge)) {
-    throw new UserError(`--judge: expected one of ${JUDGE_MODES.join(', ')}, got '${v.judge}'`);
-  }
+  if (v.judge !== undefined) resolveJudgeSpec(v.judge, process.env, '--judge');
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);

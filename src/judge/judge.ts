@@ -1,6 +1,8 @@
 /**
- * The relevance judge (issue 7). Three modes:
+ * The relevance judge. Which judge a setting names: src/judge/spec.ts. Four modes:
  *
+ * - `model`: any chat provider promptfoo knows, by its provider id (anthropic:messages:MODEL, openai:chat:MODEL,
+ *   azure:chat:DEPLOYMENT, ollama:chat:MODEL, …), called through promptfoo's provider loader (src/judge/provider.ts).
  * - `bedrock`: Claude Haiku 4.5 on Amazon Bedrock (default inference profile
  *   `us.anthropic.claude-haiku-4-5-20251001-v1:0`) through the Converse API, temperature 0, a few
  *   output tokens. Region / credentials / endpoint from the standard AWS configuration (or options).
@@ -11,12 +13,13 @@
  *   thresholds. Its numbers are labelled heuristic wherever they appear.
  * - `off`: nothing is judged; reports say "judge: off".
  *
+ * `model` and `bedrock` share one protocol (modelJudge below): the one-token answer, strict parsing, temperature 0,
+ * deadlines and the eval budget, an unreachable endpoint ending the judging at once, errors counted and never
+ * passed, tokens and cost per call, and the verdict cache keyed by model (or provider id) and resolved endpoint.
+ *
  * A judge call never throws for a model failure: it returns `{ verdict: null, error }` and counts the
  * error in `stats.errors`. Callers treat an error as a judge error, never as relevant.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { UserError } from '../errors.ts';
 import {
@@ -35,26 +38,26 @@ import type { Embedder } from '../embeddings/types.ts';
 import { cosine } from '../embeddings/vector.ts';
 import { JudgeCache, DEFAULT_JUDGE_CACHE_DIR, sha256 } from './cache.ts';
 import {
+  ANSWER_PROMPT_VERSION,
   COMPACTNESS_PROMPT_VERSION,
   RELEVANCE_PROMPT_VERSION,
   RELEVANCE_VERDICTS,
   SEEKER_FIT_PROMPT_VERSION,
   SEEKER_FIT_VERDICTS,
+  answerPrompt,
   compactnessPrompt,
   parseCompactness,
   parseExact,
   relevancePrompt,
   seekerFitPrompt,
+  type AnswerInput,
   type JudgePrompt,
   type RelevanceInput,
   type RelevanceVerdict,
   type SeekerFitVerdict,
 } from './prompt.ts';
-
-export type JudgeMode = 'bedrock' | 'similarity' | 'off';
-export const JUDGE_MODES: readonly JudgeMode[] = ['bedrock', 'similarity', 'off'];
-
-export const DEFAULT_JUDGE_MODEL = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+import { NoAnswerError, callChatProvider, judgeProviderConfig, loadChatProvider, probeEndpoint, providerEndpoint } from './provider.ts';
+import { DEFAULT_JUDGE_MODEL, resolveJudgeSpec, type JudgeMode, type JudgeSpec } from './spec.ts';
 
 /**
  * USD per million tokens (input, output), list prices of Claude Haiku 4.5 on Bedrock when this was
@@ -62,6 +65,10 @@ export const DEFAULT_JUDGE_MODEL = 'us.anthropic.claude-haiku-4-5-20251001-v1:0'
  */
 export const MODEL_PRICES: Record<string, { input: number; output: number }> = {
   'anthropic.claude-haiku-4-5-20251001-v1:0': { input: 1.0, output: 5.0 },
+  'anthropic:messages:claude-haiku-4-5-20251001': { input: 1.0, output: 5.0 },
+  'anthropic:messages:claude-haiku-4-5': { input: 1.0, output: 5.0 },
+  'openai:chat:gpt-4.1-mini': { input: 0.4, output: 1.6 },
+  'openai:chat:gpt-4o-mini': { input: 0.15, output: 0.6 },
 };
 
 /**
@@ -77,9 +84,9 @@ export const MODEL_PRICES: Record<string, { input: number; output: number }> = {
 export const SIMILARITY_THRESHOLDS = { high: 0.48, partial: 0.4 } as const;
 
 export interface JudgeOptions extends BedrockClientOptions {
-  /** `auto` (default): `bedrock` when AWS is configured (see awsConfigured), else `off`. */
-  mode?: JudgeMode | 'auto';
-  /** Bedrock model or inference-profile id. Default RANKGATE_JUDGE_MODEL or Claude Haiku 4.5 (us profile). */
+  /** A judge setting (src/judge/spec.ts): auto (default), off, similarity, bedrock, or a promptfoo chat provider id. */
+  mode?: string;
+  /** Bedrock model or inference-profile id (bedrock mode). Default RANKGATE_JUDGE_MODEL or Claude Haiku 4.5 (us profile). */
   model?: string;
   /** Default 10 (the longest answer, NOT_RELEVANT, is a few tokens). */
   maxTokens?: number;
@@ -142,36 +149,27 @@ export interface Judge {
   readonly mode: JudgeMode;
   readonly model: string | null;
   readonly promptVersion: string;
-  /** "judge: off", "judge: bedrock us.anthropic... (relevance-v1)", "judge: similarity (HEURISTIC, use-lite ...)". */
+  /** "judge: off", "judge: bedrock us.anthropic... (relevance-v1)", "judge: openai:chat:gpt-4.1-mini (relevance-v1)", "judge: similarity (HEURISTIC, use-lite ...)". */
   readonly label: string;
+  /** Why this judge was picked ("auto: ANTHROPIC_API_KEY is set", "configured (RANKGATE_JUDGE=off)"). */
+  readonly reason: string;
+  /** The endpoint the model calls go to (model and bedrock modes), for the report. */
+  readonly endpoint?: string;
   readonly stats: JudgeStats;
   relevance(input: RelevanceInput): Promise<Judgement<RelevanceVerdict>>;
   /** Dark Night rubric (bedrock only). */
   seekerFit(input: { query: string; result: string; rank: number }): Promise<Judgement<SeekerFitVerdict>>;
-  /** The docs-search promptfoo design compactness 1-5 (bedrock only). */
+  /** The docs-search promptfoo design compactness 1-5 (model judges only). */
   compactness(input: { query: string; result: string }): Promise<Judgement<number>>;
+  /** The NQ evaluation spec's answer quality: the service's answer against the reference, 1-5 (model judges only). */
+  answer(input: AnswerInput): Promise<Judgement<number>>;
   /** Whether a rubric needs a model this mode does not have. */
   supportsRubrics: boolean;
 }
 
-/** Is there any standard AWS configuration (env or a region in the shared config file)? */
-export function awsConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.AWS_REGION || env.AWS_DEFAULT_REGION || env.AWS_BEDROCK_REGION || env.AWS_PROFILE) return true;
-  if (env.AWS_ACCESS_KEY_ID || env.AWS_BEARER_TOKEN_BEDROCK || env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME) return true;
-  const cfg = env.AWS_CONFIG_FILE || join(homedir(), '.aws', 'config');
-  try {
-    return existsSync(cfg) && /^\s*region\s*=/m.test(readFileSync(cfg, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Resolve the mode: explicit option, else RANKGATE_JUDGE, else auto. Bad values are a UserError. */
+/** The judge's mode for a setting (src/judge/spec.ts); bad values are a UserError. */
 export function resolveJudgeMode(mode?: string, env: NodeJS.ProcessEnv = process.env): JudgeMode {
-  const m = mode ?? env.RANKGATE_JUDGE ?? 'auto';
-  if (m === 'auto') return awsConfigured(env) ? 'bedrock' : 'off';
-  if ((JUDGE_MODES as readonly string[]).includes(m)) return m as JudgeMode;
-  throw new UserError(`judge mode "${m}" (RANKGATE_JUDGE or config.mode): expected one of bedrock, similarity, off, auto`);
+  return resolveJudgeSpec(mode, env).mode;
 }
 
 function priceFor(model: string, opt?: { input: number; output: number }): { input: number; output: number } | null {
@@ -196,6 +194,7 @@ export const TEMPLATE_HASHES = {
   relevance: sha256(JSON.stringify(relevancePrompt({ ...PLACEHOLDER, expected: ['\u0001EXPECTED\u0001'] }))).slice(0, 16),
   seekerFit: sha256(JSON.stringify(seekerFitPrompt(PLACEHOLDER))).slice(0, 16),
   compactness: sha256(JSON.stringify(compactnessPrompt(PLACEHOLDER))).slice(0, 16),
+  answer: sha256(JSON.stringify(answerPrompt({ question: PLACEHOLDER.query, reference: ['\u0001REFERENCE\u0001'], answer: PLACEHOLDER.result }))).slice(0, 16),
 };
 
 function semaphore(n: number) {
@@ -218,10 +217,12 @@ function newStats(): JudgeStats {
 }
 
 export async function createJudge(opts: JudgeOptions = {}): Promise<Judge> {
-  const mode = resolveJudgeMode(opts.mode);
-  if (mode === 'off') return offJudge();
-  if (mode === 'similarity') return similarityJudge(opts);
-  return bedrockJudge(opts);
+  const spec = resolveJudgeSpec(opts.mode);
+  if (spec.mode === 'off') return offJudge(spec.reason);
+  if (spec.mode === 'similarity') return similarityJudge(opts, spec.reason);
+  if (spec.mode === 'model') return providerJudge(spec, opts);
+  // `bedrock` keeps the model option; `bedrock:converse:MODEL` names the model itself
+  return bedrockJudge({ ...opts, model: opts.mode?.startsWith('bedrock:converse:') ? spec.model! : (opts.model ?? spec.model ?? DEFAULT_JUDGE_MODEL) }, spec.reason);
 }
 
 /** The judge's deadlines, from options, else env, else the defaults (see JudgeOptions and docs/judge.md). */
@@ -267,29 +268,117 @@ async function resolvedEndpoint(opts: JudgeOptions, client: BedrockRuntimeClient
   return `https://bedrock-runtime.${region ?? 'unknown-region'}.amazonaws.com`;
 }
 
-function offJudge(): Judge {
+function offJudge(reason: string): Judge {
   const off = async (): Promise<never> => {
-    throw new Error('judge: off (no AWS configuration; set RANKGATE_JUDGE=bedrock with AWS configured, or RANKGATE_JUDGE=similarity)');
+    throw new Error(`judge: off (${reason}; set RANKGATE_JUDGE to a chat provider id such as anthropic:messages:MODEL or openai:chat:MODEL, to bedrock with AWS configured, or to similarity)`);
   };
   return {
     mode: 'off',
     model: null,
     promptVersion: RELEVANCE_PROMPT_VERSION,
     label: 'judge: off',
+    reason,
     stats: { ...newStats(), estimatedCostUsd: 0 },
     relevance: off,
     seekerFit: off,
     compactness: off,
+    answer: off,
     supportsRubrics: false,
   };
 }
 
-async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
+/** How a model judge reaches its model: one call per judgement attempt sequence, bounded by the caller's signal. */
+interface ModelTransport {
+  mode: 'bedrock' | 'model';
+  /** Bedrock model id, or the promptfoo provider id (cache key, label, messages). */
+  model: string;
+  /** Where the calls go (cache key, unreachable messages, report). */
+  endpoint: string;
+  /** USD per million tokens, or null when unknown (a call's own costUsd wins). */
+  price: { input: number; output: number } | null;
+  call(prompt: JudgePrompt, maxTokens: number, signal: AbortSignal, stats: JudgeStats): Promise<{ text: string | undefined; inputTokens: number; outputTokens: number; costUsd?: number | null }>;
+  /** A call that got no answer at all (counts toward unreachableAfter). */
+  isNoAnswer(e: unknown): boolean;
+  /** Checked once before the first call: why the endpoint cannot be reached, or undefined. */
+  preflight?(): Promise<string | undefined>;
+}
+
+async function bedrockJudge(opts: JudgeOptions, reason: string): Promise<Judge> {
   const model = opts.model ?? process.env.RANKGATE_JUDGE_MODEL ?? DEFAULT_JUDGE_MODEL;
   const deadlines = judgeDeadlines(opts);
   const callOpts = { ...opts, timeoutMs: deadlines.timeoutMs, callTimeoutMs: deadlines.callTimeoutMs };
   const client: BedrockRuntimeClient = createBedrockClient(callOpts);
   const endpoint = await resolvedEndpoint(opts, client);
+  return modelJudge(
+    {
+      mode: 'bedrock',
+      model,
+      endpoint,
+      price: priceFor(model, opts.price),
+      async call(prompt, maxTokens, signal, stats) {
+        const res = await withRetries(
+          model,
+          { ...callOpts, signal },
+          (abortSignal) =>
+            client.send(
+              new (bedrockSdk().ConverseCommand)({
+                modelId: model,
+                system: [{ text: prompt.system }],
+                messages: [{ role: 'user', content: [{ text: prompt.user }] }],
+                inferenceConfig: { temperature: 0, maxTokens },
+              }),
+              { abortSignal },
+            ),
+          stats,
+        );
+        const content = res.output?.message?.content;
+        return {
+          text: Array.isArray(content) ? content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('') : undefined,
+          inputTokens: res.usage?.inputTokens ?? 0,
+          outputTokens: res.usage?.outputTokens ?? 0,
+        };
+      },
+      isNoAnswer: (e) => e instanceof BedrockCallError && e.code === 'NoAnswer',
+    },
+    opts,
+    deadlines,
+    `judge: bedrock ${model} (${RELEVANCE_PROMPT_VERSION})`,
+    reason,
+  );
+}
+
+/** A judge on any chat provider promptfoo knows (src/judge/provider.ts). */
+async function providerJudge(spec: JudgeSpec, opts: JudgeOptions): Promise<Judge> {
+  const providerId = spec.model!;
+  const family = spec.family!;
+  const deadlines = judgeDeadlines(opts);
+  const endpoint = (opts.endpoint ? opts.endpoint.replace(/\/+$/, '') : null) ?? providerEndpoint(family) ?? `promptfoo ${family}`;
+  const maxTokens = opts.maxTokens ?? 10;
+  const config = { ...judgeProviderConfig(family, maxTokens), ...(opts.endpoint ? { apiBaseUrl: opts.endpoint } : {}) };
+  let provider: Awaited<ReturnType<typeof loadChatProvider>> | undefined;
+  return modelJudge(
+    {
+      mode: 'model',
+      model: providerId,
+      endpoint,
+      price: priceFor(providerId, opts.price),
+      async call(prompt, _maxTokens, signal) {
+        provider ??= await loadChatProvider(providerId, config);
+        return callChatProvider(provider, providerId, prompt, deadlines.callTimeoutMs, signal);
+      },
+      isNoAnswer: (e) => e instanceof NoAnswerError,
+      preflight: /^https?:\/\//.test(endpoint) ? () => probeEndpoint(endpoint) : undefined,
+    },
+    opts,
+    deadlines,
+    `judge: ${providerId} (${RELEVANCE_PROMPT_VERSION})`,
+    spec.reason,
+  );
+}
+
+/** The protocol every model judge shares: cache, budget, unreachable endpoint, strict parsing, tokens and cost. */
+function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType<typeof judgeDeadlines>, label: string, reason: string): Judge {
+  const { model, endpoint } = t;
   // "seconds of judging": wall time during which at least one model call is in flight (so a long eval's own search
   // time between judgements never spends the judge's budget)
   let busyMs = 0;
@@ -306,6 +395,7 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   const giveUp = new AbortController();
   let noAnswerRun = 0;
   let unreachable: string | undefined;
+  let preflight: Promise<void> | undefined;
   /** Why no call may be made now (budget spent, endpoint unreachable), or undefined. */
   const refusal = (): string | undefined => {
     if (unreachable) return unreachable;
@@ -317,10 +407,10 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
   const cache = opts.cacheDir === false ? null : new JudgeCache(opts.cacheDir ?? DEFAULT_JUDGE_CACHE_DIR);
   const refresh = opts.refresh ?? process.env.RANKGATE_JUDGE_REFRESH === '1';
   const limit = semaphore(Math.max(1, opts.concurrency ?? 4));
-  const price = priceFor(model, opts.price);
+  const price = t.price;
   const stats = newStats();
-  if (!price) stats.estimatedCostUsd = null;
   const maxTokens = opts.maxTokens ?? 10;
+  let costKnown = true;
 
   async function ask<V>(
     promptVersion: string,
@@ -342,6 +432,12 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
         return { verdict: v, cached: true, raw: hit.raw, heuristic: false };
       }
     }
+    if (t.preflight && !preflight) {
+      preflight = t.preflight().then((why) => {
+        if (why && !unreachable) unreachable = `judge endpoint ${endpoint} unreachable (${why}); not judged`;
+      });
+    }
+    await preflight;
     const refused = refusal();
     if (refused) {
       stats.errors++;
@@ -363,38 +459,24 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
       let called = false;
       try {
         busyEnter();
-        const res = await withRetries(
-          model,
-          { ...callOpts, signal: giveUp.signal },
-          (abortSignal) =>
-            client.send(
-              new (bedrockSdk().ConverseCommand)({
-                modelId: model,
-                system: [{ text: prompt.system }],
-                messages: [{ role: 'user', content: [{ text: prompt.user }] }],
-                inferenceConfig: { temperature: 0, maxTokens },
-              }),
-              { abortSignal },
-            ),
-          stats,
-        ).finally(busyLeave);
+        const res = await t.call(prompt, maxTokens, giveUp.signal, stats).finally(busyLeave);
         noAnswerRun = 0;
         stats.calls++;
         called = true;
-        inTok = res.usage?.inputTokens ?? 0;
-        outTok = res.usage?.outputTokens ?? 0;
+        inTok = res.inputTokens;
+        outTok = res.outputTokens;
         stats.inputTokens += inTok;
         stats.outputTokens += outTok;
-        cost = price ? (inTok * price.input + outTok * price.output) / 1e6 : null;
-        if (cost !== null && stats.estimatedCostUsd !== null) stats.estimatedCostUsd += cost;
-        const content = res.output?.message?.content;
-        text = Array.isArray(content) ? content.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : '')).join('') : undefined;
+        cost = typeof res.costUsd === 'number' ? res.costUsd : price ? (inTok * price.input + outTok * price.output) / 1e6 : null;
+        if (cost === null) costKnown = false;
+        stats.estimatedCostUsd = costKnown ? (stats.estimatedCostUsd ?? 0) + (cost ?? 0) : null;
+        text = res.text;
       } catch (e) {
         stats.errors++;
-        if (e instanceof BedrockCallError && e.code === 'NoAnswer') {
+        if (t.isNoAnswer(e)) {
           noAnswerRun++;
           if (deadlines.unreachableAfter > 0 && noAnswerRun >= deadlines.unreachableAfter && !unreachable) {
-            unreachable = `judge endpoint ${endpoint} unreachable: ${noAnswerRun} calls in a row got no answer (last: ${e.message}); not judged (unreachableAfter / RANKGATE_JUDGE_UNREACHABLE_AFTER)`;
+            unreachable = `judge endpoint ${endpoint} unreachable: ${noAnswerRun} calls in a row got no answer (last: ${(e as Error).message}); not judged (unreachableAfter / RANKGATE_JUDGE_UNREACHABLE_AFTER)`;
             giveUp.abort();
           }
         } else noAnswerRun = 0;
@@ -417,11 +499,14 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
     });
   }
 
+  if (!price) stats.estimatedCostUsd = null;
   return {
-    mode: 'bedrock',
+    mode: t.mode,
     model,
     promptVersion: RELEVANCE_PROMPT_VERSION,
-    label: `judge: bedrock ${model} (${RELEVANCE_PROMPT_VERSION})`,
+    label,
+    reason,
+    endpoint,
     stats,
     supportsRubrics: true,
     relevance: (input) =>
@@ -451,10 +536,12 @@ async function bedrockJudge(opts: JudgeOptions): Promise<Judge> {
         '1-5',
         TEMPLATE_HASHES.compactness,
       ),
+    answer: (input) =>
+      ask(ANSWER_PROMPT_VERSION, answerPrompt(input), { query: input.question, context: input.reference, passage: input.answer }, parseCompactness, '1-5', TEMPLATE_HASHES.answer),
   };
 }
 
-async function similarityJudge(opts: JudgeOptions): Promise<Judge> {
+async function similarityJudge(opts: JudgeOptions, reason: string): Promise<Judge> {
   const embedder = typeof opts.embedder === 'object' ? opts.embedder : await createEmbedder(opts.embedder ?? 'use-lite');
   const th = opts.thresholds ?? SIMILARITY_THRESHOLDS;
   if (!(th.high > th.partial)) throw new UserError(`similarity thresholds: high (${th.high}) must be above partial (${th.partial})`);
@@ -469,13 +556,14 @@ async function similarityJudge(opts: JudgeOptions): Promise<Judge> {
     return texts.map((t) => vecCache.get(t)!);
   };
   const rubric = async (): Promise<never> => {
-    throw new Error('rubric judging needs the bedrock judge: the similarity heuristic cannot grade it');
+    throw new Error('rubric and answer judging need a model judge: the similarity heuristic cannot grade them');
   };
   return {
     mode: 'similarity',
     model: embedder.id,
     promptVersion: `similarity-${embedder.id}-${th.high}-${th.partial}`,
     label: `judge: similarity (HEURISTIC: ${embedder.id} cosine, HIGH >= ${th.high}, PARTIAL >= ${th.partial})`,
+    reason,
     stats,
     supportsRubrics: false,
     async relevance(input) {
@@ -487,5 +575,6 @@ async function similarityJudge(opts: JudgeOptions): Promise<Judge> {
     },
     seekerFit: rubric,
     compactness: rubric,
+    answer: rubric,
   };
 }

@@ -1,0 +1,142 @@
+/**
+ * The judge's call to a chat model through promptfoo's own provider loader (`loadApiProvider`): anthropic:messages,
+ * openai:chat (OpenAI and every OpenAI-compatible server through OPENAI_BASE_URL), azure:chat, ollama:chat and the
+ * rest of promptfoo's chat providers, each with its own credentials and endpoint variables (ANTHROPIC_API_KEY /
+ * ANTHROPIC_BASE_URL, OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_BASE_URL, …). rankgate writes no client of its own.
+ *
+ * What rankgate adds around promptfoo's client: temperature 0 and a few output tokens; the system and user prompt as
+ * promptfoo's JSON chat messages; one deadline per judgement (callTimeoutMs: promptfoo's own retries of 429 and
+ * connection errors happen inside it, then the call is abandoned); a TCP probe of the endpoint before the first call,
+ * so an endpoint nothing listens on ends the judging at once instead of after promptfoo's retries; and the endpoint
+ * the calls go to, resolved the way the provider resolves it, for the verdict cache key.
+ */
+import { connect } from 'node:net';
+import type { JudgePrompt } from './prompt.ts';
+
+export interface ModelAnswer {
+  text: string | undefined;
+  inputTokens: number;
+  outputTokens: number;
+  /** promptfoo's cost estimate of the call (USD) when it knows the model's price; null otherwise. */
+  costUsd: number | null;
+}
+
+/** A call that got no answer at all: nothing listening, connection reset, host unknown, or the deadline. */
+export class NoAnswerError extends Error {
+  override name = 'NoAnswerError';
+}
+
+interface ChatProvider {
+  callApi(prompt: string, context?: unknown, options?: { abortSignal?: AbortSignal }): Promise<{
+    output?: unknown;
+    error?: string;
+    tokenUsage?: { prompt?: number; completion?: number };
+    cost?: number;
+  }>;
+}
+
+/** The base URL a provider family sends to, as promptfoo resolves it from the environment (or null when unknown). */
+export function providerEndpoint(family: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  const strip = (u: string) => u.replace(/\/+$/, '');
+  switch (family) {
+    case 'anthropic:messages':
+      return strip(env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
+    case 'openai:chat':
+      return strip(env.OPENAI_BASE_URL || env.OPENAI_API_BASE_URL || (env.OPENAI_API_HOST ? `https://${env.OPENAI_API_HOST}/v1` : 'https://api.openai.com/v1'));
+    case 'azure:chat':
+    case 'azureopenai:chat': {
+      const host = env.AZURE_API_BASE_URL || env.AZURE_OPENAI_API_BASE_URL || (env.AZURE_API_HOST || env.AZURE_OPENAI_API_HOST ? `https://${env.AZURE_API_HOST || env.AZURE_OPENAI_API_HOST}` : '');
+      return host ? strip(host) : null;
+    }
+    case 'ollama:chat':
+      return strip(env.OLLAMA_BASE_URL || 'http://localhost:11434');
+    default:
+      return null;
+  }
+}
+
+/** Provider config that asks for a deterministic, few-token answer, in the family's own key names. */
+export function judgeProviderConfig(family: string, maxTokens: number): Record<string, unknown> {
+  if (family === 'ollama:chat') return { temperature: 0, num_predict: maxTokens };
+  if (family === 'google' || family === 'vertex') return { temperature: 0, maxOutputTokens: maxTokens, generationConfig: { temperature: 0, maxOutputTokens: maxTokens } };
+  return { temperature: 0, max_tokens: maxTokens };
+}
+
+/** Connection failures as promptfoo's clients word them (undici, the vendors' SDKs). */
+const NO_ANSWER = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|socket hang up|fetch failed|Connection error|other side closed|UND_ERR_SOCKET/i;
+
+/**
+ * Why the endpoint cannot be reached (nothing listening, unknown host, no route), or undefined when a TCP
+ * connection opens within `timeoutMs`. Only the connection is opened: nothing is sent.
+ */
+export function probeEndpoint(url: string, timeoutMs = 3000): Promise<string | undefined> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return Promise.resolve(`not a URL: ${url}`);
+  }
+  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    const done = (why: string | undefined) => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(why);
+    };
+    const t = setTimeout(() => done(`no TCP connection to ${host}:${port} within ${timeoutMs} ms`), timeoutMs);
+    s.once('connect', () => done(undefined));
+    s.once('error', (e: NodeJS.ErrnoException) => done(`${e.code ?? e.message} connecting to ${host}:${port}`));
+  });
+}
+
+/** Loads promptfoo's provider once (the eval has promptfoo loaded already; the CLI loads it on first use). */
+export async function loadChatProvider(providerId: string, config: Record<string, unknown>): Promise<ChatProvider> {
+  const { loadApiProvider } = (await import('promptfoo')) as unknown as {
+    loadApiProvider: (id: string, ctx?: { options?: { config?: Record<string, unknown> } }) => Promise<ChatProvider>;
+  };
+  return loadApiProvider(providerId, { options: { config } });
+}
+
+/** One judgement's model call: the prompt as chat messages, bounded by `deadlineMs` and `signal`. */
+export async function callChatProvider(provider: ChatProvider, providerId: string, prompt: JudgePrompt, deadlineMs: number, signal?: AbortSignal): Promise<ModelAnswer> {
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      reject(new NoAnswerError(`${providerId}: no answer within ${deadlineMs} ms (callTimeoutMs / RANKGATE_JUDGE_CALL_TIMEOUT_MS)`));
+    }, deadlineMs);
+    ac.signal.addEventListener('abort', () => reject(new NoAnswerError(`${providerId}: call abandoned by the caller`)), { once: true });
+  });
+  const messages = JSON.stringify([
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: prompt.user },
+  ]);
+  try {
+    const res = await Promise.race([provider.callApi(messages, undefined, { abortSignal: ac.signal }), deadline]);
+    if (res.error) {
+      const msg = String(res.error).split('\n')[0]!.slice(0, 300);
+      if (NO_ANSWER.test(msg)) throw new NoAnswerError(`${providerId}: ${msg}`);
+      throw new Error(`${providerId}: ${msg}`);
+    }
+    const out = res.output;
+    return {
+      text: typeof out === 'string' ? out : out === undefined || out === null ? undefined : JSON.stringify(out),
+      inputTokens: Number(res.tokenUsage?.prompt ?? 0) || 0,
+      outputTokens: Number(res.tokenUsage?.completion ?? 0) || 0,
+      costUsd: typeof res.cost === 'number' && Number.isFinite(res.cost) ? res.cost : null,
+    };
+  } catch (e) {
+    if (e instanceof NoAnswerError) throw e;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (NO_ANSWER.test(msg) || (e as Error)?.name === 'AbortError') throw new NoAnswerError(`${providerId}: ${msg.split('\n')[0]}`);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
