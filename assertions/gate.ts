@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
-import type { JudgeSpec } from '../src/judge/spec.ts';
+import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
@@ -43,7 +43,7 @@ interface AssertionLike {
 
 interface Suite {
   tests?: { metadata?: Record<string, unknown>; assert?: AssertionLike[] }[];
-  defaultTest?: { assert?: AssertionLike[] } | string;
+  defaultTest?: { assert?: AssertionLike[]; options?: Record<string, unknown> } | string;
   derivedMetrics?: { name: string; value: unknown }[];
   [k: string]: unknown;
 }
@@ -71,6 +71,7 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   for (const j of new Map(judges.map((j) => [`${j.mode}|${j.model}|${j.reason}`, j])).values()) {
     process.stderr.write(`rankgate: judge: ${j.mode === 'off' ? 'off' : j.mode === 'similarity' ? 'similarity (HEURISTIC)' : j.mode === 'bedrock' ? `bedrock ${j.model}` : j.model} (${j.reason})\n`);
   }
+  const suite = withGraderOfJudge(context.suite, judges);
   const goldens: GoldenQuery[] = [];
   for (const t of context.suite.tests ?? []) {
     const g = GoldenQuerySchema.safeParse(t?.metadata?.golden);
@@ -84,10 +85,10 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   // suite goes on without derivedMetrics. A config with its own derivedMetrics keeps them all in promptfoo's hands.
   if (!existing.length && added.every((m) => compileOwnDerived(m.value))) {
     ownDerived = added;
-    return { suite: { ...context.suite, derivedMetrics: undefined } };
+    return { suite: { ...suite, derivedMetrics: undefined } };
   }
   ownDerived = [];
-  return { suite: { ...context.suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
+  return { suite: { ...suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
 }
 
 /** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
@@ -126,6 +127,36 @@ function judgeSpecs(suite: Suite): JudgeSpec[] {
   return found
     .filter(({ a }) => typeof a?.value === 'string' && /assertions\/judge\.ts:\w+$/.test(a.value))
     .map(({ a, where }) => validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`));
+}
+
+/** promptfoo's model-graded assertion types (they call a grading provider). */
+const MODEL_GRADED = /^(not-)?(llm-rubric|model-graded-closedqa|model-graded-factuality|factuality|g-eval|answer-relevance|context-faithfulness|context-recall|context-relevance|select-best|search-rubric)$/;
+
+/**
+ * promptfoo's own model-graded assertions (llm-rubric, …) grade with the same judge as rankgate's: when the suite has
+ * one and sets no grader (defaultTest.options.provider), the judge's model becomes the grader. A judge that is off or
+ * the similarity heuristic sets nothing (promptfoo then picks its own default, as without rankgate).
+ */
+function withGraderOfJudge(suite: Suite, judges: readonly JudgeSpec[]): Suite {
+  const asserts: AssertionLike[] = [];
+  if (suite.defaultTest && typeof suite.defaultTest === 'object') asserts.push(...(suite.defaultTest.assert ?? []));
+  for (const t of suite.tests ?? []) asserts.push(...(t?.assert ?? []));
+  if (!asserts.some((a) => typeof a?.type === 'string' && MODEL_GRADED.test(a.type))) return suite;
+  const dt = (suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {}) as { options?: { provider?: unknown }; assert?: AssertionLike[] };
+  if (dt.options?.provider !== undefined) return suite;
+  let j = judges.find((x) => x.mode === 'model' || x.mode === 'bedrock');
+  if (!j) {
+    try {
+      const s = resolveJudgeSpec(undefined);
+      if (s.mode === 'model' || s.mode === 'bedrock') j = s;
+    } catch {
+      /* an unknown RANKGATE_JUDGE was refused above when a judge assertion exists; without one, promptfoo's default */
+    }
+  }
+  if (!j) return suite;
+  const provider = j.mode === 'bedrock' ? `bedrock:converse:${j.model}` : j.model!;
+  process.stderr.write(`rankgate: promptfoo's model-graded assertions grade with the judge: ${provider}\n`);
+  return { ...suite, defaultTest: { ...dt, options: { ...(dt.options ?? {}), provider } } };
 }
 
 /** The judged families the suite's judge assertions will produce: '' (a model judge), 'heuristic_' (similarity); none when off. */

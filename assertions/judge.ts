@@ -177,3 +177,75 @@ export async function compactness(output: unknown, context: AssertionContext): P
   };
 }
 
+
+/**
+ * `answer` (the NQ evaluation spec's "LLM as judge" phase): when the service returns an answer (a module:/url:
+ * service's `answer` field), the judge grades it 1-5 against the golden set's reference answer: the NQ short answer
+ * (a reference's `short_answer`) or blind-test YAML `answer_contains`. namedScores answer_score (the grade),
+ * n_answer, answer_score_<category> / n_answer_<category>, answer_errors; the report gives answer_score overall and per
+ * category, and config/gate.yaml can floor it (`overall: { answer_score: 4.0 }`).
+ * `config: { sample: N, seed: S }` grades a fixed random N of the golden selection (the spec samples 100): the N
+ * query ids with the smallest sha256(seed:id) among the selection's files, the same N on every run and machine.
+ * A query without a reference answer, or outside the sample, passes unscored; a service that gives no answer to a
+ * sampled query passes unscored with the reason (an answer_score floor then has nothing to measure: exit 2).
+ */
+export async function answer(output: unknown, context: AssertionContext): Promise<GradingResult> {
+  const golden = goldenFrom(context);
+  const reference = golden.expected.flatMap((r) => [
+    ...(typeof r.extra?.short_answer === 'string' && r.extra.short_answer.trim() ? [r.extra.short_answer] : []),
+    ...(r.answer_contains ? [r.answer_contains] : []),
+  ]);
+  if (!reference.length) return { pass: true, score: 1, reason: 'answer: the golden query has no reference answer (NQ short_answer or answer_contains); not graded' };
+  const sample = context.config?.sample;
+  if (typeof sample === 'number') {
+    const inSample = await sampledIds(context, sample, Number(context.config?.seed ?? 42));
+    if (inSample && !inSample.has(golden.id)) return { pass: true, score: 1, reason: `answer: not in the sample of ${sample} (seed ${Number(context.config?.seed ?? 42)}); not graded` };
+  }
+  const out = outputFrom(output, context);
+  if (typeof out.answer !== 'string' || !out.answer.trim()) return { pass: true, score: 1, reason: 'answer: the service returned no answer (an `answer` field); not graded' };
+  const judge = await judgeFor(context.config);
+  if (judge.mode === 'off') return offResult(judge);
+  if (!judge.supportsRubrics) return { pass: true, score: 1, reason: `${judge.label}: the answer judge needs a model judge; not graded`, metadata: { judge: judge.label } };
+  const j = await judge.answer({ question: golden.query, reference, answer: out.answer });
+  const c = categoryKey(golden.category);
+  if (j.verdict === null) {
+    return { pass: false, score: 0, reason: `JUDGE ERROR (${j.error}) · answer (${judge.label})`, namedScores: { answer_errors: 1 }, metadata: { judge: judge.label } };
+  }
+  const min = Number(context.config?.min ?? 4);
+  return {
+    pass: !failsRow(context) || j.verdict >= min,
+    score: (j.verdict - 1) / 4,
+    reason: `answer ${j.verdict}/5 (${judge.label}) against ${reference.map((r) => JSON.stringify(r)).join(', ')}`,
+    namedScores: { answer_score: j.verdict, n_answer: 1, [`answer_score_${c}`]: j.verdict, [`n_answer_${c}`]: 1, answer_errors: 0 },
+    metadata: { judge: judge.label },
+  };
+}
+
+const samples = new Map<string, Promise<Set<string> | null>>();
+
+/** The ids of the answer sample (null when the selection's files cannot be read: then every query is graded). */
+function sampledIds(context: AssertionContext, n: number, seed: number): Promise<Set<string> | null> {
+  const files = (context.test?.metadata?.selection as { files?: string[] } | undefined)?.files;
+  if (!Array.isArray(files) || !files.length) return Promise.resolve(null);
+  const key = `${seed}|${n}|${files.join('\n')}`;
+  let p = samples.get(key);
+  if (!p) {
+    p = (async () => {
+      const { loadGolden } = await import('../src/golden/index.ts');
+      const { REPO_ROOT } = await import('../src/golden/promptfoo.ts');
+      const { existsSync } = await import('node:fs');
+      const { isAbsolute, join } = await import('node:path');
+      const { createHash } = await import('node:crypto');
+      const ids: string[] = [];
+      for (const f of files) {
+        const path = isAbsolute(f) ? f : existsSync(f) ? f : join(REPO_ROOT, f);
+        if (!existsSync(path)) return null;
+        ids.push(...loadGolden(path).queries.map((q) => q.id));
+      }
+      const h = (id: string) => createHash('sha256').update(`${seed}:${id}`).digest('hex');
+      return new Set([...new Set(ids)].sort((a, b) => (h(a) < h(b) ? -1 : 1)).slice(0, n));
+    })();
+    samples.set(key, p);
+  }
+  return p;
+}

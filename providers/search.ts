@@ -276,6 +276,7 @@ export default class SearchProvider {
       safety: routing?.safety === true,
       latencyMs,
       ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
+      ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
     };
     const metadata: HarnessMetadata = {
       harness: output,

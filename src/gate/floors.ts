@@ -45,6 +45,12 @@ export interface Floors {
   /** Accept partial runs (fewer queries than the golden selection, floors nothing measured): default false. */
   allow_partial?: boolean;
   regression?: RegressionConfig;
+  /**
+   * How far the judge must be trusted before judged floors (metric_family: judged) and answer_score floors count:
+   * the agreement file `rankgate judge agreement --out FILE` wrote, and the minimum weighted kappa. loadFloors reads
+   * the file's kappa (null with `problem` when it cannot); below the minimum the gate is exit 2.
+   */
+  judge?: { agreement: string; min_kappa: number; kappa?: number | null; problem?: string };
 }
 
 /** Metrics a floor may name overall (report metrics; `judged` family maps them to the judged ones). */
@@ -56,12 +62,16 @@ export const OVERALL_METRICS = [
   ...RANK_KEYS.filter((k) => k !== 'recall_at_3' && k !== 'mrr'),
   'not_found_rate',
   'answerable_at_10',
+  'answer_score',
 ] as const;
+/** Floors on a 1-5 grade instead of a 0..1 share. */
+const GRADE_METRICS: readonly string[] = ['answer_score'];
 /** Metrics a floor may name per category (src/results/summary.ts CategoryReport). */
-export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy'] as const;
+export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy', 'answer_score'] as const;
 /** Metrics the regression check can compare per query (they are in the baseline). */
 export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;
-const TOP_KEYS = ['overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression'] as const;
+const TOP_KEYS = ['overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+const JUDGE_KEYS = ['agreement', 'min_kappa'] as const;
 const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch'] as const;
 
 export const DEFAULT_REGRESSION: RegressionConfig = {
@@ -83,6 +93,10 @@ const isMap = (x: unknown): x is Record<string, unknown> => typeof x === 'object
 const show = (x: unknown) => (typeof x === 'string' ? `'${x}'` : JSON.stringify(x));
 
 function floorValue(file: string, where: string, v: unknown): number {
+  if (GRADE_METRICS.includes(where.replace(/^.*\./, ''))) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 1 || v > 5) throw new UserError(`${file}: ${where}: expected a floor between 1 and 5 (the answer judge's grade), got ${show(v)}`);
+    return v;
+  }
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw new UserError(`${file}: ${where}: expected a floor between 0 and 1, got ${show(v)}`);
   return v;
 }
@@ -155,6 +169,14 @@ export function parseFloors(doc: unknown, file: string): Floors {
     }
     out.regression = reg;
   }
+  if (doc.judge !== undefined && doc.judge !== null) {
+    const j = doc.judge;
+    if (!isMap(j)) throw new UserError(`${file}: judge: expected a map with ${JUDGE_KEYS.join(', ')}, got ${show(j)}`);
+    for (const k of Object.keys(j)) if (!(JUDGE_KEYS as readonly string[]).includes(k)) throw new UserError(unknownKeyMessage(file, 'judge', k, JUDGE_KEYS));
+    if (typeof j.agreement !== 'string' || !j.agreement) throw new UserError(`${file}: judge.agreement: expected the file \`rankgate judge agreement RESULTS --out FILE\` wrote, got ${show(j.agreement)}`);
+    if (typeof j.min_kappa !== 'number' || !(j.min_kappa >= -1 && j.min_kappa <= 1)) throw new UserError(`${file}: judge.min_kappa: expected a weighted kappa between -1 and 1 (e.g. 0.6), got ${show(j.min_kappa)}`);
+    out.judge = { agreement: j.agreement, min_kappa: j.min_kappa };
+  }
   const nFloors = Object.keys(out.overall).length + Object.values(out.categories).reduce((a, m) => a + Object.keys(m).length, 0);
   if (!nFloors && !out.regression) throw new UserError(`${file}: no floor and no regression check configured; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
   return out;
@@ -178,11 +200,27 @@ export function loadFloors(path: string): Floors {
   } catch (e) {
     throw new UserError(`${path}: cannot read the gate floors (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  return parseFloors(loadYaml(text, path), path);
+  const floors = parseFloors(loadYaml(text, path), path);
+  if (floors.judge) Object.assign(floors.judge, readAgreementKappa(floors.judge.agreement));
+  return floors;
+}
+
+/** The overall weighted kappa of an agreement file, or why it cannot be had. */
+export function readAgreementKappa(path: string): { kappa: number | null; problem?: string } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.json --out ${path}` };
+  }
+  const k = (doc as { overall?: { kappa?: unknown } } | null)?.overall?.kappa;
+  if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${path}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };
+  return { kappa: k };
 }
 
 function overallValue(report: Des058Report, metric: string, family: Floors['metric_family']): number | null | undefined {
-  if (family === 'judged' && metric !== 'routing_accuracy') {
+  if (family === 'judged' && metric !== 'routing_accuracy' && !GRADE_METRICS.includes(metric)) {
     const k = metric === 'mrr_at_10' || metric === 'mrr' ? 'judged_mrr' : metric.startsWith('judged_') ? metric : `judged_${metric}`;
     return report.judged_metrics?.[k];
   }
@@ -206,7 +244,7 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
         value: 0,
         min: 1,
         passed: false,
-        note: `metric_family: judged, but the results have no judged scores (${report.judge}); run the eval with the judge on (RANKGATE_JUDGE=bedrock with AWS configured, or similarity) or set metric_family: strict`,
+        note: `metric_family: judged, but the results have no judged scores (${report.judge}); run the eval with the judge on (RANKGATE_JUDGE=anthropic:messages:MODEL, openai:chat:MODEL, bedrock with AWS configured, or similarity) or set metric_family: strict`,
       });
     } else {
       checks.push({
@@ -223,6 +261,22 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
     checks.push({ name: 'judge errors (reported)', scope: 'judge', metric: 'judge_errors', value: js.errors, min: 0, passed: true, note: `${js.errors} judge error(s) in the judged metrics (not gated: metric_family is strict)` });
   } else if (!js && report.judge.startsWith('judge: FAILED')) {
     checks.push({ name: 'judge errors (reported)', scope: 'judge', metric: 'judge_errors', value: null, min: 0, passed: true, note: `${report.judge} (not gated: metric_family is strict)` });
+  }
+  const judgedFloors = family === 'judged' || [floors.overall, ...Object.values(floors.categories)].some((m) => Object.keys(m).some((k) => GRADE_METRICS.includes(k)));
+  if (floors.judge && judgedFloors) {
+    const { kappa, min_kappa: min, agreement, problem } = floors.judge;
+    const ok = typeof kappa === 'number' && kappa >= min - 1e-12;
+    checks.push({
+      name: `judge agreement kappa >= ${min}`,
+      scope: 'judge',
+      metric: 'judge_kappa',
+      value: kappa ?? null,
+      min,
+      passed: ok,
+      ...(ok
+        ? {}
+        : { note: problem ?? `the judge agrees with the golden grades at weighted kappa ${kappa!.toFixed(3)} (${agreement}), below judge.min_kappa ${min}: the instrument is not trustworthy, judged floors do not count` }),
+    });
   }
   const fam = family === 'judged' ? ' (judged)' : '';
   // A floor nothing in the results measures cannot pass: it is "unmeasured" (exit 2), or, with allow_partial,
@@ -250,7 +304,7 @@ export function applyGate(report: Des058Report, floors: Floors): GateCheck[] {
     for (const [metric, min] of Object.entries(ms)) {
       const name = `${cat} ${metric}${fam} >= ${min}`;
       const key =
-        family === 'judged' && metric !== 'routing_accuracy' ? (metric === 'mrr' ? 'judged_mrr_at_10' : metric.startsWith('judged_') ? metric : `judged_${metric}`) : metric;
+        family === 'judged' && metric !== 'routing_accuracy' && !GRADE_METRICS.includes(metric) ? (metric === 'mrr' ? 'judged_mrr_at_10' : metric.startsWith('judged_') ? metric : `judged_${metric}`) : metric;
       const v = c?.[key];
       if (!c)
         checks.push(

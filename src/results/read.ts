@@ -38,6 +38,8 @@ export interface QueryRecord {
   judgeLabel?: string | null;
   /** The judge assertion failed on this row without producing judged scores (it threw: bad mode, no model...). */
   judgeFailure?: string | null;
+  /** The answer judge's grade (1-5) of the service's answer (assertions/judge.ts:answer); null when not graded. */
+  answerScore?: number | null;
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -277,6 +279,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       judgeHeuristic: js?.heuristic ?? false,
       judgeLabel,
       judgeFailure,
+      answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   });
   for (const c of columns) {

@@ -36,6 +36,8 @@ export interface CategoryReport {
   judged_mrr_at_10?: number;
   judged_ndcg_at_10?: number;
   n_judged?: number;
+  /** Mean answer grade 1-5 (the NQ spec's answer judge) over the graded queries of this category. */
+  answer_score?: number;
 }
 
 export interface JudgeStats {
@@ -204,6 +206,8 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
       entry.n_judged = jq.length;
     }
     if (routed(cqs).length) entry.routing_accuracy = round(mean(routed(cqs).map((q) => (q.routing!.ok ? 1 : 0))))!;
+    const aq = cqs.filter((q) => typeof q.answerScore === 'number');
+    if (aq.length) entry.answer_score = round(mean(aq.map((q) => q.answerScore!)))!;
     categories[cat] = entry;
   }
   const metrics: Record<string, number | null> = {};
@@ -213,6 +217,11 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   metrics.avg_rank_when_found = round(mean(foundRanks));
   const answ = ranked.map((q) => q.retrieval!.answerable_at_10).filter((x): x is number => x !== null);
   metrics.answerable_at_10 = round(mean(answ));
+  const graded = qs.map((q) => q.answerScore).filter((x): x is number => typeof x === 'number');
+  if (graded.length) {
+    metrics.answer_score = round(mean(graded));
+    metrics.n_answer = graded.length;
+  }
   const buckets: Record<string, number> = {};
   for (const b of BUCKETS) buckets[b] = 0;
   for (const q of ranked) buckets[q.retrieval!.bucket] = (buckets[q.retrieval!.bucket] ?? 0) + 1;
@@ -309,6 +318,10 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
   for (const k of RANK_KEYS) metrics[k] = div(k, 'n_ranked');
   metrics.not_found_rate = metrics.found === null || metrics.found === undefined ? null : round(1 - metrics.found);
   metrics.answerable_at_10 = div('answerable_at_10', 'n_answerable');
+  if (typeof ns.n_answer === 'number' && ns.n_answer > 0) {
+    metrics.answer_score = div('answer_score', 'n_answer');
+    metrics.n_answer = ns.n_answer;
+  }
   const categories: Record<string, CategoryReport> = {};
   for (const key of Object.keys(ns)) {
     const m = /^n_routing_(.+)$/.exec(key);

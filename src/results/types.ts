@@ -35,6 +35,8 @@ export interface HarnessOutput {
   latencyMs: number;
   /** Index variant the column searched, e.g. "c300/use-lite", when the service says. */
   variant?: string;
+  /** The service's generated answer (a module:/url: service's `answer`), graded by assertions/judge.ts:answer. */
+  answer?: string;
 }
 
 /** `metadata` of the provider response (context.metadata in assertions; response.metadata in results JSON). */

@@ -97,6 +97,9 @@ export interface SearchResponse {
   /** The service's own time for this query in ms, when it measures it (the search worker does: from the moment
    * the query starts, so queueing behind other queries is excluded). The provider reports it as latencyMs. */
   serviceMs?: number;
+  /** A generated answer, when the service gives one (the NQ evaluation spec's agent answer): graded against the golden
+   * short answer by the answer judge (assertions/judge.ts:answer). */
+  answer?: string;
 }
 
 export interface SearchServiceLike {

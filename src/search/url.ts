@@ -111,7 +111,7 @@ export class HttpSearchService implements SearchServiceLike {
       reasons: [],
     };
     if (doc.safety === true) routing.safety = true;
-    return { hits, routing, diagnostics: null as unknown as SearchResponse['diagnostics'] };
+    return { hits, routing, diagnostics: null as unknown as SearchResponse['diagnostics'], ...(typeof doc.answer === 'string' ? { answer: doc.answer } : {}) };
   }
 
   async close(): Promise<void> {}
