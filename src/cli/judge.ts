@@ -23,11 +23,12 @@ import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
 
 const USAGE = `usage: rankgate judge agreement RESULTS.json [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
-                                 [--resamples N] [--json] [--out FILE]
+                                 [--resamples N] [--json] [--out FILE] [--cache-dir DIR]
   Asks the judge about results whose relevance the golden set knows and reports its agreement with the golden
   grades: confusion matrix, accuracy, Cohen's linear-weighted kappa with a bootstrap 95% interval, per category.
   --judge: a judge setting as RANKGATE_JUDGE (default: RANKGATE_JUDGE, else auto); --limit N: at most N items, a
-  seeded random sample (--seed, default 42); --out FILE: the report as JSON (config/gate.yaml judge.agreement).`;
+  seeded random sample (--seed, default 42); --out FILE: the report as JSON (config/gate.yaml judge.agreement);
+  --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).`;
 
 /** The scale of the agreement: 0 NOT_RELEVANT, 1 PARTIAL, 2 HIGH. */
 export const SCALE = ['NOT_RELEVANT', 'PARTIAL', 'HIGH'] as const;
@@ -161,6 +162,7 @@ export async function run(argv: string[]): Promise<number> {
       resamples: { type: 'string' },
       json: { type: 'boolean', default: false },
       out: { type: 'string' },
+      'cache-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -186,7 +188,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new UserError(`${file}: column '${col.label}' has no result whose relevance the golden set knows (no returned result matches a graded reference, and no no_results query returned anything): nothing to compare the judge with`);
   }
   if (values.limit !== undefined) items = sample(items, int('limit', values.limit, 1, items.length), seed);
-  const judge = await createJudge({ ...(values.judge !== undefined ? { mode: values.judge } : {}) });
+  const judge = await createJudge({ ...(values.judge !== undefined ? { mode: values.judge } : {}), ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) });
   if (judge.mode === 'off') throw new UserError(`judge: off (${judge.reason}): set RANKGATE_JUDGE or --judge to the judge to measure`);
   const report = await judgeAgreement(judge, items, { seed, resamples });
   if (values.out) writeFileAtomic(values.out, JSON.stringify({ ...report, results: file, column: col.label, seed, resamples }, null, 2) + '\n');

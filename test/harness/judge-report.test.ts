@@ -49,6 +49,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   let onRun: RunResult;
   let offRun: RunResult;
   let badRun: RunResult;
+  let bogusRun: RunResult;
   let on: Doc;
   let off: Doc;
 
@@ -95,11 +96,14 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.url,
       RANKGATE_GATE_FLOORS: judgedFloors,
     };
-    [onRun, offRun, badRun] = await Promise.all([
+    [onRun, offRun, badRun, bogusRun] = await Promise.all([
       // Each eval's promptfoo config dir inside `dir`, so it goes when the test ends.
       promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-on') }),
       promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-off') }),
-      promptfooEval(config, badOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'bogus', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bad') }),
+      // a judge that is configured but cannot run (a bad price setting): every row's judge assertion fails
+      promptfooEval(config, badOut, { ...aws, RANKGATE_JUDGE: 'bedrock', RANKGATE_JUDGE_PRICE: 'garbage', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bad') }),
+      // a judge setting nobody knows: refused before any query
+      promptfooEval(config, join(dir, 'bogus.json'), { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'openai:chta:gpt-4.1-mini', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bogus') }),
     ]);
     on = JSON.parse(readFileSync(onOut, 'utf8'));
     off = JSON.parse(readFileSync(offOut, 'utf8'));
@@ -220,14 +224,26 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.ok(!derivedMetricsFor(goldens).some((d) => /judged/.test(d.name)), 'no judged means with the judge off');
   });
 
-  it('a judge that cannot run (bad mode) is "judge: FAILED", not "judge: off", and fails a judged gate (exit 2: nothing judged)', async () => {
+  it('an unknown judge setting is exit 2 before any query, in one line with a did-you-mean (never a silent "judge: off")', () => {
+    assert.equal(bogusRun.code, 2, bogusRun.stderr.slice(-2000));
+    assert.match(bogusRun.stderr, /rankgate gate ERROR \(exit 2\): .*judge mode "openai:chta:gpt-4\.1-mini" \(RANKGATE_JUDGE\).*did you mean 'openai:chat:gpt-4\.1-mini'\?/);
+    assert.doesNotMatch(bogusRun.stderr, /\n\s+at /, 'no stack trace');
+    assert.doesNotMatch(bogusRun.stderr + bogusRun.stdout, /fx-direct-001|Evaluating/, 'no query ran');
+  });
+
+  it('the eval says which judge it picked and why, in its first lines', () => {
+    assert.match(onRun.stderr, /rankgate: judge: bedrock us\.anthropic\.claude-haiku-4-5-20251001-v1:0 \(configured \(RANKGATE_JUDGE=bedrock\)\)/);
+    assert.match(offRun.stderr, /rankgate: judge: off \(configured \(RANKGATE_JUDGE=off\)\)/);
+  });
+
+  it('a judge that cannot run (bad setting) is "judge: FAILED", not "judge: off", and fails a judged gate (exit 2: nothing judged)', async () => {
     assert.equal(badRun.code, 2, badRun.stderr.slice(-2000));
-    assert.match(badRun.stderr, /no judged scores \(judge: FAILED on 10 of 10 queries \(UserError: judge mode "bogus"/);
+    assert.match(badRun.stderr, /no judged scores \(judge: FAILED on 10 of 10 queries \(UserError: RANKGATE_JUDGE_PRICE="garbage"/);
     const rep = join(dir, 'bad-report.json');
     const r = await rankgate(['gate', badOut, '--floors', strictFloors, '--report', rep]);
     const rows = JSON.parse(readFileSync(badOut, 'utf8')).results.results as { namedScores?: Record<string, number>; gradingResult?: { componentResults?: { pass: boolean; reason: string }[] } }[];
     assert.ok(rows.every((x) => typeof x.namedScores?.n_routing === 'number'), 'the failed judge leaves its rows their strict scores');
-    assert.ok(rows.every((x) => x.gradingResult?.componentResults?.some((c) => !c.pass && /^UserError: judge mode "bogus"/.test(c.reason))), 'only the judge assertion fails, with the reason');
+    assert.ok(rows.every((x) => x.gradingResult?.componentResults?.some((c) => !c.pass && /^UserError: RANKGATE_JUDGE_PRICE="garbage"/.test(c.reason))), 'only the judge assertion fails, with the reason');
     assert.equal(r.code, 1, 'the strict floors fail on their own (Recall@3 below 0.8)');
     assert.match(r.stderr, /note: judge: FAILED on 10 of 10 queries .*\(not gated: metric_family is strict\)/);
     assert.match(JSON.parse(readFileSync(rep, 'utf8')).judge, /^judge: FAILED on 10 of 10 queries/);

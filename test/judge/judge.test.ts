@@ -276,7 +276,7 @@ test('similarity mode: a labelled heuristic from the local embedder, no model ca
   assert.equal(far.verdict, 'NOT_RELEVANT');
   assert.notEqual(near.verdict, 'NOT_RELEVANT');
   assert.equal(fake.requests.length, 0);
-  await assert.rejects(judge.seekerFit({ query: 'q', result: 'r', rank: 1 }), /needs the bedrock judge/);
+  await assert.rejects(judge.seekerFit({ query: 'q', result: 'r', rank: 1 }), /need a model judge/);
 });
 
 test('rubrics: seeker-fit and compactness prompts, strict parsing, errors counted', async () => {
