@@ -10,18 +10,19 @@
  * (rankgate extension, written when converting from a graded format) which then overrides that grade.
  * Passages may also name `chunk_id`, `doc_id`, `path` or `answer_contains` (rankgate extension).
  * Top-level `filters`, `expansion`, `intent`, `source`, `slices` are read into the canonical fields of
- * the same name. Any other field, at either level, is kept in `extra` and written back unchanged.
+ * the same name. Any other field, at either level, is an error with a did-you-mean: entries are closed, so a
+ * renamed `expected_passages` can never leave a query silently unscored.
  */
 import { FiltersSchema, KNOWN_CATEGORIES, type GoldenQuery, type Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
 export const RETRIEVAL_INTENTS = ['meet_first', 'console'];
 
-/** The entry fields a DES-058 set knows (anything else is kept in `extra`; a near miss is flagged). */
+/** The entry fields a DES-058 set knows (any other field is an error). */
 export const DES058_KEYS = ['id', 'query', 'language', 'category', 'tags', 'expected_passages', 'expected_routing', 'retrieval_intent', 'safety_interstitial', 'notes', 'source', 'filters', 'expansion', 'intent', 'slices'] as const;
 
 export interface ReadResult {
@@ -96,8 +97,8 @@ export function readRoutingFields(f: Fields, q: Record<string, unknown>, derived
 }
 
 /** The fields that end a DES-058 or blind-test YAML entry: notes, source (bootstrap | reviewed), the extension
- * fields, and every field left over (kept in `extra`, so a round trip loses nothing). */
-export function readTail(f: Fields, q: Record<string, unknown>, known: readonly string[]): void {
+ * fields; any other field is an error (entries are closed). */
+export function readTail(f: Fields, q: Record<string, unknown>, known: readonly string[], what: string): void {
   const notes = f.str('notes');
   if (notes !== undefined) q.notes = notes;
   const source = f.str('source');
@@ -106,7 +107,7 @@ export function readTail(f: Fields, q: Record<string, unknown>, known: readonly 
     else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
   }
   readExtensions(f, q);
-  f.nearMisses(known);
+  f.closed(known, what);
   const extra = f.rest();
   if (extra) q.extra = extra;
 }
@@ -179,16 +180,16 @@ export function readDes058(text: string, c: Collector): ReadResult {
     if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
     const safety = f.bool('safety_interstitial');
     if (safety !== undefined) q.expect_safety = safety;
-    readTail(f, q, DES058_KEYS);
+    readTail(f, q, DES058_KEYS, 'DES-058 entry');
     q.origin = compact({ format: 'des058', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });
-  const queries = finalize(c, candidates, { expectedField: 'expected_passages' });
+  const queries = finalize(c, candidates, { expectedField: 'expected_passages', names: { relevant: 'a passage with relevance "high"', safety: 'safety_interstitial: true' } });
   c.resolve(jsonLocator(text));
   return { queries };
 }
 
-const PASSAGE_KEYS = new Set(['book_slug', 'chapter_number', 'passage_substring', 'relevance', 'chunk_id', 'doc_id', 'path', 'grade', 'answer_contains']);
+const PASSAGE_KEYS = ['book_slug', 'chapter_number', 'passage_substring', 'relevance', 'chunk_id', 'doc_id', 'path', 'grade', 'answer_contains'] as const;
 
 /** A list of DES-058 passage objects under `key` (also used by the other formats for non-path references). */
 export function readPassageList(f: Fields, key: string): Reference[] | undefined {
@@ -232,15 +233,7 @@ function readPassage(f: Fields, p: unknown, i: number, key: string): Reference |
   const g = pf.int('grade');
   if (g !== undefined) grade = g;
   ref.grade = grade;
-  pf.nearMisses([...PASSAGE_KEYS]);
-  const extra: Record<string, unknown> = {};
-  let any = false;
-  for (const [k, v] of Object.entries(p)) {
-    if (PASSAGE_KEYS.has(k)) continue;
-    extra[k] = v;
-    any = true;
-  }
-  if (any) ref.extra = extra;
+  pf.closed(PASSAGE_KEYS, 'DES-058 passage');
   if (pf.failed) {
     f.failed = true;
     return undefined;
@@ -261,7 +254,6 @@ export function toPassage(r: Reference): Record<string, unknown> {
     path: r.path,
     answer_contains: r.answer_contains,
     grade: r.grade === DES058_GRADE[relevance] ? undefined : r.grade,
-    ...(r.extra ?? {}),
   });
 }
 
@@ -297,7 +289,7 @@ export function writeDes058(queries: readonly GoldenQuery[]): string {
       expansion: q.expansion,
       intent: q.intent,
       slices: Object.keys(q.slices).length ? q.slices : undefined,
-      ...(q.extra ?? {}),
+      ...ownExtra(q, 'des058'),
     });
   });
   return `${JSON.stringify(out, null, 2)}\n`;
