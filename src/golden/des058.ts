@@ -13,7 +13,7 @@
  * the same name. Any other field, at either level, is an error with a did-you-mean: entries are closed, so a
  * renamed `expected_passages` can never leave a query silently unscored.
  */
-import { FiltersSchema, KNOWN_CATEGORIES, type GoldenQuery, type Reference } from './schema.ts';
+import { FiltersSchema, KNOWN_CATEGORIES, unscorableReason, type GoldenQuery, type Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
@@ -169,12 +169,6 @@ export function readDes058(text: string, c: Collector): ReadResult {
     const routing = f.routing('expected_routing');
     if (routing) q.expected_routing = routing;
     else if (!f.has('expected_routing')) derived.push('expected_routing');
-    if (!f.failed && (routing === 'search' || !f.has('expected_routing')) && (passages || !f.has('expected_passages'))) {
-      const refs = (q.expected ?? []) as Reference[];
-      if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
-      else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
-      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (the portal's DES-058 spec)`);
-    }
     const intent = f.str('retrieval_intent', { nonEmpty: true, expect: 'a retrieval intent such as meet_first or console' });
     if (intent !== undefined) q.retrieval_intent = intent;
     if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
@@ -182,6 +176,16 @@ export function readDes058(text: string, c: Collector): ReadResult {
     if (safety !== undefined) q.expect_safety = safety;
     readTail(f, q, DES058_KEYS, 'DES-058 entry');
     q.origin = compact({ format: 'des058', derived: derived.length ? derived : undefined });
+    // advice on a search query's passages, only for an entry without errors (an unknown field or a query with
+    // nothing to score is an error, reported instead)
+    if (!f.failed && (routing === 'search' || !f.has('expected_routing')) && (passages || !f.has('expected_passages'))) {
+      const refs = (q.expected ?? []) as Reference[];
+      if (!unscorableReason({ expected: refs, expected_routing: routing ?? 'search', expect_safety: safety, origin: q.origin as GoldenQuery['origin'] })) {
+        if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
+        else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
+      }
+      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (the portal's DES-058 spec)`);
+    }
     candidates.push({ fields: f, query: compact(q) });
   });
   const queries = finalize(c, candidates, { expectedField: 'expected_passages', names: { relevant: 'a passage with relevance "high"', safety: 'safety_interstitial: true' } });
