@@ -15,7 +15,7 @@ import { Collector, show } from './problems.ts';
 import { readTextFile } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 import { parseJsonLines, rowLocator } from './goldjsonl.ts';
-import type { ReadResult } from './des058.ts';
+import { entryLabel, reportDuplicateKeys, type ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
 
 /** The fields of a BEIR queries.jsonl line (any other is an error). */
@@ -72,6 +72,9 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
   });
 
   const rows = parseJsonLines(qtext, qc);
+  rows.forEach((r, index) => {
+    if (r.value !== undefined) reportDuplicateKeys(r.text, qc, (i) => entryLabel(rows[i]?.value, '_id', i), { index });
+  });
   const candidates: Candidate[] = [];
   const unjudged: { position: number; raw: unknown }[] = [];
   const seen = new Set<string>();

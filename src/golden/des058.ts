@@ -17,7 +17,7 @@ import { FiltersSchema, KNOWN_CATEGORIES, unscorableReason, type GoldenQuery, ty
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
-import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, fieldName, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
 export const RETRIEVAL_INTENTS = ['meet_first', 'console'];
@@ -58,6 +58,24 @@ export function reportJsonSyntax(text: string, c: Collector, what: string, origi
   c.error(at, entry ?? (element !== undefined ? `#${element}` : 'file'), 'json', `invalid ${what}: ${msg}`);
 }
 
+/**
+ * A key given twice in one entry, passage or filters object is an error: JSON.parse keeps only the last, so a
+ * second `expected_passages: []` would silently replace the first. `line` is set for one JSONL line (its entry
+ * index); otherwise `text` is a JSON array of entries. Reported at the entry and field, located by the format.
+ */
+export function reportDuplicateKeys(text: string, c: Collector, labelOf: (index: number) => string, line?: { index: number }): void {
+  const found = (path: readonly (string | number)[]) => {
+    const [index, ...rest] = line ? [line.index, ...path] : path;
+    if (typeof index !== 'number') return;
+    c.error({ index, path: rest }, labelOf(index), fieldName(rest), `duplicate key ${show(rest[rest.length - 1])}, expected each field once (JSON keeps only the last one: the first would be silently dropped)`);
+  };
+  try {
+    scanJson(text, undefined, undefined, 0, { depth: line ? 3 : 4, found });
+  } catch {
+    /* parsed before: cannot fail */
+  }
+}
+
 /** Locator for problems of a JSON array file: the line of the deepest recorded key/element of the path. */
 export function jsonLocator(text: string, base: readonly (string | number)[] = []) {
   return (refs: Ref[]) => {
@@ -78,6 +96,12 @@ export function jsonLocator(text: string, base: readonly (string | number)[] = [
       return undefined;
     };
   };
+}
+
+/** The label of entry `index` for messages: its id (string or number), else `#index`. */
+export function entryLabel(raw: unknown, idKey: string, index: number): string {
+  const id = isPlainObject(raw) ? raw[idKey] : undefined;
+  return (typeof id === 'string' && id) || typeof id === 'number' ? String(id) : `#${index}`;
 }
 
 function wordCount(s: string): number {
@@ -142,6 +166,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a JSON array of query objects`);
     return { queries: [] };
   }
+  reportDuplicateKeys(text, c, (i) => entryLabel(data[i], 'id', i));
   const candidates: Candidate[] = [];
   data.forEach((raw, index) => {
     if (!isPlainObject(raw)) {
@@ -149,7 +174,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
       return;
     }
     if (!shallowEnough(c, raw, index, `#${index}`)) return;
-    const label = (typeof raw.id === 'string' && raw.id) || typeof raw.id === 'number' ? String(raw.id) : `#${index}`;
+    const label = entryLabel(raw, 'id', index);
     const f = new Fields(c, raw, index, label);
     const derived: string[] = [];
     const q: Record<string, unknown> = {};

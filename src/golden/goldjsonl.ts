@@ -16,11 +16,13 @@ import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
-import { emit, isDerived, readExtensions, readPassageList, readRoutingFields, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
+import { emit, entryLabel, isDerived, readExtensions, readPassageList, readRoutingFields, reportDuplicateKeys, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
 
 export interface JsonlRow {
   line: number;
   value: unknown;
+  /** the line's text */
+  text: string;
 }
 
 /** Parse JSON Lines, reporting each broken line with its line and column. */
@@ -36,10 +38,10 @@ export function parseJsonLines(text: string, c: Collector): JsonlRow[] {
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.trim() !== '') {
       try {
-        rows.push({ line: lineNo, value: JSON.parse(line) });
+        rows.push({ line: lineNo, value: JSON.parse(line), text: line });
       } catch (e) {
         reportJsonSyntax(line, c, 'JSON on this line', e, lineNo - 1, `#${rows.length}`);
-        rows.push({ line: lineNo, value: undefined });
+        rows.push({ line: lineNo, value: undefined, text: line });
       }
     }
     if (end === text.length) break;
@@ -60,6 +62,9 @@ export const JSONL_KEYS = ['id', 'query', 'practice_area', 'corpus', 'relevant_c
 
 export function readGoldJsonl(text: string, c: Collector): ReadResult {
   const rows = parseJsonLines(text, c);
+  rows.forEach((r, index) => {
+    if (r.value !== undefined) reportDuplicateKeys(r.text, c, (i) => entryLabel(rows[i]?.value, 'id', i), { index });
+  });
   const candidates: Candidate[] = [];
   rows.forEach(({ value: raw }, index) => {
     if (raw === undefined) return; // syntax error already reported

@@ -150,6 +150,37 @@ test(`an unknown key on an entry is an error in every format (${UNKNOWN.length} 
   }
 });
 
+test('a key given twice in one entry or passage is an error (JSON keeps only the last one): DES-058, gold-set JSONL, BEIR', (t) => {
+  const root = tempDir(t);
+  const cases: Case[] = [
+    {
+      name: 'DES-058: a second expected_passages (empty) after a no_results routing',
+      files: { 'g.json': '[\n  {"id": "a", "query": "q", "language": "en", "category": "adversarial",\n   "expected_passages": [{"passage_substring": "some words", "relevance": "high"}],\n   "expected_routing": "no_results",\n   "expected_passages": []}\n]\n' },
+      expect: /^F:5 \(a\) expected_passages: duplicate key "expected_passages", expected each field once \(JSON keeps only the last one: the first would be silently dropped\)$/,
+    },
+    {
+      name: 'DES-058 passage: relevance twice',
+      files: { 'g.json': des(q({ expected_passages: [high] })).replace('"relevance": "high"', '"relevance": "high", "relevance": "partial"') },
+      expect: /^F:\d+ \(a\) expected_passages\[0\]\.relevance: duplicate key "relevance"/,
+    },
+    {
+      name: 'gold-set JSONL: relevant_case_law_ids twice',
+      files: { 'g.jsonl': '{"id":"g0","query":"q","relevant_case_law_ids":["d0"]}\n{"id":"g1","query":"q","relevant_case_law_ids":["d1"],"relevant_case_law_ids":[],"expected_routing":"no_results"}\n' },
+      expect: /^F:2 \(g1\) relevant_case_law_ids: duplicate key "relevant_case_law_ids"/,
+    },
+    {
+      name: 'BEIR: text twice',
+      files: { 'b/queries.jsonl': '{"_id": "1", "text": "the real query", "text": "another"}\n', 'b/qrels/test.tsv': 'query-id\tcorpus-id\tscore\n1\td1\t1\n' },
+      open: 'b',
+      expect: /^F\/queries\.jsonl:1 \(1\) text: duplicate key "text"/,
+    },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const lines = errorsOf(join(root, `case${i}`), c);
+    assert.ok(lines.some((l) => c.expect.test(l)), `${c.name}: no line matches ${c.expect}\n  ${lines.join('\n  ')}`);
+  }
+});
+
 test('the classic TREC topic tags (con, fac, def, ...) are known: kept, written back, not an error', (t) => {
   const d = tempDir(t);
   write(d, { 't/topics.txt': '<top>\n<num> Number: 51\n<dom> Domain: International Economics\n<title> Topic: Airbus Subsidies\n<con> Concept(s):\n1. Airbus\n<fac> Factor(s):\n<def> Definition(s):\n</top>\n', 't/qrels.txt': '51 0 d1 1\n' });
