@@ -7,11 +7,13 @@
  * (validation, JSON, templating, copies, promptfoo) visits the EXPANDED tree: 10^9 values from under 1 KB, or a
  * million long strings (gigabytes) from 18 KB. So every load is followed by a measure of the expanded size:
  * values (nodes) and characters of text (string values and keys), computed once per distinct object and reused
- * for every alias to it, so the measure itself is linear in the text whatever the expansion. The budget grows
- * with the file: YAML_BUDGET.baseNodes + perChar x length values and baseBytes + perChar x length characters. A
- * file without aliases stays far under it (a value needs at least one character of source; a string value is
- * never longer than its source), and so does ordinary reuse of a list or a block of settings; a document that
- * expands beyond it, or that contains itself (an alias inside its own anchor), is refused with one line.
+ * for every alias to it, so the measure itself is linear in the text whatever the expansion. The budget is
+ * relative to what the document holds as written (each value and character counted once, aliases not expanded;
+ * comments and layout do not count, so padding a file does not raise it): YAML_BUDGET.baseNodes + factor x its
+ * values, and baseBytes + factor x its characters, never more than maxNodes / maxBytes (nor less than the written
+ * size). A document without aliases is exactly its written size, and ordinary reuse of a list or a block of settings stays far under the
+ * budget; a document that expands beyond it, or that contains itself (an alias inside its own anchor), is refused
+ * with one line.
  *
  * Schemas: CORE_SCHEMA (no timestamps, no merge keys) for our own files. PRECHECK_SCHEMA reads what promptfoo's
  * loader reads (YAML 1.1 timestamps, !!binary, !!omap, !!pairs, !!set) but keeps `<<` as a plain key: merging is
@@ -21,8 +23,8 @@
 import yaml from 'js-yaml';
 import { UserError } from '../errors.ts';
 
-/** Budget of the expanded document: base + perChar x the length of the YAML text. */
-export const YAML_BUDGET = { baseNodes: 100_000, baseBytes: 4 * 1024 * 1024, perChar: 10 } as const;
+/** Budget of the expanded document: base + factor x its written size, at most max (see the header). */
+export const YAML_BUDGET = { baseNodes: 100_000, baseBytes: 4 * 1024 * 1024, factor: 10, maxNodes: 20_000_000, maxBytes: 256 * 1024 * 1024 } as const;
 
 /** The YAML 1.1 types promptfoo's loader accepts, without the merge key (see the header). */
 const types = (yaml as unknown as { types: Record<'timestamp' | 'binary' | 'omap' | 'pairs' | 'set', yaml.Type> }).types; // untyped in @types/js-yaml
@@ -39,7 +41,7 @@ export interface YamlBudget {
 export interface LoadYamlOptions {
   /** Default yaml.CORE_SCHEMA (no timestamps or other implicit types beyond the JSON-ish core). */
   schema?: yaml.Schema;
-  /** Override the budget derived from the text length. */
+  /** Override the budget derived from the document's written size. */
   budget?: Partial<YamlBudget>;
 }
 
@@ -65,11 +67,13 @@ export class YamlSizeError extends UserError {
   }
 }
 
-/** The budget for a YAML text of `length` characters. */
-export function yamlBudget(length: number, over: Partial<YamlBudget> = {}): YamlBudget {
+/** The budget of a document holding `written` values and characters (aliases not expanded). */
+export function yamlBudget(written: Pick<ExpandedSize, 'nodes' | 'bytes'>, over: Partial<YamlBudget> = {}): YamlBudget {
+  const b = YAML_BUDGET;
   return {
-    maxNodes: over.maxNodes ?? YAML_BUDGET.baseNodes + YAML_BUDGET.perChar * length,
-    maxBytes: over.maxBytes ?? YAML_BUDGET.baseBytes + YAML_BUDGET.perChar * length,
+    // never below the written size: a document without aliases is never refused
+    maxNodes: over.maxNodes ?? Math.max(written.nodes, Math.min(b.maxNodes, b.baseNodes + b.factor * written.nodes)),
+    maxBytes: over.maxBytes ?? Math.max(written.bytes, Math.min(b.maxBytes, b.baseBytes + b.factor * written.bytes)),
   };
 }
 
@@ -83,7 +87,7 @@ export function loadYaml(text: string, file: string, opts: LoadYamlOptions = {})
     const ye = e as { mark?: { line: number; column: number }; reason?: string; message: string };
     throw new YamlSyntaxError(file, ye.reason ?? ye.message.split('\n')[0]!, ye.mark ? ye.mark.line + 1 : undefined, ye.mark ? ye.mark.column + 1 : undefined);
   }
-  checkExpandedSize(doc, file, yamlBudget(text.length, opts.budget), text.length);
+  checkExpandedSize(doc, file, opts.budget);
   return doc;
 }
 
@@ -100,6 +104,8 @@ export interface ExpandedSize {
   nodes: number;
   /** characters of string values, keys and other scalars as written out */
   bytes: number;
+  /** the same as written in the document: every distinct list or mapping counted once (aliases not expanded) */
+  written: { nodes: number; bytes: number };
 }
 
 function scalarBytes(v: unknown): number {
@@ -119,7 +125,7 @@ function isContainer(v: unknown): v is object {
  * added again for every further reference to it.
  */
 export function measureExpanded(doc: unknown): ExpandedSize | 'cycle' {
-  if (!isContainer(doc)) return { nodes: 1, bytes: scalarBytes(doc) };
+  if (!isContainer(doc)) return { nodes: 1, bytes: scalarBytes(doc), written: { nodes: 1, bytes: scalarBytes(doc) } };
   interface Frame {
     o: object;
     vals: unknown[];
@@ -127,7 +133,8 @@ export function measureExpanded(doc: unknown): ExpandedSize | 'cycle' {
     nodes: number;
     bytes: number;
   }
-  const memo = new Map<object, ExpandedSize>();
+  const memo = new Map<object, { nodes: number; bytes: number }>();
+  const written = { nodes: 0, bytes: 0 };
   const active = new Set<object>();
   const stack: Frame[] = [];
   const open = (o: object): void => {
@@ -141,6 +148,8 @@ export function measureExpanded(doc: unknown): ExpandedSize | 'cycle' {
       vals = keys.map((k) => (o as Record<string, unknown>)[k]);
     }
     stack.push({ o, vals, i: 0, nodes: 1, bytes: keyBytes });
+    written.nodes += 1;
+    written.bytes += keyBytes;
   };
   open(doc);
   for (;;) {
@@ -148,14 +157,18 @@ export function measureExpanded(doc: unknown): ExpandedSize | 'cycle' {
     if (f.i < f.vals.length) {
       const v = f.vals[f.i++];
       if (!isContainer(v)) {
+        const b = scalarBytes(v);
         f.nodes += 1;
-        f.bytes += scalarBytes(v);
+        f.bytes += b;
+        written.nodes += 1;
+        written.bytes += b;
         continue;
       }
       const known = memo.get(v);
       if (known) {
         f.nodes += known.nodes;
         f.bytes += known.bytes;
+        written.nodes += 1; // the alias itself
       } else if (active.has(v)) return 'cycle';
       else open(v);
       continue;
@@ -165,7 +178,7 @@ export function measureExpanded(doc: unknown): ExpandedSize | 'cycle' {
     const size = { nodes: f.nodes, bytes: f.bytes };
     memo.set(f.o, size);
     const parent = stack[stack.length - 1];
-    if (!parent) return size;
+    if (!parent) return { ...size, written };
     parent.nodes += size.nodes;
     parent.bytes += size.bytes;
   }
@@ -186,18 +199,18 @@ function size(chars: number): string {
 }
 
 /**
- * Throws a YamlSizeError when `doc`, fully expanded, is over `budget` (default: the budget of a `textLength`
- * character file) or contains a cycle.
+ * Throws a YamlSizeError when `doc`, fully expanded, is over its budget (yamlBudget of its written size, or
+ * `budget` where given) or contains a cycle.
  */
-export function checkExpandedSize(doc: unknown, file: string, budget: YamlBudget, textLength?: number): void {
+export function checkExpandedSize(doc: unknown, file: string, budget: Partial<YamlBudget> = {}): void {
   const m = measureExpanded(doc);
   if (m === 'cycle') throw new YamlSizeError(file, 'refused: a YAML alias refers to a value that contains it (a cycle)');
-  const of = textLength === undefined ? '' : ` for a file of ${size(textLength)}`;
+  const max = yamlBudget(m.written, budget);
   const hint = 'once its YAML aliases such as *name are written out';
-  if (m.nodes > budget.maxNodes) {
-    throw new YamlSizeError(file, `refused: the document expands to more than ${count(budget.maxNodes)} values, the limit${of} (${count(m.nodes)} ${hint}); write the values out or split the file`);
+  if (m.nodes > max.maxNodes) {
+    throw new YamlSizeError(file, `refused: the document expands to more than ${count(max.maxNodes)} values, the limit for the ${count(m.written.nodes)} values it holds as written (${count(m.nodes)} ${hint}); write the values out or split the file`);
   }
-  if (m.bytes > budget.maxBytes) {
-    throw new YamlSizeError(file, `refused: the document expands to more than ${size(budget.maxBytes)} of text, the limit${of} (${size(m.bytes)} ${hint}); write the values out or split the file`);
+  if (m.bytes > max.maxBytes) {
+    throw new YamlSizeError(file, `refused: the document expands to more than ${size(max.maxBytes)} of text, the limit for the ${size(m.written.bytes)} of text it holds as written (${size(m.bytes)} ${hint}); write the values out or split the file`);
   }
 }

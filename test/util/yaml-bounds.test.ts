@@ -62,16 +62,24 @@ test('the measure counts every alias as a full copy (values and characters), and
   // strings are 10 + 100 + ... + 10^6 = 1,111,110 of 1,700 characters; keys l0..l5
   assert.equal(nodes, 1 + 11 + 111 + 1111 + 11_111 + 111_111 + 1_111_111);
   assert.equal(bytes, 6 * 2 + 1_111_110 * 1700);
-  assert.deepEqual(measureExpanded(yaml.load('a: [b, cc]\nd: 1\n')), { nodes: 5, bytes: 1 + 1 + 2 + 1 + 1 });
+  assert.deepEqual(measureExpanded(yaml.load('a: [b, cc]\nd: 1\n')), { nodes: 5, bytes: 1 + 1 + 2 + 1 + 1, written: { nodes: 5, bytes: 6 } });
   assert.equal(measureExpanded(yaml.load('a: &x [1, *x]\n')), 'cycle');
-  assert.deepEqual(yamlBudget(1000), { maxNodes: YAML_BUDGET.baseNodes + 10_000, maxBytes: YAML_BUDGET.baseBytes + 10_000 });
+  // as written: the root, 6 lists, 10 strings and 50 aliases
+  assert.deepEqual((m as { written: object }).written, { nodes: 1 + 6 + 10 + 50, bytes: 12 + 10 * 1700 });
+  assert.deepEqual(yamlBudget({ nodes: 1000, bytes: 2000 }), { maxNodes: YAML_BUDGET.baseNodes + 10_000, maxBytes: YAML_BUDGET.baseBytes + 20_000 });
+  // capped for big documents, but never below what the document holds as written
+  assert.deepEqual(yamlBudget({ nodes: 3e6, bytes: 1e8 }), { maxNodes: YAML_BUDGET.maxNodes, maxBytes: YAML_BUDGET.maxBytes });
+  assert.deepEqual(yamlBudget({ nodes: 3e7, bytes: 3e8 }), { maxNodes: 3e7, maxBytes: 3e8 });
 });
 
 test('loadYaml refuses a million-string bomb (values) and a long-string bomb (characters) in one line', () => {
   assert.throws(() => loadYaml(MILLION, 'million.yaml'), (e) =>
-    refusedOneLine(e, 'million.yaml', /^million\.yaml: refused: the document expands to more than [\d,]+ values, the limit for a file of 1\d\.\d KB \(1,[\d,]+ once its YAML aliases such as \*name are written out\); write the values out or split the file$/),
+    refusedOneLine(e, 'million.yaml', /^million\.yaml: refused: the document expands to more than [\d,]+ values, the limit for the 67 values it holds as written \(1,234,567 once its YAML aliases such as \*name are written out\); write the values out or split the file$/),
   );
-  assert.throws(() => loadYaml(LONG, 'long.yaml'), (e) => refusedOneLine(e, 'long.yaml', /^long\.yaml: refused: the document expands to more than \d+\.\d MB of text, the limit for a file of .* \(10\d\.\d MB once its YAML aliases/));
+  assert.throws(() => loadYaml(LONG, 'long.yaml'), (e) => refusedOneLine(e, 'long.yaml', /^long\.yaml: refused: the document expands to more than \d+\.\d MB of text, the limit for the 97\.\d KB of text it holds as written \(10\d\.\d MB once its YAML aliases/));
+  // padding does not buy a budget: 8 MB of comments and blank lines around the same bomb
+  const padded = `${'# padding\n'.repeat(800_000)}${MILLION}${'\n'.repeat(100_000)}`;
+  assert.throws(() => loadYaml(padded, 'padded.yaml'), (e) => refusedOneLine(e, 'padded.yaml', /more than 100,670 values, the limit for the 67 values it holds as written/));
   // keys count too: one long key reused through aliases of the mapping
   const keys = `k0: &k0 {${'z'.repeat(200_000)}: 1}\nk1: [${Array(40).fill('*k0').join(', ')}]\n`;
   assert.throws(() => loadYaml(keys, 'keys.yaml'), (e) => refusedOneLine(e, 'keys.yaml', /of text/));
