@@ -133,7 +133,7 @@ export function unscorableReason(q: Pick<GoldenQuery, 'origin' | 'expected' | 'e
   if (q.expect_safety === true) return undefined;
   const why: string[] = [];
   const n = q.expected.length;
-  why.push(n ? `${n} reference${n > 1 ? 's' : ''}, none relevant (graded-only references score nothing on their own)` : 'no reference');
+  why.push(n ? `${n} reference${n > 1 ? 's' : ''}, none relevant: graded-only references score nothing on their own` : 'no reference');
   if (stated) why.push(`expected_routing '${q.expected_routing}' only says results come back`);
   if (q.expect_safety === false) why.push('expect_safety false is never checked');
   const want = [names.relevant];
