@@ -12,11 +12,12 @@
  * criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { precheckYaml } from '../util/yaml.ts';
 import { parseCliArgs } from './args.ts';
 import { readBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
@@ -91,6 +92,8 @@ export async function run(argv: string[]): Promise<number> {
   if (v.judge !== undefined) resolveJudgeSpec(v.judge, process.env, '--judge');
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
+  // promptfoo expands YAML aliases (in .json configs too) and walks the result: refuse a bomb first, in bounded time
+  if (/\.(ya?ml|json)$/i.test(config)) precheckYaml(readFileSync(config, 'utf8'), config);
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
   const floorsPath = v.floors ?? 'config/gate.yaml';
   const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;

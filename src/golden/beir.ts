@@ -13,10 +13,13 @@ import { basename, join } from 'node:path';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show } from './problems.ts';
 import { readTextFile } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 import { parseJsonLines, rowLocator } from './goldjsonl.ts';
-import type { ReadResult } from './des058.ts';
+import { entryLabel, reportDuplicateKeys, type ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
+
+/** The fields of a BEIR queries.jsonl line (any other is an error). */
+export const BEIR_QUERY_KEYS = ['_id', 'text', 'metadata'] as const;
 
 export function beirSplits(dir: string): string[] {
   const q = join(dir, 'qrels');
@@ -69,6 +72,9 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
   });
 
   const rows = parseJsonLines(qtext, qc);
+  rows.forEach((r, index) => {
+    if (r.value !== undefined) reportDuplicateKeys(r.text, qc, (i) => entryLabel(rows[i]?.value, '_id', i), { index });
+  });
   const candidates: Candidate[] = [];
   const unjudged: { position: number; raw: unknown }[] = [];
   const seen = new Set<string>();
@@ -81,13 +87,13 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
     const f = new Fields(qc, raw, index, label);
     const id = f.idLike('_id', { required: true });
     const text = f.str('text', { required: true, nonEmpty: true, expect: 'the query text' });
+    f.closed(BEIR_QUERY_KEYS, 'BEIR queries.jsonl');
     if (id !== undefined) seen.add(id);
     const j = id !== undefined ? judged.get(id) : undefined;
     if (!j) {
       if (!f.failed) unjudged.push({ position: index, raw });
       return;
     }
-    f.nearMisses(['_id', 'text', 'metadata']);
     candidates.push({
       fields: f,
       query: compact({ id, query: text, language: 'en', category, expected: j.refs, extra: f.rest(), origin: { format: 'beir', derived: ['language', 'category'] } }),
@@ -96,7 +102,7 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
   for (const [qid, j] of judged) {
     if (!seen.has(qid)) rc.error({ line: j.line }, qid, 'query-id', `query ${show(qid)} is not in queries.jsonl, expected every judged query to exist`);
   }
-  const queries = finalize(qc, candidates, { expectedField: 'qrels' });
+  const queries = finalize(qc, candidates, { expectedField: 'qrels', names: { relevant: 'a qrels row with score >= 1' } });
   qc.resolve(rowLocator(rows));
   return { queries, meta: { split, header, unjudged } };
 }
@@ -111,7 +117,7 @@ function docRef(r: Reference, q: GoldenQuery, format: string): string {
 export function writeBeir(queries: readonly GoldenQuery[], meta?: Record<string, unknown>): Map<string, string> {
   const split = typeof meta?.split === 'string' ? meta.split : 'test';
   const rows: string[] = queries.map((q) => {
-    const extra = { ...(q.extra ?? {}) };
+    const extra = { ...ownExtra(q, 'beir') };
     const metadata = 'metadata' in extra ? extra.metadata : q.origin?.format === 'beir' ? undefined : {};
     delete extra.metadata;
     return JSON.stringify(compact({ _id: q.id, text: q.query, metadata, ...extra }));

@@ -23,36 +23,30 @@
  * else `general`; derived values are never written back into the YAML.
  * Also read when present: language, category, expected_routing, retrieval_intent, expect_safety, notes,
  * source, slices, and `expected_passages` (DES-058-style references that are not paths, written when
- * converting from another format). Other fields are kept in `extra`.
+ * converting from another format). Any other field is an error with a did-you-mean (entries are closed: a
+ * misnamed expectation such as `relevant_paths:` is never silently dropped).
  */
 import yaml from 'js-yaml';
-import { isUserError } from '../errors.ts';
-import { checkExpandedSize } from '../util/yaml.ts';
+import { YamlSizeError, YamlSyntaxError, loadYaml } from '../util/yaml.ts';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 import { isDerived, readPassageList, readRoutingFields, readTail, toPassage, type ReadResult } from './des058.ts';
 
-/** The entry fields a blind-test YAML set knows (anything else is kept in `extra`; a near miss is flagged). */
+/** The entry fields a blind-test YAML set knows (any other field is an error). */
 export const YAML_KEYS = ['id', 'query', 'language', 'category', 'intent', 'expected_paths', 'relevance', 'tags', 'filters', 'answer_contains', 'expansion', 'expected_passages', 'expected_routing', 'retrieval_intent', 'expect_safety', 'notes', 'source', 'slices'] as const;
 
 export function readBlindYaml(text: string, c: Collector): ReadResult {
   let data: unknown;
   try {
-    data = yaml.load(text, { json: false, schema: yaml.CORE_SCHEMA });
+    // bounded: an alias bomb or a cyclic document is refused before anything walks it (src/util/yaml.ts)
+    data = loadYaml(text, c.file);
   } catch (e) {
-    const err = e as { reason?: string; mark?: { line: number; column: number }; message?: string };
-    c.error(err.mark ? { line: err.mark.line + 1, col: err.mark.column + 1 } : undefined, 'file', 'yaml', `invalid YAML: ${err.reason ?? err.message}, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`);
-    return { queries: [] };
-  }
-  // Aliases are shared by js-yaml, so an "alias bomb" loads quickly but expands to billions of values in
-  // anything that walks it: refuse it (bounded count) before any walk.
-  try {
-    checkExpandedSize(data, c.file);
-  } catch (e) {
-    if (!isUserError(e)) throw e;
-    c.error({ line: 1 }, 'file', 'yaml', e.message.startsWith(`${c.file}: `) ? e.message.slice(c.file.length + 2) : e.message);
+    if (e instanceof YamlSyntaxError) {
+      c.error(e.line === undefined ? undefined : { line: e.line, col: e.col }, 'file', 'yaml', `invalid YAML: ${e.reason}, expected valid YAML (check indentation, quotes, brackets and duplicate keys)`);
+    } else if (e instanceof YamlSizeError) c.error({ line: 1 }, 'file', 'yaml', e.detail);
+    else throw e;
     return { queries: [] };
   }
   let list: unknown;
@@ -140,11 +134,11 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     if (passages) refs.push(...passages);
     q.expected = refs;
     readRoutingFields(f, q, derived);
-    readTail(f, q, YAML_KEYS);
+    readTail(f, q, YAML_KEYS, 'blind-test YAML entry');
     q.origin = compact({ format: 'yaml', derived: derived.length ? derived : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });
-  const queries = finalize(c, candidates, { expectedField: 'expected_paths' });
+  const queries = finalize(c, candidates, { expectedField: 'expected_paths', names: { relevant: 'a path in expected_paths (or a passage with relevance "high")', safety: 'expect_safety: true' } });
   c.resolve(yamlLocator(text));
   return { queries, meta };
 }
@@ -229,7 +223,7 @@ export function writeBlindYaml(queries: readonly GoldenQuery[], meta?: Record<st
       notes: q.notes,
       source: q.source,
       slices: Object.keys(q.slices).length ? q.slices : undefined,
-      ...(q.extra ?? {}),
+      ...ownExtra(q, 'yaml'),
     });
   });
   const wrapper = meta?.wrapper;

@@ -10,18 +10,19 @@
  * (rankgate extension, written when converting from a graded format) which then overrides that grade.
  * Passages may also name `chunk_id`, `doc_id`, `path` or `answer_contains` (rankgate extension).
  * Top-level `filters`, `expansion`, `intent`, `source`, `slices` are read into the canonical fields of
- * the same name. Any other field, at either level, is kept in `extra` and written back unchanged.
+ * the same name. Any other field, at either level, is an error with a did-you-mean: entries are closed, so a
+ * renamed `expected_passages` can never leave a query silently unscored.
  */
-import { FiltersSchema, KNOWN_CATEGORIES, type GoldenQuery, type Reference } from './schema.ts';
+import { FiltersSchema, KNOWN_CATEGORIES, unscorableReason, type GoldenQuery, type Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, fieldName, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 
 export const DES058_GRADE = { high: 3, partial: 1 } as const;
 export const RETRIEVAL_INTENTS = ['meet_first', 'console'];
 
-/** The entry fields a DES-058 set knows (anything else is kept in `extra`; a near miss is flagged). */
+/** The entry fields a DES-058 set knows (any other field is an error). */
 export const DES058_KEYS = ['id', 'query', 'language', 'category', 'tags', 'expected_passages', 'expected_routing', 'retrieval_intent', 'safety_interstitial', 'notes', 'source', 'filters', 'expansion', 'intent', 'slices'] as const;
 
 export interface ReadResult {
@@ -57,6 +58,24 @@ export function reportJsonSyntax(text: string, c: Collector, what: string, origi
   c.error(at, entry ?? (element !== undefined ? `#${element}` : 'file'), 'json', `invalid ${what}: ${msg}`);
 }
 
+/**
+ * A key given twice in one entry, passage or filters object is an error: JSON.parse keeps only the last, so a
+ * second `expected_passages: []` would silently replace the first. `line` is set for one JSONL line (its entry
+ * index); otherwise `text` is a JSON array of entries. Reported at the entry and field, located by the format.
+ */
+export function reportDuplicateKeys(text: string, c: Collector, labelOf: (index: number) => string, line?: { index: number }): void {
+  const found = (path: readonly (string | number)[]) => {
+    const [index, ...rest] = line ? [line.index, ...path] : path;
+    if (typeof index !== 'number') return;
+    c.error({ index, path: rest }, labelOf(index), fieldName(rest), `duplicate key ${show(rest[rest.length - 1])}, expected each field once (JSON keeps only the last one: the first would be silently dropped)`);
+  };
+  try {
+    scanJson(text, undefined, undefined, 0, { depth: line ? 3 : 4, found });
+  } catch {
+    /* parsed before: cannot fail */
+  }
+}
+
 /** Locator for problems of a JSON array file: the line of the deepest recorded key/element of the path. */
 export function jsonLocator(text: string, base: readonly (string | number)[] = []) {
   return (refs: Ref[]) => {
@@ -79,6 +98,12 @@ export function jsonLocator(text: string, base: readonly (string | number)[] = [
   };
 }
 
+/** The label of entry `index` for messages: its id (string or number), else `#index`. */
+export function entryLabel(raw: unknown, idKey: string, index: number): string {
+  const id = isPlainObject(raw) ? raw[idKey] : undefined;
+  return (typeof id === 'string' && id) || typeof id === 'number' ? String(id) : `#${index}`;
+}
+
 function wordCount(s: string): number {
   return s.trim().split(/\s+/u).filter(Boolean).length;
 }
@@ -96,8 +121,8 @@ export function readRoutingFields(f: Fields, q: Record<string, unknown>, derived
 }
 
 /** The fields that end a DES-058 or blind-test YAML entry: notes, source (bootstrap | reviewed), the extension
- * fields, and every field left over (kept in `extra`, so a round trip loses nothing). */
-export function readTail(f: Fields, q: Record<string, unknown>, known: readonly string[]): void {
+ * fields; any other field is an error (entries are closed). */
+export function readTail(f: Fields, q: Record<string, unknown>, known: readonly string[], what: string): void {
   const notes = f.str('notes');
   if (notes !== undefined) q.notes = notes;
   const source = f.str('source');
@@ -106,7 +131,7 @@ export function readTail(f: Fields, q: Record<string, unknown>, known: readonly 
     else f.err(['source'], `unknown source ${show(source)}, expected bootstrap or reviewed`);
   }
   readExtensions(f, q);
-  f.nearMisses(known);
+  f.closed(known, what);
   const extra = f.rest();
   if (extra) q.extra = extra;
 }
@@ -141,6 +166,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
     c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a JSON array of query objects`);
     return { queries: [] };
   }
+  reportDuplicateKeys(text, c, (i) => entryLabel(data[i], 'id', i));
   const candidates: Candidate[] = [];
   data.forEach((raw, index) => {
     if (!isPlainObject(raw)) {
@@ -148,7 +174,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
       return;
     }
     if (!shallowEnough(c, raw, index, `#${index}`)) return;
-    const label = (typeof raw.id === 'string' && raw.id) || typeof raw.id === 'number' ? String(raw.id) : `#${index}`;
+    const label = entryLabel(raw, 'id', index);
     const f = new Fields(c, raw, index, label);
     const derived: string[] = [];
     const q: Record<string, unknown> = {};
@@ -168,27 +194,31 @@ export function readDes058(text: string, c: Collector): ReadResult {
     const routing = f.routing('expected_routing');
     if (routing) q.expected_routing = routing;
     else if (!f.has('expected_routing')) derived.push('expected_routing');
-    if (!f.failed && (routing === 'search' || !f.has('expected_routing')) && (passages || !f.has('expected_passages'))) {
-      const refs = (q.expected ?? []) as Reference[];
-      if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
-      else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
-      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (the portal's DES-058 spec)`);
-    }
     const intent = f.str('retrieval_intent', { nonEmpty: true, expect: 'a retrieval intent such as meet_first or console' });
     if (intent !== undefined) q.retrieval_intent = intent;
     if (intent !== undefined && !RETRIEVAL_INTENTS.includes(intent)) f.warn(['retrieval_intent'], `unknown retrieval intent ${show(intent)}, expected ${RETRIEVAL_INTENTS.join(' or ')} (allowed, but the judge knows only those)`);
     const safety = f.bool('safety_interstitial');
     if (safety !== undefined) q.expect_safety = safety;
-    readTail(f, q, DES058_KEYS);
+    readTail(f, q, DES058_KEYS, 'DES-058 entry');
     q.origin = compact({ format: 'des058', derived: derived.length ? derived : undefined });
+    // advice on a search query's passages, only for an entry without errors (an unknown field or a query with
+    // nothing to score is an error, reported instead)
+    if (!f.failed && (routing === 'search' || !f.has('expected_routing')) && (passages || !f.has('expected_passages'))) {
+      const refs = (q.expected ?? []) as Reference[];
+      if (!unscorableReason({ expected: refs, expected_routing: routing ?? 'search', expect_safety: safety, origin: q.origin as GoldenQuery['origin'] })) {
+        if (refs.length === 0) f.warn(['expected_passages'], 'no expected passages on a search query, expected 1-3 (Recall@3 can only be judged by the LLM fallback)');
+        else if (!refs.some((r) => r.relevant)) f.warn(['expected_passages'], 'no passage with relevance "high", expected at least one (Recall@3 counts only high passages)');
+      }
+      if (refs.length > 3) f.warn(['expected_passages'], `${refs.length} passages, expected 1-3 (the portal's DES-058 spec)`);
+    }
     candidates.push({ fields: f, query: compact(q) });
   });
-  const queries = finalize(c, candidates, { expectedField: 'expected_passages' });
+  const queries = finalize(c, candidates, { expectedField: 'expected_passages', names: { relevant: 'a passage with relevance "high"', safety: 'safety_interstitial: true' } });
   c.resolve(jsonLocator(text));
   return { queries };
 }
 
-const PASSAGE_KEYS = new Set(['book_slug', 'chapter_number', 'passage_substring', 'relevance', 'chunk_id', 'doc_id', 'path', 'grade', 'answer_contains']);
+const PASSAGE_KEYS = ['book_slug', 'chapter_number', 'passage_substring', 'relevance', 'chunk_id', 'doc_id', 'path', 'grade', 'answer_contains'] as const;
 
 /** A list of DES-058 passage objects under `key` (also used by the other formats for non-path references). */
 export function readPassageList(f: Fields, key: string): Reference[] | undefined {
@@ -232,15 +262,7 @@ function readPassage(f: Fields, p: unknown, i: number, key: string): Reference |
   const g = pf.int('grade');
   if (g !== undefined) grade = g;
   ref.grade = grade;
-  pf.nearMisses([...PASSAGE_KEYS]);
-  const extra: Record<string, unknown> = {};
-  let any = false;
-  for (const [k, v] of Object.entries(p)) {
-    if (PASSAGE_KEYS.has(k)) continue;
-    extra[k] = v;
-    any = true;
-  }
-  if (any) ref.extra = extra;
+  pf.closed(PASSAGE_KEYS, 'DES-058 passage');
   if (pf.failed) {
     f.failed = true;
     return undefined;
@@ -261,7 +283,6 @@ export function toPassage(r: Reference): Record<string, unknown> {
     path: r.path,
     answer_contains: r.answer_contains,
     grade: r.grade === DES058_GRADE[relevance] ? undefined : r.grade,
-    ...(r.extra ?? {}),
   });
 }
 
@@ -297,7 +318,7 @@ export function writeDes058(queries: readonly GoldenQuery[]): string {
       expansion: q.expansion,
       intent: q.intent,
       slices: Object.keys(q.slices).length ? q.slices : undefined,
-      ...(q.extra ?? {}),
+      ...ownExtra(q, 'des058'),
     });
   });
   return `${JSON.stringify(out, null, 2)}\n`;

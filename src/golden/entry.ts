@@ -3,9 +3,9 @@
  * and the checks every format shares (zod schema, duplicate ids, no_results with expectations,
  * category balance).
  */
-import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, badId, hasExpectation, type GoldenQuery } from './schema.ts';
+import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, badId, unscorableReason, type ExpectationNames, type GoldenQuery } from './schema.ts';
 import { MAX_NESTING, nestingDepth, show, type Collector, type Ref } from './problems.ts';
-import { editDistance } from '../util/suggest.ts';
+import { suggest } from '../util/suggest.ts';
 
 export function fieldName(path: readonly (string | number)[]): string {
   let s = '';
@@ -15,6 +15,51 @@ export function fieldName(path: readonly (string | number)[]): string {
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const words = (s: string) =>
+  s
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 3)
+    .map((w) => w.replace(/s$/, ''));
+
+/**
+ * The field of `known` a person most likely meant by `word`: one within a few edits (util/suggest.ts), else one
+ * containing it or contained in it (`passages` -> `expected_passages`), else the one sharing most words
+ * (`relevant_paths` -> `expected_paths`).
+ */
+export function suggestField(word: string, known: readonly string[]): string | undefined {
+  const near = suggest(word, known);
+  if (near) return near;
+  const w = word.toLowerCase().replace(/-/g, '_');
+  if (w.length >= 4) {
+    const hit = known.find((k) => k.length >= 4 && (k.includes(w) || w.includes(k)));
+    if (hit) return hit;
+  }
+  const ws = new Set(words(word));
+  let best: string | undefined;
+  let bestN = 0;
+  for (const k of known) {
+    const n = words(k).filter((x) => ws.has(x)).length;
+    if (n > bestN) {
+      best = k;
+      bestN = n;
+    }
+  }
+  return best;
+}
+
+export function unknownFieldMessage(key: string, known: readonly string[], what: string, noun = 'field'): string {
+  const hit = suggestField(key, known);
+  const never = `(an unknown ${noun} is an error, never ignored)`;
+  if (hit) return `unknown ${noun} ${show(key)}; did you mean '${hit}'? expected only ${what} ${noun}s ${never}`;
+  return `unknown ${noun} ${show(key)}, expected only ${what} ${noun}s: ${known.join(', ')} ${never}`;
+}
+
+/** A query's `extra` when it came from `format` (format-private data another format has no field for), else undefined. */
+export function ownExtra(q: Pick<GoldenQuery, 'extra' | 'origin'>, format: string): Record<string, unknown> | undefined {
+  return q.origin?.format === format ? q.extra : undefined;
 }
 
 /**
@@ -142,18 +187,18 @@ export class Fields {
     return v;
   }
   /**
-   * Fields left over (kept in `extra`) whose name is ONE edit away from a field the format knows are almost
-   * certainly typos (`expected_path` for `expected_paths`): an error with a did-you-mean.
+   * Golden entries are closed: every field neither read nor in `known` (the format's fields at this level) is an
+   * error with a did-you-mean, so a misnamed expectation (`passages` for `expected_passages`) can never be dropped
+   * while the rest of the entry validates. `what` names the level for the message ("expected only DES-058 entry
+   * fields").
    */
-  nearMisses(known: readonly string[], at: readonly (string | number)[] = []): void {
-    const norm = (x: string) => x.toLowerCase().replace(/-/g, '_');
+  closed(known: readonly string[], what: string, noun = 'field'): void {
     for (const k of Object.keys(this.raw)) {
       if (this.used.has(k) || known.includes(k)) continue;
-      const hit = known.find((c) => editDistance(norm(k), norm(c)) <= 1);
-      if (hit) this.err([...at, k], `unknown field ${show(k)}; did you mean '${hit}'? (unknown fields are kept as extra data, but this one is one letter away from a field of this format)`);
+      this.err([k], unknownFieldMessage(k, known, what, noun));
     }
   }
-  /** Fields not read by the format: kept in `extra`. */
+  /** Known fields the reader did not map (kept in `extra` and written back by the same format). */
   rest(): Record<string, unknown> | undefined {
     const out: Record<string, unknown> = {};
     let any = false;
@@ -180,6 +225,8 @@ export interface Candidate {
 export interface FinalizeOptions {
   /** the format's name for the list of expectations, for messages: expected_passages, expected_paths, ... */
   expectedField: string;
+  /** how the format spells a relevant reference and the safety expectation, for the "nothing to score" message */
+  names?: ExpectationNames;
 }
 
 /**
@@ -217,8 +264,9 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
         if (bad) fields.err([opts.expectedField, i], `${k} ${show(v)} ${bad}`);
       }
     });
-    if (!hasExpectation(q) && !fields.failed) {
-      fields.err([opts.expectedField], `nothing to score: no expected reference, no expected_routing and no expect_safety, expected at least one (a query without expectations would run unscored)`);
+    const unscorable = fields.failed ? undefined : unscorableReason(q, opts.names);
+    if (unscorable) {
+      fields.err([opts.expectedField], unscorable);
       continue;
     }
     if (q.expected_routing === 'no_results' && q.expected.length > 0) {

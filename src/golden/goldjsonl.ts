@@ -9,18 +9,20 @@
  * the script of the query (Hebrew -> he, ...), `category` (when absent) is practice_area, else corpus,
  * else `general`; derived values are not written back. Optional extension fields: language,
  * category, tags, expected_routing, retrieval_intent, expect_safety, filters, expansion, intent,
- * slices, expected_passages (references that are not plain case-law ids). Other fields -> `extra`.
+ * slices, expected_passages (references that are not plain case-law ids). Any other field is an error.
  * Blank lines are skipped; line numbers in problems are the file's own.
  */
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
-import { emit, isDerived, readExtensions, readPassageList, readRoutingFields, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
+import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
+import { emit, entryLabel, isDerived, readExtensions, readPassageList, readRoutingFields, reportDuplicateKeys, reportJsonSyntax, toPassage, type ReadResult } from './des058.ts';
 
 export interface JsonlRow {
   line: number;
   value: unknown;
+  /** the line's text */
+  text: string;
 }
 
 /** Parse JSON Lines, reporting each broken line with its line and column. */
@@ -36,10 +38,10 @@ export function parseJsonLines(text: string, c: Collector): JsonlRow[] {
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.trim() !== '') {
       try {
-        rows.push({ line: lineNo, value: JSON.parse(line) });
+        rows.push({ line: lineNo, value: JSON.parse(line), text: line });
       } catch (e) {
         reportJsonSyntax(line, c, 'JSON on this line', e, lineNo - 1, `#${rows.length}`);
-        rows.push({ line: lineNo, value: undefined });
+        rows.push({ line: lineNo, value: undefined, text: line });
       }
     }
     if (end === text.length) break;
@@ -55,11 +57,14 @@ export function rowLocator(rows: readonly JsonlRow[]) {
   };
 }
 
-/** The fields a gold-set JSONL line knows (anything else is kept in `extra`; a near miss is flagged). */
+/** The fields a gold-set JSONL line knows (any other field is an error). */
 export const JSONL_KEYS = ['id', 'query', 'practice_area', 'corpus', 'relevant_case_law_ids', 'source', 'note', 'language', 'category', 'tags', 'expected_passages', 'expected_routing', 'retrieval_intent', 'expect_safety', 'filters', 'expansion', 'intent', 'slices'] as const;
 
 export function readGoldJsonl(text: string, c: Collector): ReadResult {
   const rows = parseJsonLines(text, c);
+  rows.forEach((r, index) => {
+    if (r.value !== undefined) reportDuplicateKeys(r.text, c, (i) => entryLabel(rows[i]?.value, 'id', i), { index });
+  });
   const candidates: Candidate[] = [];
   rows.forEach(({ value: raw }, index) => {
     if (raw === undefined) return; // syntax error already reported
@@ -111,13 +116,13 @@ export function readGoldJsonl(text: string, c: Collector): ReadResult {
     readRoutingFields(f, q, derived);
     readExtensions(f, q);
     q.slices = { ...slices, ...((q.slices as Record<string, string> | undefined) ?? {}) };
-    f.nearMisses(JSONL_KEYS);
+    f.closed(JSONL_KEYS, 'gold-set JSONL entry');
     const extra = f.rest();
     if (extra) q.extra = extra;
     q.origin = compact({ format: 'jsonl', derived: derived.length ? derived : undefined, raw: Object.keys(rawVals).length ? rawVals : undefined });
     candidates.push({ fields: f, query: compact(q) });
   });
-  const queries = finalize(c, candidates, { expectedField: 'relevant_case_law_ids' });
+  const queries = finalize(c, candidates, { expectedField: 'relevant_case_law_ids', names: { relevant: 'an id in relevant_case_law_ids (or a passage with relevance "high")', safety: 'expect_safety: true' } });
   c.resolve(rowLocator(rows));
   return { queries };
 }
@@ -154,7 +159,7 @@ export function writeGoldJsonl(queries: readonly GoldenQuery[]): string {
         expansion: q.expansion,
         intent: q.intent,
         slices: Object.keys(otherSlices).length ? otherSlices : undefined,
-        ...(q.extra ?? {}),
+        ...ownExtra(q, 'jsonl'),
       }),
     );
   });

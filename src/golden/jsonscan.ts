@@ -18,6 +18,15 @@ export class JsonSyntaxError extends Error {
 
 export type JsonPath = readonly (string | number)[];
 
+/**
+ * Report keys given twice in one object (JSON.parse keeps only the last: a second `expected_passages` would
+ * silently replace the first), for objects less than `depth` levels deep.
+ */
+export interface DuplicateKeys {
+  depth: number;
+  found: (path: JsonPath, offset: number) => void;
+}
+
 export function pathKey(path: JsonPath): string {
   return path.join('\u0000');
 }
@@ -27,7 +36,7 @@ export function pathKey(path: JsonPath): string {
  * every property key / array element whose path starts with a top-level index in `wanted`
  * (all when `wanted` is undefined), up to `maxDepth` levels deep.
  */
-export function scanJson(text: string, record?: Map<string, number>, wanted?: ReadonlySet<number>, maxDepth = 5): void {
+export function scanJson(text: string, record?: Map<string, number>, wanted?: ReadonlySet<number>, maxDepth = 5, dupes?: DuplicateKeys): void {
   const n = text.length;
   let i = 0;
   let top: number | undefined;
@@ -86,17 +95,22 @@ export function scanJson(text: string, record?: Map<string, number>, wanted?: Re
         i++;
         return;
       }
+      const seen = dupes && depth < dupes.depth ? new Set<string>() : undefined;
       for (;;) {
         ws();
         if (text[i] !== '"') fail(`unexpected ${describe()}, expected a double-quoted property name${text[i] === '}' ? ' (trailing comma?)' : ''}`);
         const keyAt = i;
-        const key = str(rec && depth < maxDepth) ?? '';
         const sub = rec && depth < maxDepth;
+        const key = str(sub || seen !== undefined) ?? '';
         if (sub) record!.set(pathKey([...path, key]), keyAt);
+        if (seen) {
+          if (seen.has(key)) dupes!.found([...path, key], keyAt);
+          else seen.add(key);
+        }
         ws();
         if (text[i] !== ':') fail(`unexpected ${describe()}, expected ':' after property name`);
         i++;
-        value(sub ? [...path, key] : path, sub);
+        value(sub || seen ? [...path, key] : path, sub);
         ws();
         if (text[i] === ',') {
           i++;
@@ -123,7 +137,7 @@ export function scanJson(text: string, record?: Map<string, number>, wanted?: Re
         if (depth === 0 && wanted && !wanted.has(k)) sub = false;
         if (sub) record!.set(pathKey([...path, k]), i);
         if (text[i] === ']') fail(`unexpected ${describe()}, expected a value (trailing comma?)`);
-        value(sub ? [...path, k] : path, sub);
+        value(sub || (dupes && depth < dupes.depth) ? [...path, k] : path, sub);
         ws();
         if (text[i] === ',') {
           i++;

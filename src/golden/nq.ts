@@ -7,20 +7,24 @@
  * answer chunk per question). The chunk's content, document_id and short answer travel in the
  * reference's `extra`, so the prepared JSON can be rebuilt from the canonical model. CSV -> prepared
  * JSON adds `metadata.question_id` (the row number as a string), which the NQ evaluation spec's eval script reads.
- * Extra CSV columns and extra JSON fields are kept. language `en` and category `natural_questions`
- * are derived.
+ * Any other CSV column or JSON field is an error (entries are closed). language `en` and category
+ * `natural_questions` are derived.
  */
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { GoldenQuery } from './schema.ts';
 import { Collector, show, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
-import { Fields, compact, finalize, isPlainObject, shallowEnough, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, isPlainObject, shallowEnough, unknownFieldMessage, type Candidate } from './entry.ts';
 import { jsonLocator, parseJsonText, type ReadResult } from './des058.ts';
 import { UserError } from '../errors.ts';
-import { editDistance } from '../util/suggest.ts';
 
 export const NQ_DOCUMENT_ID = 'natural_questions';
 export const NQ_CATEGORY = 'natural_questions';
+
+/** The fields of the NQ evaluation spec's prepared JSON (any other is an error) and of its CSV. */
+export const NQ_RECORD_KEYS = ['chunk_id', 'document_id', 'content', 'metadata'] as const;
+export const NQ_METADATA_KEYS = ['question', 'short_answer', 'question_id'] as const;
+export const NQ_CSV_COLUMNS = ['question', 'long_answer', 'short_answer'] as const;
 
 export function nqChunkId(i: number): string {
   return `nq_${String(i).padStart(6, '0')}`;
@@ -34,14 +38,13 @@ export interface NqRecord {
   [k: string]: unknown;
 }
 
-function makeQuery(id: string, question: unknown, content: unknown, refExtra: Record<string, unknown>, extra: Record<string, unknown> | undefined, format: string): Record<string, unknown> {
+function makeQuery(id: string, question: unknown, content: unknown, refExtra: Record<string, unknown>, format: string): Record<string, unknown> {
   return compact({
     id,
     query: question,
     language: 'en',
     category: NQ_CATEGORY,
     expected: [{ chunk_id: id, grade: 3, relevant: true, extra: { ...refExtra, content } }],
-    extra,
     origin: { format, derived: ['language', 'category'] },
   });
 }
@@ -67,16 +70,14 @@ export function readNqCsv(text: string, c: Collector): ReadResult {
   for (const col of ['question', 'long_answer']) {
     if (!header.includes(col)) c.error({ line: 1 }, 'header', col, `missing column, expected a header question,long_answer,short_answer (got ${header.join(',')})`);
   }
+  // a column is every row's field: the rows are closed like any golden entry
+  for (const h of header) {
+    if (!(NQ_CSV_COLUMNS as readonly string[]).includes(h)) c.error({ line: 1 }, 'header', h || '(empty)', unknownFieldMessage(h, NQ_CSV_COLUMNS, 'NQ CSV', 'column'));
+  }
   if (c.errorCount) return { queries: [] };
   const qi = header.indexOf('question');
   const li = header.indexOf('long_answer');
   const si = header.indexOf('short_answer');
-  const extraCols = header.map((h, i) => [h, i] as const).filter(([h]) => h !== 'question' && h !== 'long_answer' && h !== 'short_answer');
-  for (const [h] of extraCols) {
-    const hit = ['question', 'long_answer', 'short_answer'].find((k) => editDistance(h.toLowerCase(), k) <= 1);
-    if (hit) c.error({ line: 1 }, 'header', h, `unknown column ${show(h)}; did you mean '${hit}'? (extra columns are kept, but this one is one letter away from a column of this format)`);
-  }
-  if (c.errorCount) return { queries: [] };
   const queries: GoldenQuery[] = [];
   rows.forEach((row, index) => {
     const id = nqChunkId(index);
@@ -88,11 +89,6 @@ export function readNqCsv(text: string, c: Collector): ReadResult {
       f.str('question', { required: true, nonEmpty: true, expect: 'the question text' });
       f.str('long_answer', { required: true, nonEmpty: true, expect: 'the long answer passage' });
       return;
-    }
-    let extra: Record<string, unknown> | undefined;
-    if (extraCols.length) {
-      extra = {};
-      for (const [h, i] of extraCols) extra[h] = row[i];
     }
     const refExtra: Record<string, unknown> = { document_id: NQ_DOCUMENT_ID };
     if (si >= 0) refExtra.short_answer = row[si];
@@ -110,7 +106,6 @@ export function readNqCsv(text: string, c: Collector): ReadResult {
       expected_routing: 'search',
       origin: { format: 'nq-csv', derived: ['language', 'category'] },
     };
-    if (extra) q.extra = extra;
     queries.push(q);
   });
   c.resolve(() => {
@@ -154,14 +149,14 @@ export function readNqJson(text: string, c: Collector): ReadResult {
       const mf = new Fields(c, md, index, label, ['metadata']);
       question = mf.str('question', { required: true, nonEmpty: true, expect: 'the question text' });
       const short = mf.str('short_answer');
-      mf.nearMisses(['question', 'short_answer', 'question_id']);
+      mf.closed(NQ_METADATA_KEYS, 'NQ metadata');
       if (mf.failed) f.failed = true;
       refExtra = compact({ document_id: documentId, short_answer: short, metadata: mf.rest() });
     }
-    f.nearMisses(['chunk_id', 'document_id', 'content', 'metadata']);
-    candidates.push({ fields: f, query: makeQuery(id ?? '', question, content, refExtra, f.rest(), 'nq-json') });
+    f.closed(NQ_RECORD_KEYS, 'NQ prepared JSON');
+    candidates.push({ fields: f, query: makeQuery(id ?? '', question, content, refExtra, 'nq-json') });
   });
-  const queries = finalize(c, candidates, { expectedField: 'content' });
+  const queries = finalize(c, candidates, { expectedField: 'content', names: { relevant: 'its answer chunk' } });
   c.resolve(jsonLocator(text));
   return { queries };
 }
@@ -182,7 +177,6 @@ export function toNqRecords(queries: readonly GoldenQuery[]): NqRecord[] {
       document_id: typeof x.document_id === 'string' ? x.document_id : NQ_DOCUMENT_ID,
       content: x.content as string,
       metadata: compact({ question: q.query, short_answer: typeof x.short_answer === 'string' ? x.short_answer : undefined, ...md }),
-      ...(q.extra ?? {}),
     };
   });
 }
@@ -197,14 +191,12 @@ function csvField(v: unknown): string {
 }
 
 export function writeNqCsv(queries: readonly GoldenQuery[]): string {
-  const extraCols: string[] = [];
-  for (const q of queries) for (const k of Object.keys(q.extra ?? {})) if (!extraCols.includes(k)) extraCols.push(k);
-  const cols = ['question', 'long_answer', 'short_answer', ...extraCols];
+  const cols = ['question', 'long_answer', 'short_answer'];
   const out = [cols.join(',')];
   for (const q of queries) {
     const r = answerRef(q, 'nq-csv');
     const x = r.extra!;
-    out.push([q.query, x.content, x.short_answer ?? '', ...extraCols.map((k) => q.extra?.[k])].map(csvField).join(','));
+    out.push([q.query, x.content, x.short_answer ?? ''].map(csvField).join(','));
   }
   return `${out.join('\n')}\n`;
 }

@@ -18,7 +18,7 @@ import { UserError } from '../errors.ts';
 import { packageRoot } from '../util/package-root.ts';
 import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import type { GoldenQuery } from './schema.ts';
-import { FORMATS, hasExpectation, loadGolden, parseFormatName } from './index.ts';
+import { FORMATS, loadGolden, parseFormatName, unscorableReason } from './index.ts';
 import { selectionIdentity, toTestCases, type GoldenTestCase, type SelectionMeta, type Shard } from './testcases.ts';
 
 export interface Selection {
@@ -213,7 +213,8 @@ export function selectQueriesWithMeta(sel: Selection): SelectedQueries {
       }
       firstFile.set(q.id, f);
       // Readers already refuse these; a canonical set built some other way must not give an unscored row either.
-      if (!hasExpectation(q)) throw new UserError(`${displayPath(f)}: (${q.id}) expected: nothing to score, expected at least one expected reference, an expected_routing or expect_safety`);
+      const unscorable = unscorableReason(q);
+      if (unscorable) throw new UserError(`${displayPath(f)}: (${q.id}) expected: ${unscorable}`);
     }
     out.push(...g.queries);
   }

@@ -105,9 +105,49 @@ export function routingStated(q: Pick<GoldenQuery, 'origin'>): boolean {
   return ROUTING_FORMATS.has(q.origin.format) && !(q.origin.derived?.includes('expected_routing') ?? false);
 }
 
-/** Whether a query has anything to score: an expected reference, a stated expected_routing, or expect_safety. */
-export function hasExpectation(q: Pick<GoldenQuery, 'origin' | 'expected' | 'expect_safety'>): boolean {
-  return q.expected.length > 0 || q.expect_safety !== undefined || routingStated(q);
+/** How a format spells what makes a query checkable, for the "nothing to score" message. */
+export interface ExpectationNames {
+  /** a relevant reference, e.g. `a passage with relevance "high"` */
+  relevant: string;
+  /** the safety expectation, e.g. `safety_interstitial: true`; undefined for formats without one */
+  safety?: string;
+}
+
+/**
+ * Why rankgate can score or check nothing of this query (a reason for the message), or undefined when it can.
+ * A query is checkable when it has
+ *   - a RELEVANT reference: Recall@k, MRR, nDCG and the judge all need one (graded-only references, e.g. DES-058
+ *     "partial" passages or blind-test `relevance:` paths outside expected_paths, score nothing on their own:
+ *     src/results/score.ts scoreRanking), or
+ *   - a stated expected_routing of practice_bridge or no_results (a pass/fail routing check: technique-boundary and
+ *     adversarial queries), or
+ *   - expect_safety: true (the safety flag is checked).
+ * Whatever else the entry states does not make it checkable: an expected_routing of `search` alone only says
+ * "some results come back" (every non-empty ranking passes; the DES-058 spec gives a search query 1-3 expected
+ * passages), expect_safety: false is never checked, and a retrieval_intent, notes or tags score nothing.
+ */
+export function unscorableReason(q: Pick<GoldenQuery, 'origin' | 'expected' | 'expected_routing' | 'expect_safety'>, names: ExpectationNames = GENERIC_NAMES): string | undefined {
+  if (q.expected.some((r) => r.relevant)) return undefined;
+  const stated = routingStated(q);
+  if (stated && (q.expected_routing === 'practice_bridge' || q.expected_routing === 'no_results')) return undefined;
+  if (q.expect_safety === true) return undefined;
+  const why: string[] = [];
+  const n = q.expected.length;
+  why.push(n ? `${n} reference${n > 1 ? 's' : ''}, none relevant: graded-only references score nothing on their own` : 'no reference');
+  if (stated) why.push(`expected_routing '${q.expected_routing}' only says results come back`);
+  if (q.expect_safety === false) why.push('expect_safety false is never checked');
+  const want = [names.relevant];
+  if (q.origin === undefined || ROUTING_FORMATS.has(q.origin.format)) want.push('an expected_routing of practice_bridge or no_results');
+  if (names.safety) want.push(names.safety);
+  const list = want.length > 1 ? `one of: ${want.join('; ')}` : want[0];
+  return `nothing to score (${why.join('; ')}), expected ${list} (a query without a checkable expectation would pass unscored)`;
+}
+
+const GENERIC_NAMES: ExpectationNames = { relevant: 'a relevant reference', safety: 'expect_safety: true' };
+
+/** Whether rankgate can score or check anything of this query (see unscorableReason). */
+export function hasExpectation(q: Pick<GoldenQuery, 'origin' | 'expected' | 'expected_routing' | 'expect_safety'>): boolean {
+  return unscorableReason(q) === undefined;
 }
 
 /** Longest id (query or reference) a golden set may hold. */

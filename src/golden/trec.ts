@@ -11,7 +11,7 @@
  *   A relevant document must ...
  *   </top>
  * or a tab-separated `qid<TAB>query` file (Anserini style). `title` -> query, `desc` -> intent,
- * `narr` -> notes, other tags (<con>, <fac>, ...) -> extra.
+ * `narr` -> notes, the classic ad hoc tags (<con>, <fac>, ...: TREC_TOPIC_TAGS) -> extra; any other tag is an error.
  * Qrels: `qid iteration docno relevance` (whitespace-separated): each row is a `doc_id` reference with
  * grade = relevance (negative grades kept, zero gain) and relevant = relevance >= 1 (trec_eval's
  * default). A non-zero iteration is kept in the reference's extra. Topics without judgements are
@@ -27,7 +27,7 @@ import { basename, dirname, join } from 'node:path';
 import type { GoldenQuery, Reference } from './schema.ts';
 import { Collector, show } from './problems.ts';
 import { LineIndex, readTextFile } from './text.ts';
-import { Fields, compact, finalize, type Candidate } from './entry.ts';
+import { Fields, compact, finalize, ownExtra, type Candidate } from './entry.ts';
 import type { ReadResult } from './des058.ts';
 import { docRef } from './beir.ts';
 
@@ -60,6 +60,13 @@ interface RawTopic {
   fields: Record<string, string>;
   offset: number;
 }
+
+/**
+ * The tags of a TREC topic: num, title, desc, narr (read), and the other tags of the classic ad hoc topics (head, dom,
+ * con, fac, nat, def, smry: kept in `extra`, written back). Any other tag is an error (a misspelt <titel> never
+ * leaves a topic without its query unnoticed).
+ */
+export const TREC_TOPIC_TAGS = ['num', 'title', 'desc', 'narr', 'head', 'dom', 'con', 'fac', 'nat', 'def', 'smry'] as const;
 
 const TAG_NAMES: Record<string, string> = { num: 'Number:', title: 'Topic:', desc: 'Description:', narr: 'Narrative:' };
 
@@ -153,13 +160,13 @@ export function readTrec(path: string, opts: { qrels?: string }, cs: Collector[]
     const query = f.str('title', { required: true, nonEmpty: true, expect: 'the topic title (the query)' });
     const intent = f.str('desc');
     const notes = f.str('narr');
-    f.nearMisses(['num', 'title', 'desc', 'narr']);
+    f.closed(TREC_TOPIC_TAGS, 'TREC topic', 'tag');
     return {
       fields: f,
       query: compact({ id, query, language: 'en', category: 'trec', intent, notes, expected: judged.get(id ?? '') ?? [], extra: f.rest(), origin: { format: 'trec', derived: ['language', 'category'] } }),
     };
   });
-  const queries = finalize(tc, candidates, { expectedField: 'qrels' });
+  const queries = finalize(tc, candidates, { expectedField: 'qrels', names: { relevant: 'a qrels row with relevance >= 1' } });
   tc.resolve(() => (ref) => {
     const t = topics[ref.index];
     return t ? { line: li.line(t.offset) } : undefined;
@@ -176,7 +183,7 @@ export function writeTrec(queries: readonly GoldenQuery[], meta?: Record<string,
         const lines = ['<top>', `<num> Number: ${q.id}`, `<title> ${q.query}`];
         if (q.intent !== undefined) lines.push('<desc> Description:', q.intent);
         if (q.notes !== undefined) lines.push('<narr> Narrative:', q.notes);
-        for (const [k, v] of Object.entries(q.extra ?? {})) lines.push(`<${k}>`, typeof v === 'string' ? v : JSON.stringify(v));
+        for (const [k, v] of Object.entries(ownExtra(q, 'trec') ?? {})) lines.push(`<${k}>`, typeof v === 'string' ? v : JSON.stringify(v));
         lines.push('</top>', '');
         return lines.join('\n');
       })
