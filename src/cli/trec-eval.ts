@@ -5,6 +5,7 @@
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { UserError } from '../errors.ts';
+import { suggest } from '../util/suggest.ts';
 import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
 import { TrecEvalError, TrecMeasureError, ZScores, atol, selectMeasures, trecEval, type TrecEvalOptions } from '../metrics/treceval.ts';
@@ -32,6 +33,11 @@ RUN may be '-' (standard input).
     relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel
     Rndcg ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F
     num_nonrel_judged_ret yaap rbp rbp_resid unj
+Long options as in trec_eval, and their unique prefixes: --help --version --query_eval_wanted --measure=M
+  --complete_rel_info_wanted --level_for_rel=N --nosummary --Debug_level=N --Judged_docs_only
+  --Number_docs_in_coll=N --Max_retrieved_per_topic=N --Rel_info_format=F --Results_format=F
+  --Output_old_results_format=X --Zscore=FILE. Parameters are read as C's atof/atol reads them (0x1p-1, 1e-1);
+  NaN, infinite and past-2^53 parameters are refused.
 Runs are ranked as trec_eval does: sim descending, ties by docno descending; the rank column is ignored.
 Not supported: -R prefs/qrels_prefs/qrels_jg and their measures (all_prefs, *_avgjg).`;
 
@@ -118,13 +124,34 @@ function intArg(flag: string, s: string): number {
 
 const WITH_ARG = new Set(['m', 'l', 'D', 'N', 'M', 'R', 'T', 'Z']);
 const FLAGS = new Set(['h', 'v', 'q', 'c', 'n', 'J', 'o']);
-const LONG: Record<string, string> = {
-  help: 'h', version: 'v', query_eval_wanted: 'q', measure: 'm', complete_rel_info_wanted: 'c', level_for_rel: 'l',
-  nosummary: 'n', Debug_level: 'D', Judged_docs_only: 'J', Number_docs_in_coll: 'N', Max_retrieved_per_topic: 'M',
-  Rel_info_format: 'R', Results_format: 'T', Zscore: 'Z',
-};
+/**
+ * trec_eval.c's long_options, in its order: [name, takes a value, short letter]. Note trec_eval gives
+ * --Output_old_results_format a required value although -o takes none.
+ */
+const LONG: readonly (readonly [string, boolean, string])[] = [
+  ['help', false, 'h'], ['version', false, 'v'], ['query_eval_wanted', false, 'q'], ['measure', true, 'm'],
+  ['complete_rel_info_wanted', false, 'c'], ['level_for_rel', true, 'l'], ['nosummary', false, 'n'],
+  ['Debug_level', true, 'D'], ['Judged_docs_only', false, 'J'], ['Number_docs_in_coll', true, 'N'],
+  ['Max_retrieved_per_topic', true, 'M'], ['Rel_info_format', true, 'R'], ['Results_format', true, 'T'],
+  ['Output_old_results_format', true, 'o'], ['Zscore', true, 'Z'],
+];
 
-/** getopt_long as trec_eval uses it: clustered flags (-qc), attached values (-l2, -mP.5), long names. */
+/** The long option `--name` names, as glibc's getopt_long finds it: an exact name, else a unique prefix. */
+function longOption(name: string): readonly [string, boolean, string] {
+  const exact = LONG.find(([n]) => n === name);
+  if (exact) return exact;
+  const hits = name ? LONG.filter(([n]) => n.startsWith(name)) : [];
+  // glibc calls a prefix ambiguous only when its matches differ in value-taking or letter
+  if (hits.length && hits.every(([, a, c]) => a === hits[0]![1] && c === hits[0]![2])) return hits[0]!;
+  if (hits.length) throw new UserError(`option '--${name}' is ambiguous: it could be ${hits.map(([n]) => `--${n}`).join(' or ')}`);
+  const near = suggest(name, LONG.map(([n]) => n));
+  throw new UserError(`unknown option '--${name}'${near ? ` (did you mean '--${near}'?)` : ''}; see rankgate trec-eval --help`);
+}
+
+/**
+ * getopt_long as trec_eval uses it: clustered flags (-qc), attached values (-l2, -mP.5), long names and their
+ * unique prefixes (--nosum, --measure=P.5, --measure P.5), options after the file names, `--` ending options.
+ */
 function getopt(argv: string[]): { opts: [string, string][]; pos: string[] } {
   const opts: [string, string][] = [];
   const pos: string[] = [];
@@ -135,16 +162,15 @@ function getopt(argv: string[]): { opts: [string, string][]; pos: string[] } {
       break;
     }
     if (a.startsWith('--')) {
-      const [name, val] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-      const c = LONG[name];
-      if (!c) {
-        const near = Object.keys(LONG).find((k) => k.toLowerCase().startsWith(name.toLowerCase().slice(0, 3)));
-        throw new UserError(`unknown option '--${name}'${near ? ` (did you mean '--${near}'?)` : ''}\n${USAGE}`);
-      }
-      if (WITH_ARG.has(c)) {
-        const v = val ?? argv[++i];
-        if (v === undefined) throw new UserError(`option '--${name}' needs a value\n${USAGE}`);
+      const eq = a.indexOf('=');
+      const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
+      const [full, takesValue, c] = longOption(name);
+      if (takesValue) {
+        const v = eq >= 0 ? a.slice(eq + 1) : argv[++i];
+        if (v === undefined) throw new UserError(`option '--${full}' needs a value; see rankgate trec-eval --help`);
         opts.push([c, v]);
+      } else if (eq >= 0) {
+        throw new UserError(`option '--${full}' takes no value (got '${a}')`);
       } else opts.push([c, '']);
       continue;
     }
@@ -153,11 +179,11 @@ function getopt(argv: string[]): { opts: [string, string][]; pos: string[] } {
         const c = a[j]!;
         if (WITH_ARG.has(c)) {
           const v = j + 1 < a.length ? a.slice(j + 1) : argv[++i];
-          if (v === undefined) throw new UserError(`option '-${c}' needs a value\n${USAGE}`);
+          if (v === undefined) throw new UserError(`option '-${c}' needs a value; see rankgate trec-eval --help`);
           opts.push([c, v]);
           break;
         }
-        if (!FLAGS.has(c)) throw new UserError(`unknown option '-${c}'\n${USAGE}`);
+        if (!FLAGS.has(c)) throw new UserError(`unknown option '-${c}'; see rankgate trec-eval --help`);
         opts.push([c, '']);
       }
       continue;

@@ -120,14 +120,71 @@ export function atol(s: string): number {
   const m = /^[ \t\n\v\f\r]*([+-]?\d+)/.exec(s);
   return m ? Number.parseInt(m[1]!, 10) : 0;
 }
-/** C atof (decimal forms and inf/nan prefixes); 0 when no number starts the string. */
+/**
+ * C atof as glibc's strtod reads it: leading blanks, a sign, then the longest prefix that is a decimal number
+ * (`1e-1`, `5.`, `.5`), a hexadecimal one (`0x1p-1`, `0x1.8P+3`, `0xA`), `inf`/`infinity` or `nan`/`nan(...)`
+ * (all case-insensitive); 0 when no number starts the string (`0x` alone reads as 0). NaN for nan: callers
+ * that cannot mirror trec_eval on NaN refuse it (see finiteParam).
+ */
 export function atof(s: string): number {
   const t = s.replace(/^[ \t\n\v\f\r]+/, '');
+  const hex = /^([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*)|(?:\.[0-9a-fA-F]+))(?:[pP]([+-]?\d+))?/.exec(t);
+  if (hex) return (hex[1] === '-' ? -1 : 1) * hexFloat(hex[2]!, hex[3] ?? '0');
   const m = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(t);
   if (m) return Number(m[0]);
   const i = /^([+-]?)(inf(inity)?)/i.exec(t);
   if (i) return i[1] === '-' ? -Infinity : Infinity;
+  if (/^[+-]?nan/i.test(t)) return Number.NaN;
   return 0;
+}
+
+/** The value of hex digits `digits` (one optional '.') times 2^exp, rounded to nearest-even like strtod. */
+function hexFloat(digits: string, exp: string): number {
+  const dot = digits.indexOf('.');
+  const frac = dot < 0 ? 0 : digits.length - dot - 1;
+  let m = BigInt('0x' + (digits.replace('.', '') || '0'));
+  // the exponent is clamped: anything past +-1e5 is 0 or inf whatever the digits (at most a few thousand)
+  let e = Math.max(-100000, Math.min(100000, Number.parseInt(exp, 10))) - 4 * frac;
+  if (m === 0n) return 0;
+  // keep 54 significant bits plus a sticky bit, rounding half to even at 53
+  const bits = m.toString(2).length;
+  if (bits > 53) {
+    const drop = BigInt(bits - 53);
+    const rest = m & ((1n << drop) - 1n);
+    const half = 1n << (drop - 1n);
+    m >>= drop;
+    e += Number(drop);
+    if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
+  }
+  // scale in steps so that 2^e alone never overflows or underflows before the product does
+  let x = Number(m);
+  while (e > 0) {
+    const k = Math.min(e, 1000);
+    x *= 2 ** k;
+    e -= k;
+  }
+  while (e < 0) {
+    const k = Math.min(-e, 1000);
+    x /= 2 ** k;
+    e += k;
+  }
+  return x;
+}
+
+/**
+ * A measure parameter read with atof/atol that rankgate cannot mirror is refused in one line instead of misread:
+ * NaN and infinities (trec_eval prints them in names such as `iprec_at_recall_nan` and computes with them in
+ * ways that depend on C's NaN sign and comparison order), and integers beyond 2^53 (trec_eval's atol saturates
+ * at LONG_MAX, which a JavaScript number cannot hold exactly).
+ */
+function finiteParam(spec: string, text: string, v: number, integer = false): number {
+  if (!Number.isFinite(v)) {
+    throw new TrecMeasureError(`-m ${spec}: parameter '${text.trim()}' reads as ${Number.isNaN(v) ? 'NaN' : v > 0 ? 'infinity' : '-infinity'}; expected a finite number (rankgate refuses it rather than guess trec_eval's NaN/infinity arithmetic)`);
+  }
+  if (integer && !Number.isSafeInteger(v)) {
+    throw new TrecMeasureError(`-m ${spec}: parameter '${text.trim()}' is beyond 2^53; expected a smaller integer`);
+  }
+  return v;
 }
 
 /** One selected measure with its parameters and printed names. */
@@ -181,13 +238,19 @@ export function fmt4(x: number): string {
 }
 
 function parseCutLong(name: string, text: string): number[] {
-  const ks = text.split(',').map(atol).sort((a, b) => a - b);
+  const ks = text
+    .split(',')
+    .map((t) => finiteParam(`${name}.${text}`, t, atol(t), true))
+    .sort((a, b) => a - b);
   if (ks[0]! <= 0) throw new TrecMeasureError(`-m ${name}.${text}: cutoffs must be positive integers (trec_eval: Negative cutoff detected)`);
   for (let i = 1; i < ks.length; i++) if (ks[i] === ks[i - 1]) throw new TrecMeasureError(`-m ${name}.${text}: duplicate cutoff ${ks[i]}`);
   return ks;
 }
 function parseCutDouble(name: string, text: string): number[] {
-  const ks = text.split(',').map(atof).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const ks = text
+    .split(',')
+    .map((t) => finiteParam(`${name}.${text}`, t, atof(t)))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   for (let i = 1; i < ks.length; i++) if (ks[i] === ks[i - 1]) throw new TrecMeasureError(`-m ${name}.${text}: duplicate cutoff ${ks[i]}`);
   return ks;
 }
@@ -213,7 +276,8 @@ function parsePairs(name: string, text: string): ParamPair[] {
   if (bad || last !== '=') throw new TrecMeasureError(`-m ${name}.${text}: malformed pair parameters (expected name=value[,name=value...], e.g. ndcg.1=0,2=3 or rbp.p=0.95)`);
   return text.split(',').map((kv) => {
     const eq = kv.indexOf('=');
-    return { name: kv.slice(0, eq), value: atof(kv.slice(eq + 1)) };
+    const v = kv.slice(eq + 1);
+    return { name: kv.slice(0, eq), value: finiteParam(`${name}.${text}`, v, atof(v)) };
   });
 }
 
@@ -272,7 +336,7 @@ export function selectMeasures(specs: readonly string[]): Selection {
       case 'p_double':
       case 'relstring':
         if (text !== undefined) {
-          p = text.split(',').map(atof);
+          p = text.split(',').map((t) => finiteParam(`${def.name}.${text}`, t, atof(t)));
           names = [`${def.name}_${text}`];
         }
         if (def.name === 'utility' && N(p).length !== 4) {
@@ -600,13 +664,19 @@ export class ZScores {
   ) {}
 
   static parse(text: string, fileName: string): ZScores {
+    // get_zscores.c refuses a file of 0 bytes ("Cannot read zscores file")
+    if (text.length === 0) throw new TrecMeasureError(`${fileName}: the z-score file is empty; expected lines 'qid measure mean stddev' (trec_eval refuses an empty -Z file too)`);
     const rows: [string, string, number, number][] = [];
     const lines = text.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
     lines.forEach((l, i) => {
       const f = l.split(/[ \t\v\f\r]+/).filter((x) => x !== '');
       if (f.length !== 4) throw new TrecMeasureError(`${fileName}:${i + 1}: expected 4 fields 'qid measure mean stddev' in a z-score line, found ${f.length}`);
-      rows.push([f[0]!, f[1]!, atof(f[2]!), atof(f[3]!)]);
+      const [mean, sd] = [atof(f[2]!), atof(f[3]!)];
+      for (const [what, v, t] of [['mean', mean, f[2]!], ['stddev', sd, f[3]!]] as const) {
+        if (Number.isNaN(v)) throw new TrecMeasureError(`${fileName}:${i + 1}: ${what} '${t}' reads as NaN; expected a number (rankgate refuses it rather than guess trec_eval's NaN sign)`);
+      }
+      rows.push([f[0]!, f[1]!, mean, sd]);
     });
     const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
     rows.sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]));

@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { evaluateArgs } from '../../src/cli/trec-eval.ts';
 import { UserError } from '../../src/errors.ts';
-import { FLAG_SETS } from '../fixtures/trec_eval/generate.ts';
+import { CLI_CASES, CLI_REFUSED, FLAG_SETS, cliArgs } from '../fixtures/trec_eval/generate.ts';
 
 const FIX = join(import.meta.dirname, '..', 'fixtures', 'trec_eval');
 
@@ -84,6 +84,25 @@ for (const [out, args] of QUICKTEST) {
     const r = rankgate(args.map((a) => (/^(qrels|results)\.|^zscores_file$/.test(a) ? join(UP, a) : a)));
     assert.equal(r.error, undefined);
     const [n, eq, first] = compare(readFileSync(join(UP, out), 'latin1'), r.out);
+    compared += n;
+    equal += eq;
+    assert.equal(eq, n, first);
+  });
+}
+
+// command lines: long options and prefixes, -Z files, measure parameters in C's atof forms (generate.ts CLI_CASES)
+for (const name of Object.keys(CLI_CASES)) {
+  test(`trec_eval command line ${name}: ${CLI_CASES[name]!.join(' ')}`, () => {
+    const expected = readFileSync(join(expectedDir, 'cli', `${name}.out`), 'latin1');
+    const r = rankgate(cliArgs(name, FIX));
+    if (expected.startsWith('#exit ') || CLI_REFUSED.has(name)) {
+      assert.ok(r.error, `${expected.startsWith('#exit') ? 'trec_eval refused this' : 'rankgate refuses this by design'}; rankgate printed ${r.out.length} bytes instead: ${r.out.slice(0, 200)}`);
+      assert.ok(!r.error.includes('\n'), `one-line error: ${r.error}`);
+      if (CLI_REFUSED.has(name)) assert.match(r.error, /reads as (NaN|infinity|-infinity)|beyond 2\^53/);
+      return;
+    }
+    assert.equal(r.error, undefined);
+    const [n, eq, first] = compare(expected, r.out);
     compared += n;
     equal += eq;
     assert.equal(eq, n, first);
