@@ -1,10 +1,13 @@
 /**
  * Load test of `rankgate serve` on loopback: throughput, p50/p95 latency of the requests it accepted, and how
  * many it accepted and shed (503 + Retry-After: its bounded queue was full) at 1, 8, 32, 64 and 128 concurrent
- * clients. Prints figures; asserts nothing about time (exit 1 only when a request failed: an error, a timeout,
- * or any answer but 200 and a shed 503).
+ * clients, for two kinds of client: `polite` ones that wait the Retry-After seconds after a 503, and `eager` ones
+ * that retry at once, without any backoff (the worst case a server sees from naive clients). Prints figures;
+ * asserts nothing about time (exit 1 only when a request failed: an error, a timeout, or any answer but 200 and a
+ * shed 503).
  *
- *   node --import tsx bench/serve-load.ts [--requests 300] [--seconds 30] [--clients 1,8,32,64,128] [--db DIR]
+ *   node --import tsx bench/serve-load.ts [--requests 300] [--seconds 30] [--clients 1,8,32,64,128]
+ *        [--kinds polite,eager] [--db DIR]
  *        [--max-concurrent N] [--max-queue N] [--max-queue-wait-ms MS]   (passed to rankgate serve)
  *
  * - Index: a PGlite index of the demo corpus (datasets/corpus, c300, use-lite), built on first use into
@@ -13,10 +16,11 @@
  *   (so the load generator does not share its event loop), stopped with SIGTERM at the end.
  * - Load: POST /api/v1/search with the English golden queries (datasets/golden/golden-set-en.json) in a fixed
  *   rotation; each level stops after --requests requests or --seconds seconds, whichever comes first; a
- *   request is shed when it gets 503 {code: "overloaded"} with a Retry-After header (that client then waits the
- *   Retry-After seconds before its next request, as a well-behaved client does), failed when it errors, takes
- *   over 30 s, or answers anything else but 200 with a results array.
- * - Latency: per accepted request, client-side wall time; nearest-rank percentiles.
+ *   request is shed when it gets 503 {code: "overloaded"} with a Retry-After header (a polite client then waits
+ *   the Retry-After seconds before its next request; an eager one sends it at once), failed when it errors, takes
+ *   over 30 s, or answers anything else but 200 with a results array. --requests counts accepted ones.
+ * - Latency: per accepted request, client-side wall time; nearest-rank percentiles. req/s counts accepted
+ *   requests only (answers with results), so shedding never inflates it.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -32,6 +36,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '300' },
     seconds: { type: 'string', default: '30' },
     clients: { type: 'string', default: '1,8,32,64,128' },
+    kinds: { type: 'string', default: 'polite,eager' },
     db: { type: 'string' },
     'max-concurrent': { type: 'string' },
     'max-queue': { type: 'string' },
@@ -42,6 +47,8 @@ const serveFlags = (['max-concurrent', 'max-queue', 'max-queue-wait-ms'] as cons
 const maxRequests = Number(values.requests);
 const maxSeconds = Number(values.seconds);
 const levels = values.clients!.split(',').map(Number);
+const kinds = values.kinds!.split(',') as ('polite' | 'eager')[];
+for (const k of kinds) if (k !== 'polite' && k !== 'eager') throw new Error(`--kinds: expected polite and/or eager, got '${k}'`);
 const dataDir = values.db ?? join(ROOT, '.rankgate', 'serve-load', 'db');
 
 function percentile(xs: number[], p: number): number {
@@ -116,11 +123,14 @@ for (const q of queries.slice(0, 5)) {
 }
 
 console.log(`rankgate serve load test: ${url} (loopback), PGlite ${dataDir}, ${queries.length} golden queries in rotation`);
-console.log(`serve flags: ${serveFlags.join(' ') || '(defaults)'}; each level: at most ${maxRequests} requests or ${maxSeconds} s`);
-console.log('p50/p95/max over the accepted requests; shed = 503 + Retry-After (queue full); failed = anything else\n');
-console.log('clients   requests   req/s    p50 ms    p95 ms    max ms   accepted   shed   failed   shed p95 ms');
+console.log(`serve flags: ${serveFlags.join(' ') || '(defaults)'}; each level: at most ${maxRequests} accepted requests or ${maxSeconds} s`);
+console.log('p50/p95/max over the accepted requests; shed = 503 + Retry-After (queue full); failed = anything else');
+console.log('polite clients wait Retry-After after a 503; eager clients retry at once');
+console.log('req/s counts accepted requests; "vs 1" is req/s over the same kind\'s 1-client req/s (when measured)\n');
+console.log('kind    clients   requests   req/s    vs 1    p50 ms    p95 ms    max ms   accepted   shed   failed   shed p95 ms');
 let totalFailed = 0;
-for (const clients of levels) {
+const single: Record<string, number> = {};
+for (const kind of kinds) for (const clients of levels) {
   let next = 0;
   const lat: number[] = [];
   const shedLat: number[] = [];
@@ -129,15 +139,15 @@ for (const clients of levels) {
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (performance.now() < deadline) {
+      // --requests counts accepted requests: an eager client's instant retries do not end the level early
+      while (performance.now() < deadline && lat.length < maxRequests) {
         const i = next++;
-        if (i >= maxRequests) return;
         const r = await one(queries[i % queries.length]!);
         if (r.kind === 'ok') lat.push(r.ms);
         else if (r.kind === 'shed') {
           shedLat.push(r.ms);
-          // a well-behaved client waits as told before its next request
-          await new Promise((res) => setTimeout(res, Math.max(0, r.retryAfterS ?? 1) * 1000));
+          // a polite client waits as told before its next request; an eager one does not
+          if (kind === 'polite') await new Promise((res) => setTimeout(res, Math.max(0, r.retryAfterS ?? 1) * 1000));
         }
         else failures.push(r.why ?? 'failed');
       }
@@ -147,8 +157,11 @@ for (const clients of levels) {
   totalFailed += failures.length;
   const n = lat.length + shedLat.length + failures.length;
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+  const rate = lat.length / secs;
+  if (clients === 1) single[kind] = rate;
+  const vs = single[kind] ? `${Math.round((100 * rate) / single[kind]!)}%` : '-';
   console.log(
-    `${String(clients).padStart(7)} ${String(n).padStart(10)} ${(lat.length / secs).toFixed(1).padStart(7)} ${f(percentile(lat, 50)).padStart(9)} ${f(percentile(lat, 95)).padStart(9)} ${f(
+    `${kind.padEnd(6)} ${String(clients).padStart(7)} ${String(n).padStart(10)} ${rate.toFixed(1).padStart(7)} ${vs.padStart(7)} ${f(percentile(lat, 50)).padStart(9)} ${f(percentile(lat, 95)).padStart(9)} ${f(
       lat.length ? Math.max(...lat) : NaN,
     ).padStart(9)} ${String(lat.length).padStart(10)} ${String(shedLat.length).padStart(6)} ${String(failures.length).padStart(8)} ${f(percentile(shedLat, 95)).padStart(13)}`,
   );

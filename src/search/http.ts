@@ -13,9 +13,11 @@
  * bad limit/language -> 400; unknown path -> 404; wrong method -> 405; a body not received within
  * bodyTimeoutMs -> 408; a search slower than searchTimeoutMs -> 504. Every error is JSON `{error, code}`.
  *
- * Load shedding: at most maxConcurrent searches run at once; the next maxQueue requests wait in a FIFO queue, at
- * most maxQueueWaitMs each. A request that finds the queue full, or that waited its maximum, gets 503
- * `{code: "overloaded"}` with `Retry-After: 1` at once, instead of queueing for tens of seconds; the search
+ * Load shedding: at most maxConcurrent searches run at once; the next maxQueue requests wait in a FIFO queue. Whether
+ * a request waits is decided once, when it arrives (and again, as cheaply, once its body is read): if the queue is
+ * full, or its expected wait ((queued + 1) x the mean time a search holds its slot / maxConcurrent) is over
+ * maxQueueWaitMs, it gets 503 `{code: "overloaded"}` with `Retry-After: 1` at once, before its body is even
+ * parsed; otherwise it keeps its place until it is served. No request is shed after it waited. The search
  * timer (searchTimeoutMs) starts when the search starts, and every answer says how long it queued
  * (`x-rankgate-queue-ms`) and searched (`x-rankgate-search-ms`). GET /health reports running and queued. Header-phase timeouts are Node's own
  * (headersTimeout, requestTimeout), which answer 408 and close the socket. The server keeps serving.
@@ -42,8 +44,8 @@ export interface SearchHttpOptions {
   maxConcurrent?: number;
   /** Requests waiting for a search slot before 503. Default 16. */
   maxQueue?: number;
-  /** Longest wait for a search slot (ms) before 503; a request whose expected wait (queued x mean search time) is
-   * longer gets 503 at once. Default 500. */
+  /** Longest expected wait for a search slot (ms): a request expected to wait longer ((queued + 1) x mean slot time
+   * / maxConcurrent) gets 503 at once, on arrival; one admitted is served. Default 500. */
   maxQueueWaitMs?: number;
   /** Defaults passed to every search (chunk size, embedder, ...). */
   defaults?: Partial<SearchParams>;
@@ -216,44 +218,49 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
     since: number;
     res: ServerResponse;
     grant: () => void;
-    timer: NodeJS.Timeout;
   }
   const waiting: Waiter[] = [];
-  /** Moving average of the time a search holds its slot (ms), for the expected queue wait. */
+  /** Moving average of the time a search holds its slot (ms), for the expected queue wait. It rises faster than
+   * it falls, so a slowdown sheds at once instead of admitting requests that would then wait past the limit. */
   let searchMsAvg = 0;
   const observe = (ms: number) => {
-    searchMsAvg = searchMsAvg === 0 ? ms : 0.8 * searchMsAvg + 0.2 * ms;
+    searchMsAvg = searchMsAvg === 0 ? ms : searchMsAvg + (ms > searchMsAvg ? 0.5 : 0.2) * (ms - searchMsAvg);
   };
   const overloaded = (why: string) =>
     new HttpError(503, 'overloaded', `server busy: ${why}; retry in a second`, { 'retry-after': '1' });
 
-  /** A search slot: at once when one is free, else after a bounded wait in the queue; resolves the ms queued. */
+  /**
+   * Why a request arriving now could not start its search within maxQueueWait (queue full, or the expected wait:
+   * (queued + 1) x mean slot time / slots), or undefined when it can. Decided once, on arrival: a request is either
+   * shed at once or kept until it is served, never shed after it waited.
+   */
+  const shedReason = (): string | undefined => {
+    if (running < maxConcurrent) return undefined;
+    if (waiting.length >= maxQueue) return `${running} searches running and ${waiting.length} waiting (queue limit ${maxQueue})`;
+    const expected = ((waiting.length + 1) * searchMsAvg) / maxConcurrent;
+    if (searchMsAvg > 0 && expected > maxQueueWait) {
+      return `${waiting.length} searches waiting, about ${Math.round(expected)} ms before this one could start (queue wait limit ${maxQueueWait} ms)`;
+    }
+    return undefined;
+  };
+
+  /** A search slot: at once when one is free, else after the wait shedReason() judged short enough; resolves the ms queued. */
   const acquire = (res: ServerResponse): Promise<number> => {
+    const why = shedReason();
+    if (why) return Promise.reject(overloaded(why));
     if (running < maxConcurrent) {
       running++;
       return Promise.resolve(0);
     }
-    if (waiting.length >= maxQueue) {
-      return Promise.reject(overloaded(`${running} searches running and ${waiting.length} waiting (queue limit ${maxQueue})`));
-    }
-    // would it wait past the limit anyway? Say so now rather than after the wait (mean search time so far)
-    const expected = ((waiting.length + 1) * searchMsAvg) / maxConcurrent;
-    if (searchMsAvg > 0 && expected > maxQueueWait) {
-      return Promise.reject(overloaded(`${waiting.length} searches waiting, about ${Math.round(expected)} ms before this one could start (queue wait limit ${maxQueueWait} ms)`));
-    }
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<number>((resolve) => {
       const since = performance.now();
-      const w: Waiter = {
-        since,
-        res,
-        grant: () => resolve(performance.now() - since),
-        timer: setTimeout(() => {
-          const i = waiting.indexOf(w);
-          if (i >= 0) waiting.splice(i, 1);
-          reject(overloaded(`no search slot within ${maxQueueWait} ms (queue wait limit)`));
-        }, maxQueueWait),
-      };
+      const w: Waiter = { since, res, grant: () => resolve(performance.now() - since) };
       waiting.push(w);
+      // a client that hung up leaves the queue now, so the next arrival's expected wait does not count it
+      res.once('close', () => {
+        const i = waiting.indexOf(w);
+        if (i >= 0) waiting.splice(i, 1);
+      });
     });
   };
   /** Hand the slot to the next waiter whose client is still there, or free it. */
@@ -264,7 +271,6 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
         running--;
         return;
       }
-      clearTimeout(w.timer);
       if (w.res.destroyed) continue;
       w.grant();
       return;
@@ -306,6 +312,9 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
     if (ct !== 'application/json') {
       throw new HttpError(415, 'unsupported_media_type', `content-type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '(none)')}`);
     }
+    // shed before reading and parsing the body: under a storm of retries each 503 costs as little as possible
+    const early = shedReason();
+    if (early) throw overloaded(early);
     const raw = await readBody(req, maxBody, bodyTimeout);
     const body = parseJsonBody(req, raw);
     const query = validateQuery(body, maxQuery);
