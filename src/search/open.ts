@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { loadModuleService } from './module.ts';
 import { SEARCH_PARAM_KEYS } from './provider-config.ts';
 import type { SearchServiceLike } from './types.ts';
-import { HttpSearchService, shapeOf } from './url.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, HttpSearchService, shapeOf } from './url.ts';
 import { WorkerSearchService } from './worker.ts';
 
 /** The service settings of a provider config (the rest of it is search params and the provider's own keys). */
@@ -17,6 +17,7 @@ export interface ServiceTarget {
   urlShape?: 'portal' | 'nq';
   timeoutMs?: number;
   unreachableAfter?: number;
+  maxResponseBytes?: number;
   corpus?: string;
   corpusFormat?: 'markdown' | 'jsonl' | 'beir' | 'nq';
   autoIngest?: boolean;
@@ -39,7 +40,7 @@ export function moduleConfig(c: ServiceTarget): Record<string, unknown> {
 
 /** The identity of the service a config names (kind + location + the settings that make it another service). */
 export function serviceKey(c: ServiceTarget, basePath: string): string {
-  if (c.url) return `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}:${c.unreachableAfter ?? 3}`;
+  if (c.url) return `url:${c.url}:${shapeOf(c.url, c.urlShape)}:${c.timeoutMs ?? 10000}:${c.unreachableAfter ?? 3}:${c.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES}`;
   const key = c.module
     ? `module:${abs(basePath, c.module)}:${JSON.stringify(moduleConfig(c))}`
     : `rankgate:${c.databaseUrl ?? process.env.DATABASE_URL ?? ''}:${c.dataDir ? abs(basePath, c.dataDir) : ''}:${c.corpus ? abs(basePath, c.corpus) : ''}:${String(c.routingConfig ?? '')}:${c.autoIngest ?? ''}`;
@@ -48,7 +49,7 @@ export function serviceKey(c: ServiceTarget, basePath: string): string {
 
 /** A new service for a config (relative paths against basePath). */
 export async function openService(c: ServiceTarget, basePath: string): Promise<SearchServiceLike> {
-  if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000, c.unreachableAfter ?? 3);
+  if (c.url) return new HttpSearchService(c.url, shapeOf(c.url, c.urlShape), c.timeoutMs ?? 10000, c.unreachableAfter ?? 3, c.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
   if (c.module) {
     const path = abs(basePath, c.module);
     const config = { ...moduleConfig(c), basePath };

@@ -42,6 +42,7 @@ export const PROVIDER_SETTING_KEYS = [
   'urlShape',
   'timeoutMs',
   'unreachableAfter',
+  'maxResponseBytes',
   'corpus',
   'corpusFormat',
   'autoIngest',
@@ -80,6 +81,7 @@ const NUMBERS: Record<string, [number, number, boolean]> = {
   chunkSize: [1, 1e6, true],
   timeoutMs: [1, 24 * 3600 * 1000, false],
   unreachableAfter: [0, 1e6, true],
+  maxResponseBytes: [1024, 2 ** 31, true],
 };
 
 /**

@@ -5,6 +5,16 @@
  * Each result needs chunk_id (or chunkId / id); document_id, rank, score, content, path, book_slug, chapter_number,
  * title, heading and channels are read when present. Routing comes from `routing`, or `practice_bridge` / `safety`.
  * After `unreachableAfter` queries in a row got no answer at all, the rest fail at once.
+ *
+ * What a query's answer must be, else that query is an error row (never a silently different ranking):
+ * - From the configured origin. A redirect to another origin (scheme, host or port) is not followed: the error names
+ *   both URLs. A same-origin 307/308 (method and body kept, e.g. a framework adding a trailing slash) is followed, at
+ *   most 5 hops; a 301/302/303 is not even within the origin, because fetch would resend the POST as a GET without
+ *   its query and the answer would not be this query's.
+ * - At most `maxResponseBytes` (default 16 MB), read as a stream and abandoned as soon as it is over, so a huge body
+ *   is never held in memory (a declared Content-Length over the cap is refused before reading).
+ * - In list order: a result's `rank`, when given, must be its 1-based position in the list (scoring sorts by rank,
+ *   so a contradicting rank would silently reorder what is scored).
  */
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 
@@ -20,6 +30,37 @@ function fetchFailure(e: Error): string {
   return cause?.message ? `${e.message} (${cause.message})` : e.message;
 }
 
+/** Default cap on one response body (bytes): the provider config's `maxResponseBytes`. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const MAX_SAME_ORIGIN_REDIRECTS = 5;
+
+const sizeText = (n: number) => (n >= 1024 * 1024 && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
+
+/** A response body as text, read chunk by chunk and given up (stream cancelled) once over `max` bytes. */
+async function readCapped(res: Response, max: number, what: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  const over = () => `${what}: response body over the ${sizeText(max)} limit (maxResponseBytes: ${max}); not read further`;
+  if (Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => {});
+    throw new Error(`${over()} (Content-Length ${declared})`);
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new Error(over());
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
 /** A search service over HTTP, in the portal's shape or the NQ evaluation spec's. */
 export class HttpSearchService implements SearchServiceLike {
   /** Queries in a row that got no answer at all (timeout, refused, reset, unknown host). */
@@ -32,6 +73,8 @@ export class HttpSearchService implements SearchServiceLike {
     private readonly timeoutMs: number,
     /** After this many queries in a row got no answer, the rest fail at once (0: never). */
     private readonly unreachableAfter = 3,
+    /** Largest response body read (bytes). */
+    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
   ) {}
 
   async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
@@ -64,18 +107,53 @@ export class HttpSearchService implements SearchServiceLike {
     } else {
       body = { query, limit, ...(params.language ? { language: params.language } : {}), ...(params.mode ? { mode: params.mode } : {}) };
     }
-    const res = await fetch(target, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    }).catch((e: Error) => {
-      throw Object.assign(
-        new Error(e.name === 'TimeoutError' ? `POST ${target} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${target} failed: ${fetchFailure(e)}`),
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const noAnswer = (e: Error, url: string) =>
+      Object.assign(
+        new Error(e.name === 'TimeoutError' ? `POST ${url} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${url} failed: ${fetchFailure(e)}`),
         { noAnswer: true },
       );
-    });
-    const text = await res.text();
+    let url = target;
+    let res: Response;
+    for (let hop = 0; ; hop++) {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal,
+        redirect: 'manual',
+      }).catch((e: Error) => {
+        throw noAnswer(e, url);
+      });
+      if (res.status < 300 || res.status > 399 || res.status === 304) break;
+      await res.body?.cancel().catch(() => {});
+      const location = res.headers.get('location');
+      if (!location) throw new Error(`POST ${url} -> HTTP ${res.status} without a Location header`);
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw new Error(`POST ${url} -> HTTP ${res.status} redirect to an unreadable Location ${JSON.stringify(location.slice(0, 200))}`);
+      }
+      const from = new URL(url);
+      if (next.origin !== from.origin) {
+        throw new Error(`POST ${url} -> HTTP ${res.status} redirect to ${next.href}: another origin (${next.origin}, not ${from.origin}); not followed, so no other host's answers are scored (set url to the address that should answer)`);
+      }
+      if (res.status !== 307 && res.status !== 308) {
+        throw new Error(`POST ${url} -> HTTP ${res.status} redirect to ${next.href}: not followed, since a ${res.status} turns the POST into a GET without the query (only 307/308 keep it; set url to ${next.href})`);
+      }
+      if (hop + 1 > MAX_SAME_ORIGIN_REDIRECTS) throw new Error(`POST ${target}: more than ${MAX_SAME_ORIGIN_REDIRECTS} redirects (last to ${next.href}); not followed`);
+      url = next.href;
+    }
+    let text: string;
+    try {
+      text = await readCapped(res, this.maxResponseBytes, `POST ${url}`);
+    } catch (e) {
+      const err = e as Error;
+      if (err.name === 'TimeoutError' || err.name === 'AbortError' || (err as { cause?: unknown }).cause) throw noAnswer(err, url);
+      throw err;
+    }
+    target = url;
     if (res.status === 429) {
       throw new Error(`POST ${target} -> HTTP 429: the service is rate limiting the eval (lower its concurrency: -j, evaluateOptions.maxConcurrency); not retried: ${text.slice(0, 200)}`);
     }
@@ -91,10 +169,16 @@ export class HttpSearchService implements SearchServiceLike {
     const hits = list.map((r: Record<string, unknown>, i: number) => {
       const id = r.chunk_id ?? r.chunkId ?? r.id;
       if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`POST ${target}: result ${i} has no chunk_id`);
+      if (r.rank !== undefined && r.rank !== null && r.rank !== i + 1) {
+        throw new Error(
+          `POST ${target}: result ${i} (chunk_id ${JSON.stringify(String(id))}) has rank ${JSON.stringify(r.rank)} but is number ${i + 1} in the list; ` +
+            'rank must match list order (or be left out): which order is the ranking?',
+        );
+      }
       return {
         chunkId: String(id),
         documentId: String(r.document_id ?? r.documentId ?? id),
-        rank: typeof r.rank === 'number' ? r.rank : i + 1,
+        rank: i + 1,
         score: typeof r.score === 'number' ? r.score : 0,
         content: typeof r.content === 'string' ? r.content : '',
         ...(typeof r.path === 'string' ? { path: r.path } : {}),

@@ -1,0 +1,159 @@
+// The url: transport (src/search/url.ts) against hostile services on 127.0.0.1: redirects to another origin,
+// oversized and endless bodies, ranks that contradict list order. Every case is an error row (a thrown error),
+// never a quietly different ranking.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpSearchService } from '../../src/search/url.ts';
+import { validateProviderConfig } from '../../src/search/provider-config.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const servers: ReturnType<typeof createServer>[] = [];
+after(async () => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A fake service on 127.0.0.1; `hits` counts the requests it got. */
+async function fake(handler: Handler): Promise<{ url: string; origin: string; hits: () => number }> {
+  let n = 0;
+  const s = createServer((req, res) => {
+    n++;
+    handler(req, res);
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  return { url: `${origin}/api/v1/search`, origin, hits: () => n };
+}
+
+const answer = (results: unknown[]): Handler => (req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ results }));
+  });
+};
+
+test('a redirect to another origin is not followed: an error naming both URLs, and the other host gets nothing', async () => {
+  const other = await fake(answer([{ chunk_id: 'evil', rank: 1 }]));
+  for (const status of [301, 302, 303, 307, 308]) {
+    const svc = await fake((req, res) => {
+      req.resume();
+      res.writeHead(status, { location: `${other.origin}/api/v1/search` });
+      res.end();
+    });
+    const client = new HttpSearchService(svc.url, 'portal', 5000, 0);
+    await assert.rejects(client.search('lake'), (e: Error) => {
+      assert.ok(e.message.includes(svc.url), e.message);
+      assert.ok(e.message.includes(`${other.origin}/api/v1/search`), e.message);
+      assert.match(e.message, new RegExp(`HTTP ${status} redirect to .*another origin .*not followed`));
+      return true;
+    });
+  }
+  assert.equal(other.hits(), 0, 'the other origin was never asked');
+  // same host, other scheme or port is another origin too
+  const port = await fake((req, res) => {
+    req.resume();
+    res.writeHead(307, { location: 'https://127.0.0.1/api/v1/search' });
+    res.end();
+  });
+  await assert.rejects(new HttpSearchService(port.url, 'portal', 5000, 0).search('lake'), /another origin \(https:\/\/127\.0\.0\.1/);
+});
+
+test('a same-origin 307/308 is followed with the POST body; a same-origin 301/302/303 and a redirect loop are errors', async () => {
+  const bodies: string[] = [];
+  const svc = await fake((req, res) => {
+    let b = '';
+    req.on('data', (d) => (b += d));
+    req.on('end', () => {
+      if (req.url === '/api/v1/search') {
+        res.writeHead(308, { location: '/api/v1/search/' });
+        res.end();
+      } else if (req.url === '/api/v1/search/') {
+        bodies.push(b);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ results: [{ chunk_id: 'a' }, { chunk_id: 'b' }] }));
+      } else if (req.url === '/loop') {
+        res.writeHead(307, { location: '/loop' });
+        res.end();
+      } else {
+        res.writeHead(302, { location: '/api/v1/search/' });
+        res.end();
+      }
+    });
+  });
+  const r = await new HttpSearchService(svc.url, 'portal', 5000, 0).search('lake heron', { topK: 2 });
+  assert.deepEqual(r.hits.map((h) => h.chunkId), ['a', 'b']);
+  assert.deepEqual(JSON.parse(bodies[0]!), { query: 'lake heron', limit: 2 }, 'the query reached the final address');
+  await assert.rejects(new HttpSearchService(`${svc.origin}/old`, 'portal', 5000, 0).search('x'), /HTTP 302 redirect to .*\/api\/v1\/search\/: not followed, since a 302 turns the POST into a GET/);
+  await assert.rejects(new HttpSearchService(`${svc.origin}/loop`, 'portal', 5000, 0).search('x'), /more than 5 redirects/);
+});
+
+test('a body over maxResponseBytes is an error, read as a stream and abandoned: an endless body is never read whole', async () => {
+  let sent = 0;
+  let closed!: () => void;
+  const gone = new Promise<void>((r) => (closed = r));
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  const svc = await fake((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }); // chunked, no Content-Length: only reading tells
+    res.write('{"results": [');
+    const pump = () => {
+      while (!res.destroyed) {
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+        if (sent > 700 * 1024 * 1024) return void res.end(']}'); // the 700 MB body of the report
+      }
+    };
+    res.on('close', closed);
+    pump();
+  });
+  const cap = 1024 * 1024;
+  await assert.rejects(new HttpSearchService(svc.url, 'portal', 30_000, 0, cap).search('x'), (e: Error) => {
+    assert.match(e.message, /response body over the 1 MB limit \(maxResponseBytes: 1048576\); not read further/);
+    return true;
+  });
+  await gone;
+  assert.ok(sent < 64 * 1024 * 1024, `the client stopped reading early: the server got rid of ${sent} bytes, not 700 MB`);
+});
+
+test('a declared Content-Length over the cap (default 16 MB) is refused before the body is read', async () => {
+  let closed!: () => void;
+  const gone = new Promise<void>((r) => (closed = r));
+  const svc = await fake((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(16 * 1024 * 1024 + 1) });
+    res.write('{"results": [');
+    res.on('close', closed); // never ends: the client must not wait for the rest
+  });
+  await assert.rejects(new HttpSearchService(svc.url, 'portal', 30_000, 0).search('x'), /over the 16 MB limit \(maxResponseBytes: 16777216\); not read further \(Content-Length 16777217\)/);
+  await gone;
+  // an answer at the cap is read
+  const ok = await fake(answer([{ chunk_id: 'a', content: 'x'.repeat(2000) }]));
+  assert.equal((await new HttpSearchService(ok.url, 'portal', 5000, 0, 4096).search('x')).hits.length, 1);
+});
+
+test('a rank that contradicts list order is an error naming the result; ranks in list order or absent are read', async () => {
+  const bad = await fake(answer([{ chunk_id: 'a', rank: 2 }, { chunk_id: 'b', rank: 1 }]));
+  await assert.rejects(new HttpSearchService(bad.url, 'portal', 5000, 0).search('x'), /result 0 \(chunk_id "a"\) has rank 2 but is number 1 in the list; rank must match list order/);
+  for (const results of [[{ chunk_id: 'a', rank: 1 }, { chunk_id: 'b', rank: 3 }], [{ chunk_id: 'a', rank: '1' }], [{ chunk_id: 'a', rank: 1.5 }]]) {
+    const svc = await fake(answer(results));
+    await assert.rejects(new HttpSearchService(svc.url, 'portal', 5000, 0).search('x'), /rank must match list order/, JSON.stringify(results));
+  }
+  const good = await fake(answer([{ chunk_id: 'a', rank: 1 }, { chunk_id: 'b', rank: 2 }, { chunk_id: 'c' }, { chunk_id: 'd', rank: null }]));
+  const r = await new HttpSearchService(good.url, 'portal', 5000, 0).search('x');
+  assert.deepEqual(r.hits.map((h) => [h.chunkId, h.rank]), [['a', 1], ['b', 2], ['c', 3], ['d', 4]]);
+});
+
+test('maxResponseBytes is a provider config key: an integer from 1024 to 2^31, else one line naming it', () => {
+  const ctx = { basePath: '/nonexistent', providerId: 'file://providers/search.ts', argv: [] };
+  validateProviderConfig({ url: 'http://127.0.0.1:9/api/v1/search', maxResponseBytes: 1048576 }, ctx);
+  for (const v of [512, 1.5, '16MB', 2 ** 32]) {
+    assert.throws(() => validateProviderConfig({ url: 'http://127.0.0.1:9/api/v1/search', maxResponseBytes: v }, ctx), /config\.maxResponseBytes: expected an integer from 1024 to 2147483648/);
+  }
+  assert.throws(() => validateProviderConfig({ url: 'http://127.0.0.1:9/api/v1/search', maxResponseByte: 1e6 }, ctx), /did you mean 'maxResponseBytes'/);
+});
