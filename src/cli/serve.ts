@@ -5,7 +5,8 @@
  * Serves rankgate's search service over HTTP (src/search/http.ts): POST /api/v1/search (portal shape with
  * practice_bridge and safety) and POST /search/v1/{semantic,keyword,hybrid}. Refuses to start (exit 2) when the
  * index variant it would serve does not exist, so it never reports healthy and then fails every search.
- * Sheds load with 503 + Retry-After once its bounded queue is full. Stops on SIGINT/SIGTERM.
+ * Sheds load with 503 + Retry-After on arrival once its bounded queue is full or the expected wait is over the
+ * limit (never after a wait). Stops on SIGINT/SIGTERM.
  */
 import { UserError } from '../errors.ts';
 import { resolveEmbedderId } from '../embeddings/index.ts';
@@ -26,8 +27,9 @@ export const USAGE = `usage: rankgate serve [--port 8080] [--host 127.0.0.1] [op
   --max-concurrent N searches handed to the search thread at once (default 2; it runs one at a time)
   --max-queue N      requests that may wait for a search slot; more get 503 + Retry-After (default 16)
   --max-queue-wait-ms MS
-                     longest wait for a search slot before 503 + Retry-After; a request expected to wait
-                     longer (queued x mean search time) gets it at once (default 500)
+                     longest expected wait for a search slot: a request expected to wait longer
+                     ((queued + 1) x mean search time / slots) gets 503 + Retry-After on arrival;
+                     one admitted is served, never shed after waiting (default 500)
   --search-timeout-ms MS
                      one search, from the moment it starts (default 30000; slower -> 504)
 
