@@ -40,6 +40,24 @@ function compare(expected: string, actual: string): [number, number, string] {
 let compared = 0;
 let equal = 0;
 
+/**
+ * rankgate's answer against trec_eval's stored one: the same text line by line, or, where trec_eval refused
+ * (`#exit N`) or rankgate refuses by design (`refusal`: NaN/infinite parameters), a one-line error.
+ */
+function expectSame(expected: string, r: { out: string; error?: string }, refusal?: RegExp): void {
+  if (expected.startsWith('#exit ') || refusal) {
+    assert.ok(r.error, `${refusal ? 'rankgate refuses this by design' : `trec_eval refused this input (${expected.trim()})`}; rankgate printed ${r.out.length} bytes instead of an error`);
+    assert.ok(!r.error.includes('\n'), `one-line error: ${r.error}`);
+    if (refusal) assert.match(r.error, refusal);
+    return;
+  }
+  assert.equal(r.error, undefined);
+  const [n, eq, first] = compare(expected, r.out);
+  compared += n;
+  equal += eq;
+  assert.equal(eq, n, first);
+}
+
 const expectedDir = join(FIX, 'expected');
 for (const f of readdirSync(expectedDir).sort()) {
   const [id, fid] = f.replace(/\.out$/, '').split('.') as [string, string];
@@ -47,17 +65,7 @@ for (const f of readdirSync(expectedDir).sort()) {
   if (!flags) continue;
   test(`case ${id} ${flags.join(' ')}: same text as trec_eval`, () => {
     const expected = readFileSync(join(expectedDir, f), 'latin1');
-    const r = rankgate([...flags, join(FIX, 'cases', `${id}.qrels`), join(FIX, 'cases', `${id}.run`)]);
-    if (expected.startsWith('#exit ')) {
-      assert.ok(r.error, `trec_eval refused this input (${expected.trim()}); rankgate printed ${r.out.length} bytes instead of an error`);
-      assert.ok(!r.error.includes('\n'), 'one-line error');
-      return;
-    }
-    assert.equal(r.error, undefined);
-    const [n, eq, first] = compare(expected, r.out);
-    compared += n;
-    equal += eq;
-    assert.equal(eq, n, first);
+    expectSame(expected, rankgate([...flags, join(FIX, 'cases', `${id}.qrels`), join(FIX, 'cases', `${id}.run`)]));
   });
 }
 
@@ -81,12 +89,7 @@ const QUICKTEST: [string, string[]][] = [
 ];
 for (const [out, args] of QUICKTEST) {
   test(`trec_eval quicktest ${out}`, () => {
-    const r = rankgate(args.map((a) => (/^(qrels|results)\.|^zscores_file$/.test(a) ? join(UP, a) : a)));
-    assert.equal(r.error, undefined);
-    const [n, eq, first] = compare(readFileSync(join(UP, out), 'latin1'), r.out);
-    compared += n;
-    equal += eq;
-    assert.equal(eq, n, first);
+    expectSame(readFileSync(join(UP, out), 'latin1'), rankgate(args.map((a) => (/^(qrels|results)\.|^zscores_file$/.test(a) ? join(UP, a) : a))));
   });
 }
 
@@ -94,18 +97,7 @@ for (const [out, args] of QUICKTEST) {
 for (const name of Object.keys(CLI_CASES)) {
   test(`trec_eval command line ${name}: ${CLI_CASES[name]!.join(' ')}`, () => {
     const expected = readFileSync(join(expectedDir, 'cli', `${name}.out`), 'latin1');
-    const r = rankgate(cliArgs(name, FIX));
-    if (expected.startsWith('#exit ') || CLI_REFUSED.has(name)) {
-      assert.ok(r.error, `${expected.startsWith('#exit') ? 'trec_eval refused this' : 'rankgate refuses this by design'}; rankgate printed ${r.out.length} bytes instead: ${r.out.slice(0, 200)}`);
-      assert.ok(!r.error.includes('\n'), `one-line error: ${r.error}`);
-      if (CLI_REFUSED.has(name)) assert.match(r.error, /reads as (NaN|infinity|-infinity)|beyond 2\^53/);
-      return;
-    }
-    assert.equal(r.error, undefined);
-    const [n, eq, first] = compare(expected, r.out);
-    compared += n;
-    equal += eq;
-    assert.equal(eq, n, first);
+    expectSame(expected, rankgate(cliArgs(name, FIX)), CLI_REFUSED.has(name) ? /reads as (NaN|infinity|-infinity)|beyond 2\^53/ : undefined);
   });
 }
 
