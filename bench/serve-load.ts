@@ -7,7 +7,7 @@
  * shed 503).
  *
  *   node --import tsx bench/serve-load.ts [--requests 300] [--seconds 30] [--clients 1,8,32,64,128]
- *        [--kinds polite,eager] [--db DIR]
+ *        [--kinds polite,eager] [--db DIR] [--simulate-ms MS]
  *        [--max-concurrent N] [--max-queue N] [--max-queue-wait-ms MS]   (passed to rankgate serve)
  *
  * - Index: a PGlite index of the demo corpus (datasets/corpus, c300, use-lite), built on first use into
@@ -41,8 +41,36 @@ const { values } = parseArgs({
     'max-concurrent': { type: 'string' },
     'max-queue': { type: 'string' },
     'max-queue-wait-ms': { type: 'string' },
+    'simulate-ms': { type: 'string' },
+    'sim-server': { type: 'boolean' },
   },
 });
+
+/**
+ * --simulate-ms MS: instead of `rankgate serve` on PGlite, the same HTTP front (src/search/http.ts, serve's default
+ * queue settings) over a search that takes MS of wall time and no CPU, one at a time like serve's search thread. It
+ * measures the queueing and shedding policy apart from how much CPU a shared machine leaves the search.
+ */
+if (values['sim-server']) {
+  const ms = Number(values['simulate-ms']);
+  const { startSearchServer } = await import('../src/search/http.ts');
+  let tail: Promise<unknown> = Promise.resolve();
+  const service = {
+    async search() {
+      const mine = tail.then(() => new Promise((r) => setTimeout(r, ms)));
+      tail = mine;
+      await mine;
+      return { hits: [], routing: { route: 'search' as const, safety: false, reasons: [] }, diagnostics: null as never, serviceMs: ms };
+    },
+    async close() {},
+  };
+  const num = (k: 'max-concurrent' | 'max-queue' | 'max-queue-wait-ms', d: number) => (values[k] !== undefined ? Number(values[k]) : d);
+  const srv = await startSearchServer({ service, port: 0, host: '127.0.0.1', maxConcurrent: num('max-concurrent', 2), maxQueue: num('max-queue', 16), maxQueueWaitMs: num('max-queue-wait-ms', 500), log: () => {} });
+  console.error(`simulated serve: listening on ${srv.url}`);
+  await new Promise((r) => process.once('SIGTERM', r));
+  await srv.close();
+  process.exit(0);
+}
 const serveFlags = (['max-concurrent', 'max-queue', 'max-queue-wait-ms'] as const).flatMap((k) => (values[k] !== undefined ? [`--${k}`, values[k]!] : []));
 const maxRequests = Number(values.requests);
 const maxSeconds = Number(values.seconds);
@@ -56,7 +84,8 @@ function percentile(xs: number[], p: number): number {
   return v[Math.min(v.length - 1, Math.max(0, Math.ceil((p / 100) * v.length) - 1))] ?? NaN;
 }
 
-if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+const simulate = values['simulate-ms'];
+if (!simulate && !existsSync(join(dataDir, 'PG_VERSION'))) {
   console.error(`building the demo index in ${dataDir} (datasets/corpus, c300, use-lite; about a minute) ...`);
   const r = spawnSync(process.execPath, [BIN, 'ingest', '--db', dataDir, '--corpus', join(ROOT, 'datasets', 'corpus'), '--chunk-size', '300'], {
     cwd: ROOT,
@@ -69,7 +98,10 @@ if (!existsSync(join(dataDir, 'PG_VERSION'))) {
 const golden = JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8')) as { query: string }[];
 const queries = golden.map((g) => g.query);
 
-const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dataDir, ...serveFlags], {
+const serverArgs = simulate
+  ? ['--import', 'tsx', fileURLToPath(import.meta.url), '--sim-server', '--simulate-ms', simulate, ...serveFlags]
+  : [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dataDir, ...serveFlags];
+const server = spawn(process.execPath, serverArgs, {
   cwd: ROOT,
   env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: '1' },
   stdio: ['ignore', 'inherit', 'pipe'],
@@ -123,7 +155,7 @@ for (const q of queries.slice(0, 5)) {
   if (r.kind !== 'ok') throw new Error(`warm-up request failed: ${r.why ?? r.kind}`);
 }
 
-console.log(`rankgate serve load test: ${url} (loopback), PGlite ${dataDir}, ${queries.length} golden queries in rotation`);
+console.log(`rankgate serve load test: ${url} (loopback), ${simulate ? `simulated search of ${simulate} ms (no CPU), one at a time` : `PGlite ${dataDir}`}, ${queries.length} golden queries in rotation`);
 console.log(`serve flags: ${serveFlags.join(' ') || '(defaults)'}; each level: at most ${maxRequests} accepted requests or ${maxSeconds} s`);
 console.log('p50/p95/max over the accepted requests; shed = 503 + Retry-After (queue full); failed = anything else');
 console.log('polite clients wait Retry-After after a 503; eager clients retry at once');
