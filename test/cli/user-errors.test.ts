@@ -108,6 +108,10 @@ const CASES: Case[] = [
   { id: 'report unknown option', args: ['report', results, '--htm', join(dir, 'r.html')], expect: /unknown option '--htm'.*did you mean '--html'/ },
   { id: 'report missing file', args: ['report', missing, '--html', join(dir, 'r.html')], expect: /nope\.yaml/ },
   { id: 'report bad value', args: ['report', results, '--html', join(dir, 'r.html'), '--seed', 'abc'], expect: /seed|abc|results\.json/ },
+  // judge agreement
+  { id: 'judge unknown option', args: ['judge', 'agreement', results, '--limt', '5'], expect: /unknown option '--limt'.*did you mean '--limit'/ },
+  { id: 'judge missing file', args: ['judge', 'agreement', missing], expect: /nope\.yaml/ },
+  { id: 'judge bad value', args: ['judge', 'agreement', results, '--seed', 'abc'], expect: /--seed: expected an integer >= 0, got 'abc'/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   { id: 'bad RANKGATE_WASM_TIERING_BUDGET', args: ['search', 'still water', '--db', join(dir, 'no-db')], env: { RANKGATE_WASM_TIERING_BUDGET: 'lots' }, expect: /RANKGATE_WASM_TIERING_BUDGET: 'lots' is not valid: a positive whole number of bytes .* or 'default'/ },
