@@ -47,6 +47,22 @@ function rebuild(e: { name: string; message: string; code?: string }): Error {
   return err;
 }
 
+/** Parent flags a worker thread may take and that matter to it: heap size, source maps, silenced warnings. */
+const WORKER_FLAGS = /^--(max-old-space-size|max-semi-space-size|enable-source-maps|disable-warning|no-warnings|no-deprecation|trace-warnings|conditions)(=|$)/;
+
+/** The execArgv of the search worker: the allowed flags of the parent's, each with its value when given apart. */
+export function workerExecArgv(parent: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    const a = parent[i]!;
+    if (!WORKER_FLAGS.test(a)) continue;
+    out.push(a);
+    // `--disable-warning X` / `--conditions X`: the value is the next argument
+    if (!a.includes('=') && /^--(disable-warning|conditions|max-old-space-size|max-semi-space-size)$/.test(a) && parent[i + 1] !== undefined) out.push(parent[++i]!);
+  }
+  return out;
+}
+
 export class WorkerSearchService implements SearchServiceLike {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (r: WorkerReply & { ok: true }) => void; reject: (e: Error) => void }>();
@@ -55,9 +71,10 @@ export class WorkerSearchService implements SearchServiceLike {
   private closed = false;
 
   private constructor(spec: WorkerServiceSpec, onReady: (err?: Error) => void) {
-    // The thread inherits node's flags (--import tsx, --cpu-prof, heap limits) except --input-type, which only applies to -e.
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { spec }, execArgv });
+    // Only the flags the thread needs, never the parent's whole execArgv: a Worker refuses process-wide flags
+    // (Node 24 under its test runner passes --stack-trace-limit, --v8-pool-size, …: ERR_WORKER_INVALID_EXEC_ARGV).
+    // worker-boot.mjs registers the TypeScript loader itself, so no --import is needed.
+    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { spec }, execArgv: workerExecArgv(process.execArgv) });
     this.worker.unref();
     let started = false;
     this.worker.on('message', (m: WorkerReply) => {

@@ -12,7 +12,7 @@ import { isUserError } from '../../src/errors.ts';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModuleService } from '../../src/search/module.ts';
-import { WorkerSearchService } from '../../src/search/worker.ts';
+import { WorkerSearchService, workerExecArgv } from '../../src/search/worker.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'harness');
@@ -21,6 +21,25 @@ const faults = join(FIXTURE, 'worker-faults.ts');
 const start = (path: string, config: Record<string, unknown> = {}) => WorkerSearchService.start({ kind: 'module', path, label: path, config });
 
 describe('search worker', () => {
+  it("starts whatever flags the parent runs with: only heap, source-map and warning flags go to the thread (Node 24's test runner passes flags a Worker refuses)", async () => {
+    assert.deepEqual(
+      workerExecArgv(['--import', 'tsx', '--stack-trace-limit=10', '--v8-pool-size=4', '--max-old-space-size=2048', '--disable-warning', 'ExperimentalWarning', '--enable-source-maps', '--test']),
+      ['--max-old-space-size=2048', '--disable-warning', 'ExperimentalWarning', '--enable-source-maps'],
+    );
+    const saved = [...process.execArgv];
+    process.execArgv.push('--stack-trace-limit=10', '--v8-pool-size=4', '--expose-gc');
+    try {
+      const svc = await start(canned);
+      try {
+        assert.ok((await svc.search('what is love', { mode: 'hybrid', topK: 3 })).hits.length > 0);
+      } finally {
+        await svc.close();
+      }
+    } finally {
+      process.execArgv.splice(0, process.execArgv.length, ...saved);
+    }
+  });
+
   it('answers exactly as the same module in this thread, and resolves passages', async () => {
     const inThread = await loadModuleService(canned, 'fixture', {});
     const svc = await start(canned);
