@@ -344,7 +344,7 @@ providers:
 ${columns.join('\n')}
   - id: file://${ROOT}/providers/search.ts
     label: dead-url
-    config: { url: 'http://127.0.0.1:${port}/api/v1/search' }
+    config: { url: 'http://127.0.0.1:${port}/api/v1/search', preflight: false }
   - id: file://${ROOT}/providers/search.ts
     label: hung-url
     config: { url: '${hung.url}/api/v1/search', timeoutMs: 1500, unreachableAfter: 1 }
