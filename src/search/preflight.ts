@@ -19,8 +19,8 @@ import type { ServiceTarget } from './open.ts';
 import { configKeyWhere } from './provider-config.ts';
 import { HttpSearchService, shapeOf } from './url.ts';
 
-/** Ceiling on the probe's wait (a slow service is not refused: the rows measure it). */
-const PROBE_TIMEOUT_MS = 10_000;
+/** Ceiling on the probe's wait: refusals come back at once, and a slow service is not refused (the rows measure it). */
+const PROBE_TIMEOUT_MS = 5_000;
 
 /** Why a probe answer means no query can succeed; undefined when it does not. */
 export function probeRefusal(message: string): string | undefined {
