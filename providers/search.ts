@@ -24,6 +24,9 @@
  *     worker: true               # ours and module: run in a worker thread of this process (src/search/worker.ts):
  *                                # the search overlaps promptfoo's own per-row work, and latencyMs is the
  *                                # query's own time there (no queueing); false: in promptfoo's thread
+ *     preflight: true            # at the eval's start, before any row: corpus: and module: must exist (module: with
+ *                                # a createSearchService export), url: must not refuse one probe search request
+ *                                # (src/search/preflight.ts); a failure is one line and exit 2; false: skip
  *
  * Unknown keys and values are refused when promptfoo constructs the provider, before any query: one line naming the
  * config file, the providers[] entry and the key, with a did-you-mean (src/search/provider-config.ts); promptfoo's
@@ -44,6 +47,7 @@ import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
 import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
+import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
@@ -125,11 +129,15 @@ function checkConfig(config: SearchProviderConfig, basePath: string, providerId:
   try {
     validateProviderConfig(config, { basePath, providerId, extraKeys });
   } catch (e) {
-    if (isUserError(e) && underPromptfooCli()) {
-      process.stderr.write(`rankgate: ${e.message}\n`);
-      process.exit(2);
-    }
+    exitUnderCli(e);
     throw e;
+  }
+}
+
+function exitUnderCli(e: unknown): void {
+  if (isUserError(e) && underPromptfooCli()) {
+    process.stderr.write(`rankgate: ${e.message}\n`);
+    process.exit(2);
   }
 }
 
@@ -145,6 +153,8 @@ export default class SearchProvider {
   private acquired = false;
   private readonly resolutionCache = new Map<string, Promise<string[] | undefined>>();
   private warm?: Promise<void>;
+  /** Under promptfoo's CLI: the corpus / module / url checks (src/search/preflight.ts), started at construction. */
+  private readonly ready?: Promise<void>;
 
   constructor(options: { id?: string; config?: SearchProviderConfig; env?: Record<string, string> } = {}) {
     this.config = { ...(options.config ?? {}) };
@@ -156,6 +166,13 @@ export default class SearchProvider {
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
     this.params = params;
     this.serviceKey = serviceKey(this.config, this.basePath);
+    // Setup checked before any query: a wrong target is one line and exit 2 while promptfoo is still starting, not an
+    // error in every row. Only under promptfoo's CLI (programmatic callers get the same reasons as error rows).
+    if (underPromptfooCli()) {
+      this.ready = preflightOnce(this.serviceKey, this.config, this.basePath, this.providerId).catch((e) => {
+        exitUnderCli(e);
+      });
+    }
   }
 
   id(): string {
@@ -221,6 +238,7 @@ export default class SearchProvider {
       if (f.tags?.length) filters.tags = f.tags;
       params.filters = filters;
     }
+    if (this.ready) await this.ready;
     let svc: SearchServiceLike;
     try {
       svc = await this.service();

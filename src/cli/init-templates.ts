@@ -112,7 +112,7 @@ prompts:
   - '{{query}}'
 
 # One entry = one column of the matrix. Copy an entry and change its config to compare settings
-# (chunkSize, rrfK, weights, mode: keyword | vector | hybrid); give every entry its own label.
+# (chunkSize, rrfK, weights, mode: keyword | semantic | hybrid); give every entry its own label.
 providers:
 ${providerBlock(p)}
 
@@ -307,10 +307,10 @@ jobs:
             results.json
             comment.md
           if-no-files-found: warn
-      # A pull request from a fork gets a read-only token: the comment is then skipped, never a failure.
-      # The gate step alone decides the job.
+      # A pull request from a fork gets a read-only token: the comment is skipped there (the table is in the job
+      # summary), and an API failure is never a job failure. The gate step alone decides the job.
       - name: Post or update the PR comment
-        if: always() && github.event_name == 'pull_request' && hashFiles('comment.md') != ''
+        if: always() && github.event_name == 'pull_request' && github.event.pull_request.head.repo.full_name == github.repository && hashFiles('comment.md') != ''
         continue-on-error: true
         uses: actions/github-script@v7
         with:

@@ -13,8 +13,17 @@
  * initialise, migrate or repair anything: a directory or schema that is not a complete, current rankgate
  * database is refused with one line. The writer (`access: 'write'`: ingest) creates and migrates.
  *
- * Sessions are configured the same way on both: `jit=off` on the server (one query spent 300 ms in JIT),
- * an optional private `schema` first on the search_path (tests isolate themselves on a shared server).
+ * Where: every table, index and sequence rankgate makes lives in ONE schema of its own (`RANKGATE_DB_SCHEMA`, default
+ * `rankgate`; created by a writer when absent), on both engines: each session's search_path is that schema, then the
+ * schema holding the `vector` extension when it is elsewhere (a server where an administrator installed it in
+ * `public`); a fresh install of the extension goes into rankgate's schema. Nothing of a team's `public` is read,
+ * created, altered or dropped (docs/search.md "What rankgate creates"). A database of an earlier rankgate with its
+ * tables in `public`: an embedded (PGlite) directory is rankgate's own and is moved into the schema by the next
+ * writer; a server is refused with the two ways on (`RANKGATE_DB_SCHEMA=public`, or moving the tables).
+ *
+ * Read-only (`access: 'read'`, or `RANKGATE_DB_READONLY=1` for every command): the session runs with
+ * `default_transaction_read_only=on`, so even a bug cannot write; a role with USAGE on the schema and SELECT on its
+ * tables is enough. Sessions also run `jit=off` on the server (one query spent 300 ms in JIT).
  */
 import { readFileSync, readdirSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -40,8 +49,8 @@ export interface Db {
   kind: DbKind;
   /** Human-readable target, credentials removed: 'postgres://host:port/db' or 'PGlite .rankgate/db'. */
   describe: string;
-  /** Schema holding rankgate's tables (undefined: the server's default search_path). */
-  schema?: string;
+  /** Schema holding rankgate's tables (RANKGATE_DB_SCHEMA, default 'rankgate'). */
+  schema: string;
   /** The PGlite instance when kind = 'pglite' (for clone(), dumpDataDir()). */
   pglite?: import('@electric-sql/pglite').PGlite;
   /** The PGlite data directory (as given) when kind = 'pglite' and it is on disk. */
@@ -62,7 +71,7 @@ export interface OpenDatabaseOptions {
   pglite?: import('@electric-sql/pglite').PGlite;
   /** Close the given `pglite` instance on close() (default true). */
   closeInstance?: boolean;
-  /** Server only: create/use this schema (first on the search_path). */
+  /** The schema holding rankgate's tables (default env RANKGATE_DB_SCHEMA, else 'rankgate'); a writer creates it. */
   schema?: string;
   /** Server only: DROP SCHEMA ... CASCADE on close() (tests). */
   dropSchemaOnClose?: boolean;
@@ -86,15 +95,81 @@ function redact(url: string): string {
   }
 }
 
-function checkSchemaName(schema: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-    throw new UserError(`database schema "${schema}": expected lowercase letters, digits and _ (max 63)`);
+export const DEFAULT_SCHEMA = 'rankgate';
+
+/** The tables rankgate makes (001_init.sql) and its migration ledger: what an earlier version left in `public`. */
+export const RANKGATE_TABLES = ['documents', 'index_variants', 'book_chunks', 'bm25_postings', 'bm25_terms', 'bm25_stats', 'embedding_cache', 'rankgate_migrations'] as const;
+
+const nonEmpty = (s: string | undefined) => (s !== undefined && s.trim() !== '' ? s.trim() : undefined);
+
+/** The schema of rankgate's tables: the option, else RANKGATE_DB_SCHEMA, else 'rankgate'. */
+export function resolveSchema(given?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const schema = nonEmpty(given) ?? nonEmpty(env.RANKGATE_DB_SCHEMA) ?? DEFAULT_SCHEMA;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema.startsWith('pg_')) {
+    throw new UserError(
+      `${given !== undefined ? 'database schema' : 'RANKGATE_DB_SCHEMA'} "${schema}": expected lowercase letters, digits and _ (max 63, not pg_…)`,
+    );
   }
   return schema;
 }
 
+/** RANKGATE_DB_READONLY=1 (or true/yes/on): every command opens the database read-only. */
+export function readOnlyByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(1|true|yes|on)$/i.test(env.RANKGATE_DB_READONLY?.trim() ?? '');
+}
+
+/** A quoted identifier (for names read from the catalog, such as the vector extension's schema). */
+const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : '"' + name.replace(/"/g, '""') + '"');
+
+type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/**
+ * A session's setup, the same on both engines: a writer creates rankgate's schema when absent (looked up first:
+ * CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the database even when the schema exists); returns the
+ * search_path: rankgate's schema, then the vector extension's schema when it lives elsewhere.
+ */
+async function prepareSession(run: Run, schema: string, access: DbAccess, describe: string, kind: DbKind): Promise<string> {
+  // a server whose public holds an earlier rankgate's tables is refused before anything is created
+  if (kind === 'postgres' && schema !== 'public') {
+    const at = async (s: string) => !!(await run<{ t: string | null }>(`SELECT to_regclass($1)::text AS t`, [`${s}.rankgate_migrations`])).rows[0]?.t;
+    if (!(await at(schema)) && (await at('public'))) {
+      const present = await run<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename = ANY($1::text[]) ORDER BY 1`, [[...RANKGATE_TABLES]]);
+      throw new UserError(legacyServerMessage({ describe: describe.replace(/^database /, ''), schema }, present.rows.map((r) => r.t)));
+    }
+  }
+  if (access === 'write') {
+    const has = await run('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (!has.rowCount) {
+      try {
+        await run(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        throw new UserError(
+          `${describe}: cannot create schema "${schema}", where rankgate keeps its tables (${msg}); ` +
+            `ask an administrator to run: CREATE SCHEMA ${schema} AUTHORIZATION <this role>, or set RANKGATE_DB_SCHEMA to a schema this role owns; ` +
+            `to evaluate an index that already exists without writing, set RANKGATE_DB_READONLY=1 (docs/search.md "What rankgate creates")`,
+        );
+      }
+    }
+  }
+  const vec = await run<{ s: string }>(
+    `SELECT n.nspname AS s FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'`,
+  );
+  const vecSchema = vec.rows[0]?.s;
+  return vecSchema && vecSchema !== schema ? `${schema}, ${ident(vecSchema)}` : schema;
+}
+
+/** A libpq `options` value: spaces and backslashes escaped. */
+const optionValue = (v: string) => v.replace(/[\\ ]/g, (m) => '\\' + m);
+
 export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {
   const access = opts.access ?? 'write';
+  if (access === 'write' && readOnlyByEnv()) {
+    throw new UserError(
+      'RANKGATE_DB_READONLY is set: this command writes to the database (ingest, migrations, the embedding cache) and rankgate will not; ' +
+        'unset RANKGATE_DB_READONLY, or evaluate an index that already exists (provider autoIngest: false)',
+    );
+  }
   let db: Db;
   if (opts.pglite) db = await openPglite(opts, DEFAULT_DATA_DIR, access);
   else {
@@ -114,33 +189,38 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
 
 async function openServer(url: string, opts: OpenDatabaseOptions, access: DbAccess): Promise<Db> {
   const describe = redact(url);
-  const schema = opts.schema ? checkSchemaName(opts.schema) : undefined;
-  const options = ['-c jit=off'];
-  if (schema) options.push(`-c search_path=${schema},public`);
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: opts.poolSize ?? 4,
-    options: options.join(' '),
-    connectionTimeoutMillis: 10_000,
-  });
+  const schema = resolveSchema(opts.schema);
+  const base = { connectionString: url, connectionTimeoutMillis: 10_000 };
+  // one setup connection: the schema (writer), and where the vector extension lives (for the search_path)
+  let searchPath: string;
+  const setup = new pg.Client({ ...base, options: '-c jit=off' });
+  setup.on('error', () => {});
+  try {
+    await setup.connect();
+  } catch (e) {
+    await setup.end().catch(() => {});
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new UserError(`database ${describe} is unreachable: ${msg} (check DATABASE_URL / --db)`);
+  }
+  try {
+    searchPath = await prepareSession((sql, params) => setup.query(sql, params), schema, access, `database ${describe}`, 'postgres');
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new UserError(`database ${describe}: ${msg}`);
+  } finally {
+    await setup.end().catch(() => {});
+  }
+  // set at connection start, so no query of any pooled connection ever runs with the server's default search_path
+  const options = ['-c jit=off', `-c search_path=${optionValue(searchPath)}`];
+  if (access === 'read') options.push('-c default_transaction_read_only=on');
+  const pool = new pg.Pool({ ...base, max: opts.poolSize ?? 4, options: options.join(' ') });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing
   // A backend that dies while its client is checked out (pg_terminate_backend, server restart) makes pg emit
   // 'error' on that client after the query failed; without a listener Node crashes the whole eval. The failed
   // query already carries the error, and pg-pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
   guardFaults(pool, { describe: `database ${describe}` });
-  try {
-    const c = await pool.connect();
-    try {
-      if (schema && access === 'write') await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    } finally {
-      c.release();
-    }
-  } catch (e) {
-    await pool.end().catch(() => {});
-    const msg = e instanceof Error ? e.message : String(e);
-    throw new UserError(`database ${describe} is unreachable: ${msg} (check DATABASE_URL / --db)`);
-  }
   let closed = false;
   return {
     pool,
@@ -151,7 +231,7 @@ async function openServer(url: string, opts: OpenDatabaseOptions, access: DbAcce
     async close() {
       if (closed) return;
       closed = true;
-      if (schema && opts.dropSchemaOnClose) {
+      if (opts.dropSchemaOnClose) {
         await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
       }
       await pool.end();
@@ -306,7 +386,18 @@ function removeCreated(dataDir: string, what: 'dir' | 'contents'): void {
 async function openPglite(opts: OpenDatabaseOptions, dataDir: string, access: DbAccess): Promise<Db> {
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const own = !opts.pglite || opts.closeInstance !== false;
+  const schema = resolveSchema(opts.schema);
   const pglite = opts.pglite ?? (await createPglite(dataDir, { access }));
+  // PGlite is one session (its pg "connections" share it): the search_path and read-only flag are set on it once
+  try {
+    const run: Run = (sql, params) => pglite.query(sql, params) as never;
+    const searchPath = await prepareSession(run, schema, access, `PGlite ${dataDir}`, 'pglite');
+    await pglite.exec(`SET search_path TO ${searchPath}; SET default_transaction_read_only = ${access === 'read' ? 'on' : 'off'}`);
+  } catch (e) {
+    if (own) await pglite.close().catch(() => {});
+    if (e instanceof UserError) throw e;
+    throw new UserError(describeFault(e, { path: opts.pglite ? undefined : dataDir, describe: `PGlite ${dataDir}`, action: 'open the embedded database (PGlite)' }));
+  }
   const pool = new pg.Pool({ ...(createPgConfig(pglite) as unknown as pg.PoolConfig), max: 1 });
   // pg-pool destroys a client whose query failed and connects a new one; over PGlite's single in-process
   // protocol channel the old connection's teardown interleaves with the new one, so every later query gets
@@ -328,6 +419,7 @@ async function openPglite(opts: OpenDatabaseOptions, dataDir: string, access: Db
     pool,
     kind: 'pglite',
     describe: opts.pglite ? 'PGlite (in-process instance)' : `PGlite ${dataDir}`,
+    schema,
     pglite,
     ...(onDisk ? { dataDir } : {}),
     access,
@@ -336,6 +428,7 @@ async function openPglite(opts: OpenDatabaseOptions, dataDir: string, access: Db
       closed = true;
       await pool.end().catch(() => {});
       if (own && !pglite.closed) await pglite.close();
+      else if (!pglite.closed) await pglite.exec('RESET search_path; RESET default_transaction_read_only').catch(() => {});
     },
   };
 }
@@ -373,20 +466,58 @@ function migrationFiles(): string[] {
     .sort();
 }
 
+/** Does `schema.name` exist (a table or an index)? Qualified: never found through the search_path elsewhere. */
+async function relationExists(run: Pick<pg.Pool, 'query'>, schema: string, name: string): Promise<boolean> {
+  const r = await run.query<{ t: string | null }>(`SELECT to_regclass(format('%I.%I', $1::text, $2::text))::text AS t`, [schema, name]);
+  return !!r.rows[0]?.t;
+}
+
 /**
- * A reader's check (writes nothing): rankgate's tables exist and every migration of this version is applied.
+ * Tables of an earlier rankgate in `public` (it wrote there before rankgate had a schema of its own): the names of
+ * RANKGATE_TABLES present there when `public.rankgate_migrations` is (a team's own `public.documents` without
+ * rankgate's migration ledger is not rankgate's, and is never looked at again); [] otherwise.
+ */
+async function legacyPublicTables(db: Db, run: Pick<pg.Pool, 'query'> = db.pool): Promise<string[]> {
+  if (db.schema === 'public' || (await relationExists(run, db.schema, 'rankgate_migrations'))) return [];
+  if (!(await relationExists(run, 'public', 'rankgate_migrations'))) return [];
+  const out: string[] = [];
+  for (const t of RANKGATE_TABLES) if (await relationExists(run, 'public', t)) out.push(t);
+  return out;
+}
+
+/** The one line for a server whose `public` holds an earlier rankgate's tables (never moved on a server by itself). */
+function legacyServerMessage(db: Pick<Db, 'describe' | 'schema'>, tables: string[]): string {
+  return (
+    `database ${db.describe}: schema public holds the tables of an earlier rankgate (${tables.join(', ')}); ` +
+    `rankgate now keeps its tables in schema "${db.schema}" and never touches public on a server: ` +
+    `set RANKGATE_DB_SCHEMA=public to keep using them where they are, or move them once (ALTER TABLE public.<table> SET SCHEMA ${db.schema} ` +
+    `for each; docs/search.md "Databases of an earlier rankgate")`
+  );
+}
+
+/**
+ * A reader's check (writes nothing): rankgate's tables exist in its schema and every migration of this version is
+ * applied.
  */
 export async function checkCurrent(db: Db): Promise<void> {
   const where = db.dataDir ?? db.describe;
-  const has = await db.pool.query<{ t: string | null }>(`SELECT to_regclass('rankgate_migrations')::text AS t`);
-  if (!has.rows[0]?.t) {
+  if (!(await relationExists(db.pool, db.schema, 'rankgate_migrations'))) {
+    const legacy = await legacyPublicTables(db);
+    if (legacy.length && db.kind === 'postgres') throw new UserError(legacyServerMessage(db, legacy));
+    if (legacy.length) {
+      throw new UserError(
+        `${db.dataDir ? where : `database ${where}`}: built by an earlier rankgate (its tables are in schema public, not "${db.schema}"); ` +
+          `run rankgate ingest${db.dataDir ? ` --db ${where}` : ''} once to move them (read-only commands never change a database)`,
+      );
+    }
     throw new UserError(
       db.dataDir
         ? `${where}: not a rankgate database: it holds no rankgate tables; build an index with: rankgate ingest --db ${where}`
-        : `database ${where} holds no rankgate index (no rankgate tables); build one with: rankgate ingest`,
+        : `database ${where} holds no rankgate index (no rankgate tables in schema "${db.schema}"); build one with: rankgate ingest` +
+            (db.kind === 'postgres' ? ' (or set RANKGATE_DB_SCHEMA to the schema that holds it)' : ''),
     );
   }
-  const done = new Set((await db.pool.query<{ name: string }>('SELECT name FROM rankgate_migrations')).rows.map((r) => r.name));
+  const done = new Set((await db.pool.query<{ name: string }>(`SELECT name FROM ${db.schema}.rankgate_migrations`)).rows.map((r) => r.name));
   const pending = migrationFiles().filter((f) => !done.has(f));
   if (pending.length) {
     throw new UserError(
@@ -396,26 +527,33 @@ export async function checkCurrent(db: Db): Promise<void> {
   }
 }
 
-/** Apply src/db/migrations/*.sql in name order, once each, in one transaction per file. */
+/**
+ * Apply src/db/migrations/*.sql in name order, once each, in one transaction per file, in rankgate's schema
+ * (`{{schema}}` in a file is its name, for statements that must not find a same-named object through the search_path).
+ * An embedded database of an earlier rankgate (tables in public) is moved into the schema first; a server's is refused.
+ */
 export async function migrate(db: Db): Promise<string[]> {
   const files = migrationFiles();
   const client = await db.pool.connect();
   const applied: string[] = [];
   try {
+    const legacy = await legacyPublicTables(db, client);
+    if (legacy.length && db.kind === 'postgres') throw new UserError(legacyServerMessage(db, legacy));
+    if (legacy.length) await moveLegacyTables(db, client, legacy);
     await ensureVector(db, client);
-    if (db.kind === 'pglite') await client.query('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
+    if (db.kind === 'pglite') await client.query(`CREATE EXTENSION IF NOT EXISTS pg_textsearch SCHEMA ${db.schema}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS rankgate_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${db.schema}.rankgate_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
     for (const file of files) {
       await client.query('BEGIN');
       try {
         // Serialise concurrent migrators on a shared server (per schema).
-        await client.query('SELECT pg_advisory_xact_lock(hashtext(current_schema() || $1))', ['rankgate_migrations']);
-        const done = await client.query('SELECT 1 FROM rankgate_migrations WHERE name = $1', [file]);
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1::text || $2::text))', [db.schema, 'rankgate_migrations']);
+        const done = await client.query(`SELECT 1 FROM ${db.schema}.rankgate_migrations WHERE name = $1`, [file]);
         if (done.rowCount === 0) {
-          await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));
-          await client.query('INSERT INTO rankgate_migrations (name) VALUES ($1)', [file]);
+          await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8').replaceAll('{{schema}}', db.schema));
+          await client.query(`INSERT INTO ${db.schema}.rankgate_migrations (name) VALUES ($1)`, [file]);
           applied.push(file);
         }
         await client.query('COMMIT');
@@ -425,12 +563,47 @@ export async function migrate(db: Db): Promise<string[]> {
         throw new UserError(`database ${db.describe}: migration ${file} failed: ${msg}`);
       }
     }
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const denied = deniedWhat(msg);
+    if (denied && !/cannot create it/.test(msg)) {
+      throw new UserError(
+        `database ${db.describe}: this role cannot write rankgate's schema "${db.schema}" (${denied}); ingesting needs CREATE and write privileges there ` +
+          `(docs/search.md "What rankgate creates"); to evaluate an index that already exists with this role, set RANKGATE_DB_READONLY=1 or the provider's autoIngest: false`,
+      );
+    }
+    if (e instanceof UserError) throw e;
+    throw new UserError(`database ${db.describe}: cannot set up rankgate's schema "${db.schema}": ${msg}`);
   } finally {
     client.release();
   }
   return applied;
 }
 
+/** "permission denied for schema rankgate" out of a (possibly already wrapped) error text; undefined when it is not one. */
+function deniedWhat(msg: string): string | undefined {
+  const all = msg.match(/permission denied (?:for|to) [^|()]+/gi);
+  return all?.[all.length - 1]?.trim();
+}
+
+/** An embedded database of an earlier rankgate: its tables (with their indexes and sequences) moved from public, in one transaction. */
+async function moveLegacyTables(db: Db, client: pg.PoolClient, tables: string[]): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    for (const t of tables) await client.query(`ALTER TABLE public.${t} SET SCHEMA ${db.schema}`);
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  }
+  process.stderr.write(`rankgate: ${db.dataDir ?? db.describe}: moved the tables of an earlier rankgate from schema public into "${db.schema}"\n`);
+}
+
+/**
+ * pgvector is one extension per database. Found in any schema: used from there (that schema follows rankgate's on the
+ * search_path). Absent: created inside rankgate's schema (nothing outside it), which takes a superuser (pgvector
+ * 0.8 is not a trusted extension); any other role is refused with one line saying what to ask an administrator for.
+ */
 async function ensureVector(db: Db, client: pg.PoolClient): Promise<void> {
   const have = await client.query(`SELECT extversion FROM pg_extension WHERE extname = 'vector'`);
   if (have.rowCount) return;
@@ -442,12 +615,13 @@ async function ensureVector(db: Db, client: pg.PoolClient): Promise<void> {
     );
   }
   try {
-    await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await client.query(`CREATE EXTENSION IF NOT EXISTS vector SCHEMA ${db.schema}`);
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
+    const raw = e instanceof Error ? e.message : String(e);
+    const msg = deniedWhat(raw) ? `${deniedWhat(raw)}: only a superuser can` : raw;
     throw new UserError(
-      `database ${db.describe}: pgvector is available but "CREATE EXTENSION vector" failed (${msg}); ` +
-        `ask an administrator to run it in this database`,
+      `database ${db.describe}: pgvector is available but this role cannot create it (${msg}); ` +
+        `ask an administrator to run "CREATE EXTENSION vector SCHEMA ${db.schema}" (or in any schema) in this database once`,
     );
   }
 }

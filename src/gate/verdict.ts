@@ -199,16 +199,27 @@ const WORD: Record<ExitCode, string> = { 0: 'PASSED', 1: 'FAILED', 2: 'ERROR' };
 /** The verdict block: printed LAST by every entry point. */
 export function verdictLines(v: ColumnVerdict): string[] {
   const r = v.report;
-  const head =
-    `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries` +
-    ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
-    `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+  // exit 2: nothing trustworthy was measured, so no metric value is printed as if it had been (the zeros of errored
+  // queries read as a quality collapse); the first reason instead, in full among the ✗ lines below
+  const measured =
+    v.code === 2
+      ? ` · nothing measured: ${firstWords(v.reasons[0] ?? 'see below', 110)}`
+      : ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
+        `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+  const head = `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
   const out = [head];
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
   for (const x of v.reasons) out.push(`  ✗ ${x}`);
   if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
   return out;
+}
+
+/** `text` cut at a word boundary to at most `max` characters (… when cut). */
+function firstWords(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), max / 2)).replace(/[\s:;,(]+$/, '')} …`;
 }
 
 /** The combined code of several columns: 2 if any is 2, else 1 if any is 1, else 0. */

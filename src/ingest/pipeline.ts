@@ -338,8 +338,8 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       }
       for (const row of drop) {
         if (conflicts.some((c) => c.id === row.id)) replaced.push(row.name);
-        await client.query(`DROP INDEX IF EXISTS ${hnswIndexName(row.id)}`);
-        await client.query(`DROP INDEX IF EXISTS ${ginIndexName(row.id)}`);
+        await client.query(`DROP INDEX IF EXISTS ${db.schema}.${hnswIndexName(row.id)}`);
+        await client.query(`DROP INDEX IF EXISTS ${db.schema}.${ginIndexName(row.id)}`);
         await client.query('DELETE FROM index_variants WHERE id = $1', [row.id]);
       }
       const params = {

@@ -52,6 +52,7 @@ export const PROVIDER_SETTING_KEYS = [
   'queryFilters',
   'warmup',
   'worker',
+  'preflight',
   'basePath',
 ] as const;
 
@@ -65,7 +66,7 @@ const ENUMS: Record<string, readonly string[]> = {
   corpusFormat: ['markdown', 'jsonl', 'beir', 'nq'],
 };
 const EMBEDDER_ALIASES = ['titan-v2', 'cohere-v3'];
-const BOOLEANS = ['autoIngest', 'queryFilters', 'warmup', 'worker', 'routing'];
+const BOOLEANS = ['autoIngest', 'queryFilters', 'warmup', 'worker', 'routing', 'preflight'];
 const STRINGS = ['module', 'url', 'corpus', 'databaseUrl', 'dataDir', 'language', 'textConfig'];
 const FILTER_KEYS = ['language', 'book', 'pathPrefix', 'tags'];
 const WEIGHT_KEYS = ['keyword', 'vector'];
@@ -132,6 +133,12 @@ function entryName(file: string, providerId: string, key: string, value: unknown
   } catch {
     return fallback;
   }
+}
+
+/** "promptfooconfig.yaml: providers[1] (label 'x'): config.KEY" for a message about one key's value. */
+export function configKeyWhere(basePath: string, providerId: string, key: string, value: unknown, argv?: readonly string[]): string {
+  const file = promptfooConfigFile(basePath, argv);
+  return `${file}: ${entryName(file, providerId, key, value)}: config.${key}`;
 }
 
 export interface ProviderConfigIssueContext {

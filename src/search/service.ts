@@ -9,7 +9,7 @@
  * Routing (practice_bridge / no_results / safety) is delegated to src/search/routing.ts.
  */
 import type pg from 'pg';
-import { loadSql, openDatabase, availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
+import { loadSql, openDatabase, readOnlyByEnv, availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import type {
@@ -554,7 +554,11 @@ const sessionEf = new WeakMap<object, number>();
 
 export async function createSearchService(opts: CreateSearchServiceOptions = {}): Promise<SearchService> {
   // A service that may ingest (autoIngest) is a writer; otherwise it only reads and never creates, initialises,
-  // migrates or repairs the database it is pointed at.
+  // migrates or repairs the database it is pointed at. RANKGATE_DB_READONLY=1 makes every service a reader: the
+  // corpus is still compared with the index's, never ingested.
+  if (readOnlyByEnv() && !opts.db) {
+    opts = { ...opts, access: 'read', ...(opts.autoIngest ? { autoIngest: { ...opts.autoIngest, ingest: false } } : {}) };
+  }
   const db =
     opts.db ??
     (await openDatabase({

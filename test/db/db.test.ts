@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { createPglite, migrate, openDatabase, readerSharedBuffersMb, textConfigFor, availableTextConfigs, type Db } from '../../src/db/index.ts';
 import { isUserError } from '../../src/errors.ts';
 import { ENGINES, SERVER_URL, SERVER_SKIP, openServerFixture } from '../search/fixture.ts';
@@ -96,12 +97,14 @@ test('server: migrations in a private schema, pgvector present, jit off, schema 
   } finally {
     await db.close();
   }
-  const probe = await openDatabase({ url: SERVER_URL, migrate: false });
+  // a plain connection: opening rankgate's default schema on the shared test database is not this test's business
+  const probe = new pg.Client({ connectionString: SERVER_URL });
+  await probe.connect();
   try {
-    const r = await probe.pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    const r = await probe.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     assert.equal(r.rowCount, 0);
   } finally {
-    await probe.close();
+    await probe.end();
   }
 });
 

@@ -7,7 +7,7 @@
  *   last thing `promptfoo eval` prints;
  * - a RANKGATE_CATEGORY=metaphorical run against a baseline of the 66 queries compares the shared queries only and
  *   says "partial";
- * - a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2;
+ * - a url: service on a dead port and a corpus: path that does not exist: one line and exit 2 at the eval's start, no row;
  * (a 0-row run and --update-baseline refusing it: test/gate/mutations.test.ts, on the fixture service)
  * - a typo in the floors file is rejected before any query runs (exit 2, one line).
  */
@@ -61,6 +61,8 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     const g = await rankgate(['gate', full, '--update-baseline', '--baseline', baseline]);
     assert.equal(g.code, 1, g.stderr);
     assert.match(g.stdout, /baseline written: .*baseline\.json \(66 queries/);
+    assert.match(g.stderr, /note: regression check not run: --update-baseline makes this run the baseline at .*baseline\.json/);
+    assert.doesNotMatch(g.stdout + g.stderr, /regression check off/, 'not "no baseline at X" right after "baseline written: X"');
     assert.match(tail(g, 1), /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
   });
 
@@ -94,24 +96,28 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     assert.match(g.stdout + g.stderr, /NOT CHECKED \(allow_partial\)/);
   });
 
-  it('a url: service on a dead port: "66 of 66 queries errored ... connection refused" (ECONNREFUSED), exit 2, never a quality result', async () => {
+  it('a url: service on a dead port and a corpus: path that does not exist stop the eval at its start: one line, exit 2, no row', async () => {
+    // (a service that goes down DURING an eval, "N of N queries errored ... connection refused": test/gate/mutations.test.ts)
     const port = await closedPort();
     const file = (p: string) => pathToFileURL(join(ROOT, p)).href;
-    const cfg = readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8')
-      .replace(/file:\/\/(providers|assertions|datasets)\//g, (_m, d: string) => file(`${d}/`))
-      .replace(/label: hybrid rrf60 w1:1 c300 use-lite/, 'label: dead-service')
-      .replace(/corpus: datasets\/corpus/, `url: http://127.0.0.1:${port}/api/v1/search`);
-    const path = join(dir, 'dead.yaml');
-    writeFileSync(path, cfg);
-    const out = join(dir, 'dead.json');
-    const r = await pf(['-c', path, '--output', out]);
-    assert.equal(r.code, 2, r.stderr.slice(-3000));
-    // the provider stops calling a service that refused 3 queries in a row: two distinct reasons, both naming the refusal
-    assert.match(r.stderr, /66 of 66 queries errored: \d+× search failed: [^\n]*connection refused \(nothing listening at 127\.0\.0\.1:\d+; is the service running\?\)/);
-    assert.doesNotMatch(r.stderr.slice(r.stderr.indexOf('rankgate gate ERROR (exit 2)')), /below/, 'the zeros of errored queries are not reported as a quality drop');
-    const g = await rankgate(['gate', out, '--markdown', join(dir, 'dead.md'), '--comment', join(dir, 'comment.md')]);
-    assert.equal(g.code, 2);
-    for (const f of ['dead.md', 'comment.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /\*\*66 of 66 queries errored\*\*:\n\n- \d+× search failed: .*connection refused/);
+    const demo = readFileSync(join(ROOT, 'promptfooconfig.yaml'), 'utf8').replace(/file:\/\/(providers|assertions|datasets)\//g, (_m, d: string) => file(`${d}/`));
+    const cases = [
+      { name: 'dead', cfg: demo.replace(/corpus: datasets\/corpus/, `url: http://127.0.0.1:${port}/api/v1/search`), says: new RegExp(`config\\.url: http://127\\.0\\.0\\.1:${port}/api/v1/search refused a probe request \\(POST .* failed: connection refused \\(nothing listening at 127\\.0\\.0\\.1:${port}; is the service running\\?\\)\\)`) },
+      { name: 'corpus', cfg: demo.replace(/corpus: datasets\/corpus/, `corpus: ${join(ROOT, 'datasets', 'corpsu')}`), says: /config\.corpus: \S+\/datasets\/corpsu does not exist \(looked for .*\); did you mean '\S+\/datasets\/corpus'\?/ },
+    ];
+    for (const c of cases) {
+      const path = join(dir, `${c.name}.yaml`);
+      writeFileSync(path, c.cfg);
+      const out = join(dir, `${c.name}.json`);
+      const r = await pf(['-c', path, '--output', out]);
+      assert.equal(r.code, 2, r.stderr.slice(-3000));
+      const said = r.stderr.split('\n').filter((l) => l.startsWith('rankgate: '));
+      assert.equal(said.length, 1, r.stderr.slice(-3000));
+      assert.match(said[0]!, /^rankgate: \S*(dead|corpus)\.yaml: providers\[\d+\] \(label '[^']+'\): config\.(url|corpus): /);
+      assert.match(said[0]!, c.says);
+      assert.doesNotMatch(r.stdout + r.stderr, /queries errored|rankgate gate|Recall@3/, 'no row ran, no verdict on nothing');
+      assert.ok(!existsSync(out), 'no results written');
+    }
   });
 
   it('a typo in the floors file is rejected once, before any query runs (exit 2)', async () => {

@@ -140,7 +140,7 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     const env = { RANKGATE_GATE_FLOORS: floors };
     const pass = writeGateConfig(dir, 'pass', { label: 'fixture-keyword', provider: { mode: 'keyword' } });
     const fail = writeGateConfig(dir, 'fail', { label: 'fixture-hybrid' });
-    const dead = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search` } });
+    const dead = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search`, preflight: false } });
     const runs: [string, string, string[], number][] = [
       ['pass', pass, [], 0],
       ['fail', fail, [], 1],

@@ -39,7 +39,7 @@ describe('rankgate eval', () => {
   });
 
   it('exits 2 when the service is down (errored queries are not a quality result), the verdict printed last', async () => {
-    const cfg = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search` } });
+    const cfg = writeGateConfig(dir, 'dead', { label: 'dead-url', provider: { url: `http://127.0.0.1:${await closedPort()}/api/v1/search`, preflight: false } });
     const env = { PROMPTFOO_CONFIG_DIR: join(dir, 'pf-dead'), PROMPTFOO_DISABLE_DEBUG_LOG: '1' };
     const r = await rankgate(['eval', '--config', cfg, '--out-dir', join(dir, 'dead')], env);
     assert.equal(r.code, 2, r.stderr.slice(-2000));

@@ -74,8 +74,9 @@ describe('server backend terminated in the middle of an ingest', () => {
     try {
       await locker.connect();
       // The pipeline takes this advisory lock inside its write transaction (documents already upserted):
-      // holding it parks the ingest exactly there, so the termination lands mid-transaction every time.
-      const key = "hashtext('public' || 'rankgate_ingest:c300:use-lite')";
+      // holding it parks the ingest exactly there, so the termination lands mid-transaction every time. The key is
+      // per schema (current_schema(): rankgate's own, `rankgate`).
+      const key = "hashtext('rankgate' || 'rankgate_ingest:c300:use-lite')";
       await locker.query(`SELECT pg_advisory_lock(${key})`);
       const ingest = spawnNode([BIN, 'ingest', '--db', sdb.url, '--corpus', CORPUS, '--chunk-size', '300'], { timeoutMs: 120_000 });
       let pid: number | undefined;
@@ -101,8 +102,8 @@ describe('server backend terminated in the middle of an ingest', () => {
       assert.match(r.stderr, /connection|terminat/i);
       assertNoStack(r.stderr);
       const counts = await locker.query(
-        `SELECT (SELECT count(*) FROM index_variants)::int AS v, (SELECT count(*) FROM documents)::int AS d,
-                (SELECT count(*) FROM book_chunks)::int AS c`,
+        `SELECT (SELECT count(*) FROM rankgate.index_variants)::int AS v, (SELECT count(*) FROM rankgate.documents)::int AS d,
+                (SELECT count(*) FROM rankgate.book_chunks)::int AS c`,
       );
       assert.deepEqual(counts.rows[0], { v: 0, d: 0, c: 0 }, 'the interrupted transaction left nothing behind');
       await locker.query(`SELECT pg_advisory_unlock(${key})`);
@@ -112,7 +113,7 @@ describe('server backend terminated in the middle of an ingest', () => {
       const stats = JSON.parse(again.stdout);
       assert.equal(stats.variants[0].chunks, 7);
       assert.equal(stats.variants[0].embedded, 0, 'vectors paid for before the failure came from the cache');
-      const v = await locker.query('SELECT chunk_count FROM index_variants');
+      const v = await locker.query('SELECT chunk_count FROM rankgate.index_variants');
       assert.deepEqual(v.rows, [{ chunk_count: 7 }]);
     } finally {
       await locker.end().catch(() => {});
