@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { precheckYaml } from '../util/yaml.ts';
+import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { readBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
@@ -123,6 +124,8 @@ export async function run(argv: string[]): Promise<number> {
   console.error(`rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''})`);
   const code = await runPromptfoo(['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
   if (!existsSync(raw)) throw new UserError(`promptfoo eval exited with code ${code} and wrote no results (${raw}); see its output above`, 2);
+  // promptfoo writes the config as it loaded it (a databaseUrl with its password): redacted in place
+  redactFile(raw);
 
   const results = readResultsFile(raw);
   const first = results.columns[0];
@@ -159,8 +162,8 @@ export async function run(argv: string[]): Promise<number> {
     doc.shipping = shipping;
   }
   if (delta) doc.baseline_delta = delta;
-  writeFileAtomic(`${base}.json`, JSON.stringify(doc, null, 2) + '\n');
-  writeFileAtomic(`${base}.md`, renderMarkdown(report, delta, shipping, verdict));
+  writeFileAtomic(`${base}.json`, redactJson(doc) + '\n');
+  writeFileAtomic(`${base}.md`, redactText(renderMarkdown(report, delta, shipping, verdict)));
   if (v.verbose) {
     for (const q of report.queries ?? []) {
       console.log(

@@ -36,7 +36,7 @@ function record(id: string, category: string, recall: number): QueryRecord {
     retrieval: {
       recall_at_1: recall, recall_at_3: recall, recall_at_5: recall, recall_at_10: recall, trec_recall_at_10: recall, mrr: recall,
       ndcg_at_10: recall, precision_at_5: recall / 5, ap_at_10: recall, found: recall > 0 ? 1 : 0, best_rank: recall > 0 ? 1 : null,
-      last_expected_rank: recall > 0 ? 1 : null, answerable_at_10: null, relevant_refs: 1, level: 'document', bucket: recall > 0 ? 'hit_top_3' : 'not_found',
+      last_expected_rank: recall > 0 ? 1 : null, answerable_at_10: null, relevant_refs: 1, level: 'document', bucket: recall > 0 ? 'rank1_hit' : 'candidate_generation_miss',
     } as QueryRecord['retrieval'],
     routing: null,
     integrity: [],
