@@ -4,8 +4,8 @@
  * must never rewrite the comment's table, open an HTML comment that hides the rest, end a code block, or notify
  * someone. Pure.
  *
- * - mdText: inline text (paragraph, list item, heading, table cell): one line, no Markdown markup, no HTML, no math,
- *   no mention.
+ * - mdText: inline text (paragraph, list item, heading, table cell): one line, no code, link, HTML, math or cell
+ *   break, no mention.
  * - mdCode: a code span (ids): one line, a backtick fence longer than any run inside; in a table, pipes escaped.
  * - mdFence: a fenced code block whose fence no line can close.
  * - mermaidLabel: a double-quoted Mermaid label: no quote, no directive (%%), no entity (#), no line break.
@@ -19,10 +19,11 @@ export function oneLine(s: unknown): string {
 /** U+200B after '@' keeps GitHub from reading `@user` / `@org/team` as a mention (it renders as '@'). */
 const noMention = (s: string) => s.replace(/@/g, '@\u200b');
 
-/** Inline Markdown text: every character that can start markup or HTML is backslash-escaped (CommonMark allows any
- *  ASCII punctuation to be); a pipe becomes `\|`, so the text is also safe in a table cell. */
+/** Inline Markdown text: the characters that open code, HTML, an entity, a link, math or a table cell are
+ *  backslash-escaped (CommonMark allows any ASCII punctuation to be), so the text is also safe in a table cell. Emphasis
+ *  characters (`_`, `*`) stay: they cannot change the structure, and `technique_boundary` stays readable in a terminal. */
 export function mdText(s: unknown): string {
-  return noMention(oneLine(s).replace(/[\\`*_[\]<>|~&$!#]/g, (c) => `\\${c}`));
+  return noMention(oneLine(s).replace(/[\\`[\]<>|&$]/g, (c) => `\\${c}`));
 }
 
 /** A code span showing `s` literally (mentions and HTML are not processed inside one). `table`: inside a GFM table
