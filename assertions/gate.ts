@@ -34,6 +34,7 @@ import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../s
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/gate/verdict.ts';
+import { redactText } from '../src/util/redact.ts';
 
 interface AssertionLike {
   type?: string;
@@ -55,7 +56,7 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     if (existsSync(floorsPath)) loadFloors(floorsPath);
   } catch (e) {
     if (!isUserError(e)) throw e;
-    process.stderr.write(`rankgate gate ERROR (exit 2): ${e.message}\n`);
+    process.stderr.write(`rankgate gate ERROR (exit 2): ${redactText(e.message)}\n`);
     process.exit(2);
   }
   // Judge settings are checked here too: an unknown RANKGATE_JUDGE, judge mode or judge config key is exit 2 before
@@ -266,7 +267,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     code = 2;
     final.push(`rankgate gate ERROR (exit 2): ${e.message}`);
   }
-  console.error(lines.join('\n'));
+  console.error(redactText(lines.join('\n')));
   if (gateMode === 'off') final.push('rankgate gate: report only (RANKGATE_GATE=off): the exit code is left to promptfoo');
   process.once('exit', (pfCode: number) => {
     let out = code;
@@ -275,7 +276,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       out = 2;
       final.push(`rankgate gate ERROR (exit 2): promptfoo itself exited with code ${pfCode} after the gate (see its output above)`);
     }
-    process.stderr.write('\n' + final.join('\n') + '\n');
+    process.stderr.write(redactText('\n' + final.join('\n') + '\n'));
     if (gateMode !== 'off') process.exitCode = out;
   });
 }

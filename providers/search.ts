@@ -53,6 +53,7 @@ import { renderOutputText } from '../src/report/output-text.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
+import { redactText } from '../src/util/redact.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
@@ -136,7 +137,7 @@ function checkConfig(config: SearchProviderConfig, basePath: string, providerId:
 
 function exitUnderCli(e: unknown): void {
   if (isUserError(e) && underPromptfooCli()) {
-    process.stderr.write(`rankgate: ${e.message}\n`);
+    process.stderr.write(`rankgate: ${redactText(e.message)}\n`);
     process.exit(2);
   }
 }
@@ -220,7 +221,8 @@ export default class SearchProvider {
 
   async callApi(prompt: string, context?: CallContext): Promise<ProviderResponse> {
     const r = await this.run(prompt, context);
-    return r.error === undefined ? r : { ...r, metadata: { ...r.metadata, ...NO_RETRY } };
+    // an error row's text may quote a URL with credentials or a configured secret: it is written to the results
+    return r.error === undefined ? r : { ...r, error: redactText(r.error), metadata: { ...r.metadata, ...NO_RETRY } };
   }
 
   private async run(_prompt: string, context?: CallContext): Promise<ProviderResponse> {

@@ -12,12 +12,13 @@
  * criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { precheckYaml } from '../util/yaml.ts';
+import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { readBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
@@ -105,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
   const outDir = v['out-dir']!;
   const ts = new Date();
   const base = join(outDir, `eval-${lang.replace(/,/g, '+')}-${stamp(ts)}`);
-  mkdirSync(outDir, { recursive: true });
+  mkdirSync(outDir, { recursive: true, mode: 0o755 });
   const raw = `${base}.promptfoo.json`;
   const env: NodeJS.ProcessEnv = {
     ...PROMPTFOO_ENV,
@@ -123,6 +124,10 @@ export async function run(argv: string[]): Promise<number> {
   console.error(`rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''})`);
   const code = await runPromptfoo(['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
   if (!existsSync(raw)) throw new UserError(`promptfoo eval exited with code ${code} and wrote no results (${raw}); see its output above`, 2);
+  // promptfoo writes the config as it loaded it (a databaseUrl with its password): redacted in place; and with the
+  // process's umask (0666 under umask 0): never writable by others
+  redactFile(raw);
+  chmodSync(raw, statSync(raw).mode & 0o755);
 
   const results = readResultsFile(raw);
   const first = results.columns[0];
@@ -159,8 +164,8 @@ export async function run(argv: string[]): Promise<number> {
     doc.shipping = shipping;
   }
   if (delta) doc.baseline_delta = delta;
-  writeFileAtomic(`${base}.json`, JSON.stringify(doc, null, 2) + '\n');
-  writeFileAtomic(`${base}.md`, renderMarkdown(report, delta, shipping, verdict));
+  writeFileAtomic(`${base}.json`, redactJson(doc) + '\n');
+  writeFileAtomic(`${base}.md`, redactText(renderMarkdown(report, delta, shipping, verdict)));
   if (v.verbose) {
     for (const q of report.queries ?? []) {
       console.log(

@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { baselineFrom, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
@@ -93,9 +94,9 @@ export async function run(argv: string[]): Promise<number> {
   console.log('');
   console.log(deltaSection(delta));
   console.log('');
-  if (v.report) writeFileAtomic(v.report, JSON.stringify({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression }, null, 2) + '\n');
-  if (v.markdown) writeFileAtomic(v.markdown, renderMarkdown(report, delta, undefined, verdict));
-  if (v.comment) writeFileAtomic(v.comment, renderComment(report, delta, verdict));
+  if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression }) + '\n');
+  if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
+  if (v.comment) writeFileAtomic(v.comment, redactText(renderComment(report, delta, verdict)));
   if (v['update-baseline']) {
     // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run,
     // or evidence without rows. The old baseline stays.

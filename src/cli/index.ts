@@ -7,6 +7,7 @@ import { isUserError } from '../errors.ts';
 import { describeFault, faultCauseAt, fullDisks, openDataDirs } from '../db/faults.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { tuneWasmTiering } from '../util/wasm-tiering.ts';
+import { redactStandardStreams } from '../util/redact.ts';
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -42,6 +43,8 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`rankgate: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}\n\n${usage()}`);
     return 2;
   }
+  // no secret (a DATABASE_URL password, a configured key) in any line a command prints (src/util/redact.ts)
+  const unredact = redactStandardStreams();
   let finished = false;
   const fatal = (line: string) => {
     if (finished) return;
@@ -73,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   } finally {
     finished = true;
+    unredact();
     process.off('uncaughtException', onUncaught);
     process.off('unhandledRejection', onUncaught);
     process.off('beforeExit', onBeforeExit);

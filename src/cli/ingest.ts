@@ -13,7 +13,7 @@ import type { CorpusFormat } from '../ingest/types.ts';
 import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 
 export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
-                      [--overlap N] [--embedder ID] [--db URL|DIR] [--replace] [--json]
+                      [--overlap N] [--embedder ID] [--db URL|DIR] [--replace] [--follow-symlinks] [--json]
 
   --corpus PATH      folder of Markdown, a .jsonl file, a BEIR folder (corpus.jsonl) or NQ prepared .json
                      (default datasets/corpus)
@@ -24,6 +24,8 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
   --db URL|DIR       postgres://... server, or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db)
   --replace          the database holds the index of another corpus: replace it (without this, ingest refuses)
+  --follow-symlinks  read symbolic links whose target stays inside the corpus folder (also RANKGATE_FOLLOW_SYMLINKS=1);
+                     links leading outside it, and fifos, sockets and devices, are always skipped with a warning
   --json             print the ingest statistics as JSON
 
 A database holds the index of one corpus; every index variant records the corpus it was built from (a hash
@@ -47,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
       embedder: { type: 'string' },
       db: { type: 'string' },
       replace: { type: 'boolean' },
+      'follow-symlinks': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     } as const,
@@ -71,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   const embedderId = embeddings.resolveEmbedderId((values.embedder as string | undefined) ?? 'use-lite');
   const dbFlag = parseDbFlag(values.db as string | undefined); // checked before the corpus is read
 
-  const documents = await readCorpus(corpus, format as CorpusFormat | undefined);
+  const documents = await readCorpus(corpus, format as CorpusFormat | undefined, values['follow-symlinks'] ? { followSymlinks: true } : {});
   const { openDatabase } = await import('../db/index.ts');
   const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
   const db = await openDatabase({ ...dbFlag, access: 'write' });

@@ -9,6 +9,7 @@
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 
 const USAGE = 'usage: rankgate merge OUT.json SHARD.json [SHARD.json...] [--quiet]';
@@ -35,7 +36,7 @@ export async function run(argv: string[]): Promise<number> {
         'make the rows smaller (a smaller topK or shorter hit content in the provider output) or gate the shards in groups',
     );
   }
-  writeFileAtomic(out, text);
+  writeFileAtomic(out, redactText(text));
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
     console.log(

@@ -4,7 +4,7 @@
  * user's index), so nothing may open a directory that fails this check — readers refuse it, the writer only
  * creates a database in a missing or empty directory.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLockFile } from './lock.ts';
 
@@ -108,4 +108,65 @@ export function describeDataDirProblem(dir: string, s: DataDirState): string | u
     case 'damaged':
       return `${dir}: file damaged: ${s.file} (${s.reason}); the database cannot be opened: restore the directory from a copy or rebuild the index with rankgate ingest into a new directory`;
   }
+}
+
+// ------------------------------------------------------------------------------------------ owner-only files
+
+/** Folders of a data directory: owner only (Postgres refuses a group- or world-writable data directory). */
+export const DATA_DIR_MODE = 0o700;
+/** Files of a data directory: owner only. PGlite's file system makes every file it creates 0666 whatever the umask. */
+export const DATA_FILE_MODE = 0o600;
+
+/**
+ * One line when a data directory belongs to another user (who could change the index under rankgate: truncate
+ * global/pg_control, rewrite a table file); undefined when it is this user's (or there is no such directory).
+ */
+export function dataDirOwnerProblem(dir: string): string | undefined {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if (uid === undefined) return undefined;
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    return undefined;
+  }
+  if (st.uid === uid) return undefined;
+  return `${dir}: the data directory belongs to user ${st.uid}, not to this user (${uid}): that account could change the index under rankgate; use a directory of your own (rankgate makes it owner-only, 0700)`;
+}
+
+/**
+ * Make a data directory owner-only, whatever the umask and whoever made it: folders 0700, files 0600 (symbolic links
+ * and entries of other users are left alone). Called when a database is created or opened and when it is closed, so
+ * the files PGlite made meanwhile (0666) never stay open to others. Best effort: a file that vanished is skipped.
+ */
+export function restrictDataDir(dir: string): void {
+  const walk = (d: string, depth: number): void => {
+    fix(d, DATA_DIR_MODE);
+    if (depth > 16) return;
+    let names: string[];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const p = join(d, n);
+      let st;
+      try {
+        st = lstatSync(p);
+      } catch {
+        continue;
+      }
+      if (st.isDirectory()) walk(p, depth + 1);
+      else if (st.isFile() && (st.mode & 0o777) !== DATA_FILE_MODE) fix(p, DATA_FILE_MODE);
+    }
+  };
+  const fix = (p: string, mode: number): void => {
+    try {
+      chmodSync(p, mode);
+    } catch {
+      /* vanished, or not ours */
+    }
+  };
+  walk(dir, 0);
 }

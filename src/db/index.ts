@@ -25,14 +25,14 @@
  * `default_transaction_read_only=on`, so even a bug cannot write; a role with USAGE on the schema and SELECT on its
  * tables is enough. Sessions also run `jit=off` on the server (one query spent 300 ms in JIT).
  */
-import { readFileSync, readdirSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, readdirSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { UserError } from '../errors.ts';
 import { resolveDatabaseTarget, DEFAULT_DATA_DIR } from './target.ts';
 import { LOCK_PREFIX, lockDataDir } from './lock.ts';
-import { describeDataDirProblem, inspectDataDir } from './datadir.ts';
+import { DATA_DIR_MODE, dataDirOwnerProblem, describeDataDirProblem, inspectDataDir, restrictDataDir } from './datadir.ts';
 import { MIN_FREE_BYTES, describeFault, faultCauseAt, freeBytes, registerOpenDir, withPgliteFaults } from './faults.ts';
 import { dropTemplate, extractTemplate, readTemplate, saveTemplate } from './pglite-template.ts';
 
@@ -269,8 +269,13 @@ export async function createPglite(
       );
     }
     created = before.state === 'missing' ? 'dir' : before.state === 'empty' ? 'contents' : undefined;
+    // another user's directory could be changed under rankgate: refused; this user's is made owner-only (0700) before
+    // PGlite writes anything into it, whatever the umask (a directory made by an older rankgate is tightened too)
+    const foreign = created === 'dir' ? undefined : dataDirOwnerProblem(dataDir);
+    if (foreign) throw new UserError(foreign);
     try {
-      mkdirSync(resolve(dataDir), { recursive: true });
+      mkdirSync(resolve(dataDir), { recursive: true, mode: DATA_DIR_MODE });
+      chmodSync(resolve(dataDir), DATA_DIR_MODE);
     } catch (e) {
       throw new UserError(describeFault(e, { path: dataDir, action: 'create the data directory' }));
     }
@@ -319,6 +324,8 @@ export async function createPglite(
       if (templateFailed) dropTemplate();
       if (fresh) await saveTemplate(pglite);
     }
+    // PGlite's file system makes its files 0666: owner-only now, and again on close (files made meanwhile)
+    if (!memory) restrictDataDir(dataDir);
     const unregister = memory ? () => {} : registerOpenDir(dataDir);
     const close = pglite.close.bind(pglite);
     pglite.close = async () => {
@@ -328,6 +335,7 @@ export async function createPglite(
       } catch {
         // an instance that died (WASM abort, disk full) cannot close cleanly; the lock still goes
       } finally {
+        if (!memory) restrictDataDir(dataDir);
         release();
       }
     };

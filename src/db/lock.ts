@@ -118,7 +118,7 @@ function readRecord(path: string): LockRecord | 'missing' {
 function claim(dir: string, gen: number, record: LockRecord): boolean {
   const tmp = join(dir, `${LOCK_PREFIX}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    writeFileSync(tmp, JSON.stringify(record));
+    writeFileSync(tmp, JSON.stringify(record), { mode: 0o600 });
     linkSync(tmp, join(dir, `${LOCK_PREFIX}.${gen}`));
     return true;
   } catch (e) {

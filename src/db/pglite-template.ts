@@ -9,7 +9,8 @@
  * second start to reopen the directory, ~1 s more; it also wrote the maker's lock file over the new directory's.) The copy
  * is made by the first creation on the machine (initdb as before, then `dumpDataDir`, BEFORE any rankgate table
  * or extension exists: the migrations always run on top of it) and kept in the system temp directory (a folder per
- * user; a copy owned by someone else or writable by others is never loaded), never in the project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
+ * user; the folder must be this user's and closed to others, the copy this user's and not writable by others, checked
+ * and read through one file descriptor, else it is neither loaded nor written), never in the project, keyed by the versions of PGlite and its extension packages. It is written to a temporary name and renamed,
  * so processes creating databases at once never read a half-written copy.
  *
  * A copy that does not unpack or start is not trusted: the caller clears what it wrote and runs initdb; only when initdb then
@@ -17,7 +18,7 @@
  * the copy off (always initdb, nothing kept); `RANKGATE_PGLITE_TEMPLATE=/path/file.tar.gz` keeps it there instead.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -63,20 +64,59 @@ export function templatePath(): string | null {
   return defaultPath;
 }
 
-/** The copy as an uncompressed tar, or undefined when there is none (or it cannot be read). */
-export function readTemplate(): Buffer | undefined {
-  const p = templatePath();
-  if (!p || !existsSync(p)) return undefined;
+const uid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+
+/**
+ * May the copy live in (and be read from) this folder? A real folder (not a symbolic link) of this user (or root)
+ * that no one else can write in, unless it is sticky like /tmp (others can then neither remove nor rename this
+ * user's file). A folder another user made first (the default one is per user, in the shared temp dir) is not used.
+ */
+export function trustedTemplateFolder(dir: string): boolean {
   try {
-    // only a copy this user made, that nobody else may rewrite
-    const st = statSync(p);
-    if ((typeof process.getuid === 'function' && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0) return undefined;
+    const st = lstatSync(dir);
+    if (!st.isDirectory()) return false;
+    const me = uid();
+    if (me !== undefined && st.uid !== me && st.uid !== 0) return false;
+    return (st.mode & 0o022) === 0 || (st.mode & 0o1000) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The copy's bytes through ONE file descriptor: opened without following a link (and without blocking on a fifo),
+ * checked on that descriptor (a regular file of this user that no one else may write), read from it. No stat-then-read
+ * race: what is checked is what is read. Undefined when there is none or it is not to be trusted.
+ */
+function readTrusted(p: string): Buffer | undefined {
+  if (!trustedTemplateFolder(dirname(p))) return undefined;
+  let fd: number;
+  try {
+    fd = openSync(p, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
+  try {
+    const st = fstatSync(fd);
+    const me = uid();
+    if (!st.isFile() || (me !== undefined && st.uid !== me) || (st.mode & 0o022) !== 0) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The copy as an uncompressed tar, or undefined when there is none (or it cannot be read, or is not trusted). */
+export function readTemplate(): Buffer | undefined {
+  const p = templatePath();
+  if (!p || !existsSync(p)) return undefined;
+  const raw = readTrusted(p);
+  if (!raw) return undefined;
   let tar: Buffer;
   try {
-    tar = gunzipSync(readFileSync(p));
+    tar = gunzipSync(raw);
   } catch {
     tar = Buffer.alloc(0);
   }
@@ -124,10 +164,11 @@ export function extractTemplate(tar: Buffer, dir: string): void {
     if (rel.startsWith(LOCK_PREFIX) || rel === 'postmaster.pid') continue;
     const dest = join(root, rel);
     const type = h[156];
-    if (type === 0x35 /* '5' directory */) mkdirSync(dest, { recursive: true });
+    // owner-only whatever the umask (restrictDataDir makes the whole directory so once PGlite has started)
+    if (type === 0x35 /* '5' directory */) mkdirSync(dest, { recursive: true, mode: 0o700 });
     else if (type === 0x30 /* '0' */ || type === 0 /* old-style regular file */) {
-      mkdirSync(dirname(dest), { recursive: true });
-      writeFileSync(dest, body);
+      mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+      writeFileSync(dest, body, { mode: 0o600 });
       files++;
     } else throw new Error(`damaged copy: ${rel}: entry type ${JSON.stringify(String.fromCharCode(type!))}`);
   }
@@ -140,9 +181,11 @@ export async function saveTemplate(pglite: { dumpDataDir(c?: 'none' | 'gzip' | '
   if (!p || existsSync(p)) return;
   const tmp = `${p}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
   try {
-    const blob = await pglite.dumpDataDir('none');
     mkdirSync(dirname(p), { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }), { mode: 0o600 });
+    // never into a folder another user made or may write in (they could swap the copy): no copy is kept then
+    if (!trustedTemplateFolder(dirname(p))) return;
+    const blob = await pglite.dumpDataDir('none');
+    writeFileSync(tmp, gzipSync(Buffer.from(await blob.arrayBuffer()), { level: 6 }), { mode: 0o600, flag: 'wx' });
     renameSync(tmp, p);
   } catch {
     removeQuietly(tmp);
@@ -152,7 +195,7 @@ export async function saveTemplate(pglite: { dumpDataDir(c?: 'none' | 'gzip' | '
 /** The copy failed to load where initdb then worked: it is damaged or stale. */
 export function dropTemplate(): void {
   const p = templatePath();
-  if (p) removeQuietly(p);
+  if (p && trustedTemplateFolder(dirname(p))) removeQuietly(p);
 }
 
 /** The copy is an optimisation: a path it cannot remove (a directory, a read-only folder) never fails a creation. */

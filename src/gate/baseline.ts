@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { redactJson } from '../util/redact.ts';
 import { holm, randomizationTest } from '../metrics/significance.ts';
 import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
@@ -96,7 +97,7 @@ export function readBaseline(path: string): Baseline {
 }
 
 export function writeBaseline(path: string, b: Baseline): void {
-  writeFileAtomic(path, JSON.stringify(b, null, 2) + '\n');
+  writeFileAtomic(path, redactJson(b) + '\n');
 }
 
 export interface QueryChange {

@@ -7,9 +7,9 @@
  * expected. Binary / non-UTF-8 files, JSON that is really JSONL (or the reverse), files over the size
  * limit, over-long lines and JSON nested deeper than MAX_JSON_DEPTH are rejected with such an error.
  */
-import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { createReadStream, lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { basename, extname, join, relative, resolve } from 'node:path';
+import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { UserError, isUserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
@@ -322,25 +322,115 @@ export async function readMarkdownFile(file: string, root?: string): Promise<Cor
   };
 }
 
-function listFiles(dir: string, exts: Set<string>): string[] {
-  const out: string[] = [];
-  const walk = (d: string, depth: number) => {
-    if (depth > 32) return;
-    for (const name of readdirSync(d).sort()) {
-      if (name.startsWith('.')) continue;
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p, depth + 1);
-      else if (exts.has(extname(name).toLowerCase())) out.push(p);
-    }
-  };
-  walk(dir, 0);
-  return out;
+// ------------------------------------------------------------------------------------ staying inside the corpus
+
+export interface ReadCorpusOptions {
+  /** Follow symbolic links whose target stays inside the corpus folder (`rankgate ingest --follow-symlinks`,
+   *  RANKGATE_FOLLOW_SYMLINKS=1). Default: no link is followed. A link leading outside is never followed. */
+  followSymlinks?: boolean;
+  /** Where the one warning line about skipped entries goes (default: stderr). */
+  onWarning?: (line: string) => void;
 }
 
-async function readMarkdownCorpus(path: string): Promise<CorpusDocument[]> {
+/**
+ * What a walk of a corpus folder left out: symbolic links leading outside the folder (any readable file of the machine
+ * would otherwise become searchable and could reach a report), links inside it when not following links, and special
+ * files (fifos, sockets, devices: reading a fifo blocks for ever). Reported once, counted, with the first few.
+ */
+class CorpusScan {
+  /** The corpus folder as resolved (symbolic links in its own path are the user's choice). */
+  readonly root: string;
+  readonly follow: boolean;
+  private readonly skipped = { outside: new Map<string, string>(), inside: new Set<string>(), special: new Map<string, string>() };
+  /** `given`: the corpus folder as the user named it (file names keep that form). */
+  constructor(readonly given: string, opts: ReadCorpusOptions) {
+    this.root = realpathSync(given);
+    this.follow = opts.followSymlinks ?? /^(1|true|yes)$/i.test(process.env.RANKGATE_FOLLOW_SYMLINKS ?? '');
+  }
+
+  private inside(real: string): boolean {
+    const rel = relative(this.root, real);
+    return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+  }
+
+  /** The entry's stats when the walk may use it (a folder or a regular file inside the corpus), else undefined. */
+  admit(p: string): Stats | undefined {
+    let st = lstatSync(p);
+    if (st.isSymbolicLink()) {
+      let real: string;
+      try {
+        real = realpathSync(p);
+      } catch {
+        this.skipped.outside.set(p, '(a broken link)');
+        return undefined;
+      }
+      if (!this.inside(real)) {
+        this.skipped.outside.set(p, real);
+        return undefined;
+      }
+      if (!this.follow) {
+        this.skipped.inside.add(p);
+        return undefined;
+      }
+      st = statSync(p);
+    }
+    if (st.isDirectory() || st.isFile()) return st;
+    this.skipped.special.set(p, st.isFIFO() ? 'fifo' : st.isSocket() ? 'socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : 'special file');
+    return undefined;
+  }
+
+  /** Files under the corpus folder with one of `exts`, sorted, each folder once (a link cycle ends there). */
+  list(exts: Set<string>): string[] {
+    const out: string[] = [];
+    const seen = new Set<string>();
+    const walk = (d: string, depth: number) => {
+      if (depth > 32) return;
+      const real = realpathSync(d);
+      if (seen.has(real)) return;
+      seen.add(real);
+      for (const name of readdirSync(d).sort()) {
+        if (name.startsWith('.')) continue;
+        const p = join(d, name);
+        const st = this.admit(p);
+        if (!st) continue;
+        if (st.isDirectory()) walk(p, depth + 1);
+        else if (exts.has(extname(name).toLowerCase())) out.push(p);
+      }
+    };
+    walk(this.given, 0);
+    return out;
+  }
+
+  /** One line, or undefined when nothing was skipped. */
+  warning(): string | undefined {
+    const { outside, inside, special } = this.skipped;
+    const n = outside.size + inside.size + special.size;
+    if (!n) return undefined;
+    const first = <T>(xs: T[], f: (x: T) => string) => xs.slice(0, 3).map(f).join(', ') + (xs.length > 3 ? ', …' : '');
+    const rel = (p: string) => relative(this.given, p) || p;
+    const parts: string[] = [];
+    if (outside.size) parts.push(`${outside.size} symbolic link${outside.size > 1 ? 's' : ''} leading outside the corpus (${first([...outside], ([p, t]) => `${rel(p)} -> ${t}`)})`);
+    if (inside.size) parts.push(`${inside.size} symbolic link${inside.size > 1 ? 's' : ''} inside it, not followed without --follow-symlinks (${first([...inside], rel)})`);
+    if (special.size) parts.push(`${special.size} special file${special.size > 1 ? 's' : ''} (${first([...special], ([p, k]) => `${rel(p)}: ${k}`)})`);
+    return `warning: ${this.given}: skipped ${n} entr${n > 1 ? 'ies' : 'y'}: ${parts.join('; ')}`;
+  }
+}
+
+/** A corpus named as one file must be a regular file (a fifo would block the read for ever). */
+function checkRegularFile(path: string, st: Stats): void {
+  if (!st.isFile() && !st.isDirectory()) {
+    const kind = st.isFIFO() ? 'a fifo' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'a special file';
+    throw new UserError(`${path}: ${kind}, not a corpus: expected a folder or a regular file`);
+  }
+}
+
+function listFiles(dir: string, exts: Set<string>, scan: CorpusScan = new CorpusScan(dir, {})): string[] {
+  return scan.list(exts);
+}
+
+async function readMarkdownCorpus(path: string, scan?: CorpusScan): Promise<CorpusDocument[]> {
   const st = statSync(path);
-  const files = st.isDirectory() ? listFiles(path, MARKDOWN_EXT) : [path];
+  const files = st.isDirectory() ? listFiles(path, MARKDOWN_EXT, scan) : [path];
   if (files.length === 0) throw new UserError(`${path}: no Markdown files (*.md) found`);
   const root = st.isDirectory() ? path : undefined;
   const docs: CorpusDocument[] = [];
@@ -516,17 +606,20 @@ async function sniff(file: string, bytes = 4096): Promise<string> {
 }
 
 /** Which reader a path needs, from its name and, where the name is not enough, its first bytes. */
-export async function detectFormat(path: string): Promise<{ format: CorpusFormat; file: string }> {
+export async function detectFormat(path: string, scan?: CorpusScan): Promise<{ format: CorpusFormat; file: string }> {
   let st;
   try {
     st = statSync(path);
   } catch {
     throw new UserError(`${path}: corpus not found (expected a folder of Markdown, a .jsonl file, a BEIR folder or corpus.jsonl, or NQ prepared .json)`);
   }
+  checkRegularFile(path, st);
   if (st.isDirectory()) {
-    const names = readdirSync(path);
+    const walk = scan ?? new CorpusScan(path, {});
+    // a file of the folder counts only when the walk may read it (inside the corpus, a regular file)
+    const names = readdirSync(path).filter((n) => !n.startsWith('.') && walk.admit(join(path, n))?.isFile());
     if (names.includes('corpus.jsonl')) return { format: 'beir', file: join(path, 'corpus.jsonl') };
-    if (listFiles(path, MARKDOWN_EXT).length) return { format: 'markdown', file: path };
+    if (listFiles(path, MARKDOWN_EXT, walk).length) return { format: 'markdown', file: path };
     const jsonl = names.filter((n) => JSONL_EXT.has(extname(n).toLowerCase()));
     if (jsonl.length === 1) return detectFormat(join(path, jsonl[0]!));
     const json = names.filter((n) => extname(n).toLowerCase() === '.json');
@@ -560,38 +653,38 @@ export async function detectFormat(path: string): Promise<{ format: CorpusFormat
  * Read a corpus. `path` is a folder or a file; `format` overrides detection (a BEIR folder then means its
  * corpus.jsonl). Documents come back in a stable order (files sorted by path, records in file order).
  */
-export async function readCorpus(path: string, format?: CorpusFormat): Promise<CorpusDocument[]> {
+export async function readCorpus(path: string, format?: CorpusFormat, opts: ReadCorpusOptions = {}): Promise<CorpusDocument[]> {
   if (format !== undefined && !CORPUS_FORMATS.includes(format)) {
     throw new UserError(`format: expected one of ${CORPUS_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   }
-  const abs = resolve(path);
-  let file = path;
-  let fmt: CorpusFormat;
-  if (format) {
-    fmt = format;
-    let st;
-    try {
-      st = statSync(abs);
-    } catch {
-      throw new UserError(`${path}: corpus not found`);
-    }
-    if (st.isDirectory() && format !== 'markdown') {
-      const d = await detectFormat(path);
-      if (format === 'beir' && d.format !== 'beir') throw new UserError(`${path}: --format beir expects a folder with corpus.jsonl`);
+  let st;
+  try {
+    st = statSync(resolve(path));
+  } catch {
+    throw new UserError(format ? `${path}: corpus not found` : `${path}: corpus not found (expected a folder of Markdown, a .jsonl file, a BEIR folder or corpus.jsonl, or NQ prepared .json)`);
+  }
+  checkRegularFile(path, st);
+  // a folder is walked once, staying inside it; what was left out is one warning line
+  const scan = st.isDirectory() ? new CorpusScan(path, opts) : undefined;
+  try {
+    let file = path;
+    let fmt: CorpusFormat;
+    if (format) {
+      fmt = format;
+      if (scan && format !== 'markdown') {
+        const d = await detectFormat(path, scan);
+        if (format === 'beir' && d.format !== 'beir') throw new UserError(`${path}: --format beir expects a folder with corpus.jsonl`);
+        file = d.file;
+      }
+    } else {
+      const d = await detectFormat(path, scan);
+      fmt = d.format;
       file = d.file;
     }
-  } else {
-    const d = await detectFormat(path);
-    fmt = d.format;
-    file = d.file;
-  }
-  switch (fmt) {
-    case 'markdown':
-      return readMarkdownCorpus(file);
-    case 'jsonl':
-    case 'beir':
-      return readJsonlLike(file, fmt);
-    case 'nq':
-      return readNq(file);
+    return await (fmt === 'markdown' ? readMarkdownCorpus(file, scan) : fmt === 'nq' ? readNq(file) : readJsonlLike(file, fmt));
+  } finally {
+    // also when the read fails: a corpus.jsonl that is a link leading outside explains "cannot tell the format"
+    const line = scan?.warning();
+    if (line) (opts.onWarning ?? ((l: string) => process.stderr.write(`rankgate: ${l}\n`)))(line);
   }
 }

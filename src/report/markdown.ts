@@ -4,6 +4,7 @@ import type { Des058Report } from '../results/summary.ts';
 import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, type ColumnVerdict } from '../gate/verdict.ts';
+import { mdCode, mdFence, mdText } from './escape.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
 export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';
@@ -12,7 +13,8 @@ const f = (x: number | null | undefined, d = 3) => (x === null || x === undefine
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);
 const arrow = (a: number | null, b: number | null) =>
   a === null || b === null ? '' : b > a + 1e-9 ? ` (▲ ${((b - a) * 100).toFixed(1)} pts)` : b < a - 1e-9 ? ` (▼ ${((a - b) * 100).toFixed(1)} pts)` : ' (=)';
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+/** Every user-supplied string (ids, categories, labels, error texts) goes through mdText / mdCode (src/report/escape.ts). */
+const cell = (s: unknown) => mdText(s).replace(/\s+/g, ' ').trim();
 
 /** "judged" or "judged, HEURISTIC" (similarity mode), for column headers. */
 export function judgedTag(report: Des058Report): string {
@@ -22,11 +24,11 @@ export function judgedTag(report: Des058Report): string {
 /** One line: the judged family beside the strict one, and the judge's bill; or the plain "judge: off". */
 export function judgeSection(report: Des058Report): string {
   const j = report.judge_stats;
-  if (!j && report.judge.startsWith('judge: FAILED')) return `**${report.judge}**: no judged metrics; strict metrics only.`;
-  if (!j) return `${report.judge}: strict metrics only (results not matching an expected passage were not judged).`;
+  if (!j && report.judge.startsWith('judge: FAILED')) return `**${cell(report.judge)}**: no judged metrics; strict metrics only.`;
+  if (!j) return `${cell(report.judge)}: strict metrics only (results not matching an expected passage were not judged).`;
   const tag = judgedTag(report);
   return [
-    `${j.heuristic ? '**HEURISTIC** (similarity thresholds, not a model judge) · ' : ''}${report.judge}`,
+    `${j.heuristic ? '**HEURISTIC** (similarity thresholds, not a model judge) · ' : ''}${cell(report.judge)}`,
     '',
     `| metric | strict | ${tag} |`,
     '|---|---:|---:|',
@@ -52,7 +54,7 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
     const d = delta?.categories[cat];
     const jc = judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '';
     lines.push(
-      `| ${cat} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
+      `| ${cell(cat)} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
         c.mrr_at_10 === undefined ? '–' : f(c.mrr_at_10)
       } | ${c.ndcg_at_10 === undefined ? '–' : f(c.ndcg_at_10)} | ${
         c.routing_accuracy === undefined ? '–' : pct(c.routing_accuracy) + (d?.routing_accuracy ? arrow(d.routing_accuracy[0], d.routing_accuracy[1]) : '')
@@ -65,7 +67,7 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
 export function deltaSection(delta: BaselineDelta | null | undefined): string {
   if (!delta) return '_No baseline: this is the first run (nothing to compare with)._';
   const out = [
-    `Against the baseline of ${delta.baseline_created} (\`${delta.baseline_column}\`): overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
+    `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
     '',
     `**${delta.regressed.length} regressed, ${delta.improved.length} improved**, ${delta.unchanged} unchanged` +
       (delta.added.length ? `, ${delta.added.length} new` : '') +
@@ -79,7 +81,7 @@ export function deltaSection(delta: BaselineDelta | null | undefined): string {
       const ch = Object.entries(q.changes)
         .map(([k, [a, b]]) => `${k} ${f(a, 2)} → ${f(b, 2)}`)
         .join(', ');
-      out.push(`- \`${q.id}\` (${q.category}): ${ch}`);
+      out.push(`- ${mdCode(q.id)} (${cell(q.category)}): ${ch}`);
     }
     if (xs.length > 25) out.push(`- … and ${xs.length - 25} more`);
   };
@@ -91,7 +93,7 @@ export function deltaSection(delta: BaselineDelta | null | undefined): string {
 export function gateSection(report: Des058Report): string {
   const lines = [`**Gate: ${report.gate_passed ? 'PASSED ✅' : 'FAILED ❌'}**`, ''];
   for (const c of report.gate) {
-    lines.push(`- ${c.unmeasured ? (c.passed ? '➖' : '⚠️') : c.passed ? '✅' : '❌'} ${c.scope} ${c.metric} ${c.value === null ? 'n/a' : f(c.value, 4)} (floor ${c.min})${c.note ? ` — ${c.note}` : ''}`);
+    lines.push(`- ${c.unmeasured ? (c.passed ? '➖' : '⚠️') : c.passed ? '✅' : '❌'} ${cell(c.scope)} ${c.metric} ${c.value === null ? 'n/a' : f(c.value, 4)} (floor ${c.min})${c.note ? ` — ${cell(c.note)}` : ''}`);
   }
   return lines.join('\n');
 }
@@ -106,22 +108,22 @@ export function verdictSection(v: ColumnVerdict): string {
     lines.push('', `**${v.errors.count} of ${v.errors.total} queries errored**:`, '');
     for (const l of errorLines(v.errors, 10)) lines.push(`- ${cell(l)}`);
   }
-  if (v.regression) lines.push('', '```', ...regressionLines(v.regression), '```');
+  if (v.regression) lines.push('', ...mdFence(regressionLines(v.regression)));
   return lines.join('\n');
 }
 
 export function shippingSection(v: ShippingVerdict): string {
-  const lines = [`### Shipping criteria: \`${v.candidate}\` vs \`${v.baseline}\` (${v.queries} queries)`, ''];
-  for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${c.detail}`);
+  const lines = [`### Shipping criteria: ${mdCode(v.candidate)} vs ${mdCode(v.baseline)} (${v.queries} queries)`, ''];
+  for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${cell(c.detail)}`);
   lines.push('', v.ship ? '**Ship: yes** (all automatable criteria met; human review still required)' : '**Ship: no**');
   return lines.join('\n');
 }
 
 export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[], verdict?: ColumnVerdict): string {
   const out = [
-    `# Search quality: ${report.column}`,
+    `# Search quality: ${cell(report.column)}`,
     '',
-    `${report.timestamp} · language ${report.language} · ${report.total_queries} queries · ${report.judge}` + (report.errors ? ` · **${report.errors} errors**` : ''),
+    `${cell(report.timestamp)} · language ${cell(report.language)} · ${report.total_queries} queries · ${cell(report.judge)}` + (report.errors ? ` · **${report.errors} errors**` : ''),
     '',
     `Overall **Recall@3 ${pct(report.overall_recall_at_3)}** · MRR@10 ${f(report.overall_mrr_at_10)} · nDCG@10 ${f(report.metrics.ndcg_at_10)} · Recall@10 ${pct(report.metrics.recall_at_10)} · routing ${pct(report.routing.accuracy)} · latency p50 ${f(report.latency_ms.p50, 1)} ms, p95 ${f(report.latency_ms.p95, 1)} ms`,
     '',
@@ -144,13 +146,13 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     Object.entries(report.failure_buckets)
       .filter(([, n]) => n > 0)
-      .map(([b, n]) => `- ${b}: ${n}`)
+      .map(([b, n]) => `- ${cell(b)}: ${n}`)
       .join('\n') || '- none',
   ];
   if (report.failures.length) {
     out.push('', `## Failures (${report.failures.length})`, '', '| id | category | bucket | best rank | top result |', '|---|---|---|---:|---|');
     for (const x of report.failures.slice(0, 50)) {
-      out.push(`| ${x.id} | ${x.category} | ${x.bucket} | ${x.best_match_rank ?? '–'} | ${cell((x.top_3_results[0] ?? '(none)').slice(0, 100))} |`);
+      out.push(`| ${mdCode(x.id, { table: true })} | ${cell(x.category)} | ${cell(x.bucket)} | ${x.best_match_rank ?? '–'} | ${cell((x.top_3_results[0] ?? '(none)').slice(0, 100))} |`);
     }
   }
   for (const s of shipping ?? []) out.push('', shippingSection(s));
@@ -166,7 +168,7 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     '',
     `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
       (report.judge_stats ? ` · ${judgedTag(report)} Recall@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
-      ` · ${report.total_queries} queries · ${report.judge}`,
+      ` · ${report.total_queries} queries · ${cell(report.judge)}`,
     '',
     ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),

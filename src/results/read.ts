@@ -8,6 +8,7 @@ import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { checkIntegrity, parseOutput, routingChecked, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
+import { redactConfig, redactText } from '../util/redact.ts';
 
 export interface QueryRecord {
   id: string;
@@ -192,7 +193,8 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       index,
       label,
       providerId: String((cfg as { id?: unknown } | undefined)?.id ?? label),
-      config: ((cfg as { config?: Record<string, unknown> } | undefined)?.config ?? {}) as Record<string, unknown>,
+      // secrets (a databaseUrl password, an apiKey) never reach a baseline, report or comment (src/util/redact.ts)
+      config: redactConfig(((cfg as { config?: Record<string, unknown> } | undefined)?.config ?? {}) as Record<string, unknown>),
       namedScores: { ...(p.metrics?.namedScores ?? {}) },
       queries: [],
       counts,
@@ -263,7 +265,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       language: golden.language,
       tags: golden.tags ?? [],
       golden,
-      error: output ? null : err,
+      error: output ? null : err === null ? null : redactText(err),
       retrieval,
       routing,
       integrity: output ? checkIntegrity(output) : [],

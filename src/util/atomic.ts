@@ -1,15 +1,26 @@
-import { mkdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
+
+/** Files rankgate writes (baselines, reports, caches): readable by others, writable by the owner only, whatever the umask. */
+export const OUTPUT_FILE_MODE = 0o644;
 
 /**
  * Write a file so that readers see either the old content or the new, never half of it:
  * write a sibling temp file, fsync it, then rename over the target (atomic on POSIX).
+ * The new file is never writable by group or others (a process umask of 0 made them 0666): it keeps the mode of the
+ * file it replaces without those bits (a private 0600 stays private), else 0644; a stricter umask narrows it further.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
+  let mode = OUTPUT_FILE_MODE;
   try {
-    writeFileSync(tmp, data, { flush: true });
+    mode = statSync(path).mode & 0o755;
+  } catch {
+    /* a new file */
+  }
+  try {
+    writeFileSync(tmp, data, { flush: true, mode, flag: 'wx' });
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { writeFileAtomic } from '../../util/atomic.ts';
+import { redactText } from '../../util/redact.ts';
 import type { ParsedResults } from '../../results/read.ts';
 import { buildReportData, type ReportData, type ReportDataOptions } from './data.ts';
 import { renderHtml } from './render.ts';
@@ -20,7 +21,7 @@ export function echartsSource(): string {
 /** Build and write the report atomically (temp file + rename); returns its size in bytes. */
 export function writeHtmlReport(path: string, parsed: ParsedResults, opts: ReportDataOptions = {}): { bytes: number; data: ReportData } {
   const data = buildReportData(parsed, opts);
-  const html = renderHtml(data, echartsSource());
+  const html = redactText(renderHtml(data, echartsSource()));
   writeFileAtomic(path, html);
   return { bytes: Buffer.byteLength(html), data };
 }

@@ -1,8 +1,7 @@
 /** The small chart of the PR comment: a Mermaid xychart GitHub renders inline. Pure. */
 import type { BaselineDelta } from '../../gate/baseline.ts';
 import type { Des058Report } from '../../results/summary.ts';
-
-const label = (s: string) => `"${s.replace(/"/g, "'")}"`;
+import { mermaidLabel } from '../escape.ts';
 
 /**
  * A Mermaid xychart of per-category Recall@3, base vs head (bars: head; line: base), for the PR comment. Without a
@@ -19,7 +18,7 @@ export function mermaidCategoryChart(report: Des058Report, delta?: BaselineDelta
     '```mermaid',
     'xychart-beta',
     `  title "Recall@3 per category (%)${base ? ': bars = this PR, line = baseline' : ''}"`,
-    `  x-axis [${cats.map(label).join(', ')}]`,
+    `  x-axis [${cats.map(mermaidLabel).join(', ')}]`,
     '  y-axis "Recall@3 (%)" 0 --> 100',
     `  bar [${head.join(', ')}]`,
   ];
