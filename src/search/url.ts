@@ -113,12 +113,21 @@ export class HttpSearchService implements SearchServiceLike {
         new Error(e.name === 'TimeoutError' ? `POST ${url} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${url} failed: ${fetchFailure(e)}`),
         { noAnswer: true },
       );
+    // Credentials in the url (http://user:pass@host/...) go as HTTP Basic auth: fetch refuses a URL that holds them.
+    let auth: string | undefined;
+    const u = new URL(target);
+    if (u.username || u.password) {
+      auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+      u.username = '';
+      u.password = '';
+      target = u.href.replace(/\/+$/, '');
+    }
     let url = target;
     let res: Response;
     for (let hop = 0; ; hop++) {
       res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(auth && new URL(url).origin === u.origin ? { authorization: auth } : {}) },
         body: JSON.stringify(body),
         signal,
         redirect: 'manual',
