@@ -56,6 +56,8 @@ export interface ColumnVerdict {
    * shard of the golden selection, the baseline's queries it leaves out, or an accepted partial run.
    */
   partial: string | null;
+  /** Set when the run lacks baseline queries its selection does not declare out of scope (exit 2; said in the FIRST line). */
+  lacking: string | null;
   report: Des058Report;
   regression: RegressionResult | null;
   delta: BaselineDelta | null;
@@ -143,6 +145,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
 
+  let lacking: string | null = null;
   let regression: RegressionResult | null = null;
   let delta: BaselineDelta | null = null;
   if (opts.baseline && floors.regression !== undefined) {
@@ -158,9 +161,11 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       const cov = baselineCoverage(b.data, col);
       if (cov.unexplained.length) {
         const n = Object.keys(b.data.queries).length;
+        lacking = `${cov.unexplained.length} of the baseline's ${n} queries (${countByCategory(b.data, cov.unexplained)})`;
         const eg = cov.unexplained.slice(0, 3).join(', ') + (cov.unexplained.length > 3 ? ', …' : '');
         const complete = expected !== null && evaluated >= expected;
-        two.push(
+        // first among the reasons: the rest (floors of the categories not run...) follows from it
+        two.unshift(
           `this run lacks ${cov.unexplained.length} of the ${n} queries of baseline ${b.path} (${countByCategory(b.data, cov.unexplained)}; e.g. ${eg})` +
             (complete
               ? `: they are no longer in the golden set${cov.declared ? ` (its declared subset: ${cov.declared})` : ''}; old queries are never removed (the portal's DES-058 rule): restore them, append new queries instead`
@@ -199,7 +204,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     reasons = two;
     if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, report, regression, delta };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta };
 }
 
 function fmtP(p: number): string {
@@ -228,7 +233,7 @@ const WORD: Record<ExitCode, string> = { 0: 'PASSED', 1: 'FAILED', 2: 'ERROR' };
 export function verdictLines(v: ColumnVerdict): string[] {
   const r = v.report;
   const head =
-    `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.partial ? `PARTIAL (${v.partial}) · ` : ''}${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries` +
+    `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries` +
     ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
     `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
   const out = [head];

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baselineFrom, baselineInconsistency, readBaseline, regressionCheck, type Baseline } from '../../src/gate/baseline.ts';
 import { isUserError } from '../../src/errors.ts';
-import { shardOf } from '../../src/golden/promptfoo.ts';
+import { generateTestCases, shardOf } from '../../src/golden/promptfoo.ts';
 import { selectionIdentity } from '../../src/golden/testcases.ts';
 import { DEFAULT_REGRESSION } from '../../src/gate/floors.ts';
 import { buildReport } from '../../src/results/summary.ts';
@@ -99,6 +99,7 @@ describe('regression check', () => {
       assert.equal(v.code, 2);
       assert.match(v.reasons[0]!, /^this run lacks 10 of the 40 queries of baseline b\.json \(5 a, 5 b; e\.g\. q00, q04, q08, …\): they are no longer in the golden set; old queries are never removed/);
       assert.equal(v.partial, null);
+      assert.match(verdictLines(v)[0]!, /^rankgate gate ERROR \(exit 2\) for 'cand': LACKS 10 of the baseline's 40 queries \(5 a, 5 b\) · 30 of 30 queries/);
     }
     // a partial run of the full selection (not declared): exit 2 whatever --allow-partial says
     const notRun = { ...col('cand', base.queries.slice(0, 30)), selection: { id: 'sel', size: 40 } };
@@ -156,6 +157,20 @@ describe('regression check', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the golden selection says when it is a declared subset (the loader, datasets/tests.ts)', () => {
+  const DES = join(import.meta.dirname, '..', 'fixtures', 'golden', 'des058', 'golden-set-en.json');
+  it('a category or tag filter that leaves queries out is recorded as selection.filter; none when nothing is left out', () => {
+    const sel = (c: Record<string, unknown>) => generateTestCases({ golden: DES, ...c }, {})[0]!.metadata.selection!;
+    assert.equal(sel({}).filter, undefined);
+    assert.deepEqual(sel({ category: 'direct' }).filter, { category: ['direct'], of: 5 });
+    assert.deepEqual(sel({ tag: 'fear' }).filter, { tag: ['fear'], of: 5 });
+    assert.equal(sel({ language: 'en' }).filter, undefined, 'a language filter that leaves nothing out is the whole set');
+    const shard = sel({ shard: '1/2' });
+    assert.deepEqual(shard.shard, { index: 1, count: 2 });
+    assert.equal(shard.filter, undefined);
   });
 });
 
