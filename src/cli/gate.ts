@@ -13,7 +13,7 @@
  * filtered or sharded, whatever other flag is given.
  */
 import { existsSync } from 'node:fs';
-import { UserError } from '../errors.ts';
+import { UserError, isUserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { parseCliArgs } from './args.ts';
 import { baselineFrom, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
@@ -63,7 +63,15 @@ export async function run(argv: string[]): Promise<number> {
 
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
   let baseline = null;
-  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) baseline = { path: baselinePath, data: readBaseline(baselinePath) };
+  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) {
+    try {
+      baseline = { path: baselinePath, data: readBaseline(baselinePath) };
+    } catch (e) {
+      // A baseline that is not evidence is exit 2; one about to be replaced is only said so (and not compared).
+      if (!(v['update-baseline'] && isUserError(e))) throw e;
+      console.log(`note: the baseline to be replaced is not compared: ${e.message}`);
+    }
+  }
   else if (v.baseline && !v['update-baseline']) throw new UserError(`${v.baseline}: no such baseline (write one with --update-baseline)`);
 
   const verdict = gateColumn(col, {

@@ -12,7 +12,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { promptfooEval, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
-import { closedPort, writeGateConfig } from './helpers.ts';
+import { closedPort, resummarise, writeGateConfig } from './helpers.ts';
 
 type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -65,27 +65,6 @@ function ownSelection(d: Doc, extra: Doc = {}): Doc {
 const catOf = (r: Doc) => r.testCase.metadata.category;
 /** The queries the passing run misses at rank 3 (the hard ones). */
 const hard = (r: Doc) => r.namedScores?.n_ranked === 1 && r.namedScores?.recall_at_3 === 0;
-
-/** Recompute a baseline's summary from its (edited) per-query entries, as a careful forger would. */
-function resummarise(b: Doc): Doc {
-  const qs = Object.values(b.queries) as Doc[];
-  const mean = (xs: number[]) => (xs.length ? Math.round((xs.reduce((a, x) => a + x, 0) / xs.length) * 1e4) / 1e4 : null);
-  const vals = (list: Doc[], k: string) => list.map((q) => q[k]).filter((x: unknown) => typeof x === 'number');
-  b.summary.total_queries = qs.length;
-  b.summary.overall_recall_at_3 = mean(vals(qs, 'recall_at_3'));
-  b.summary.overall_mrr_at_10 = mean(vals(qs, 'mrr'));
-  for (const [c, e] of Object.entries(b.summary.categories) as [string, Doc][]) {
-    const cq = qs.filter((q) => q.category === c);
-    if (!cq.length) delete b.summary.categories[c];
-    else {
-      e.count = cq.length;
-      if (e.recall_at_3 !== undefined) e.recall_at_3 = mean(vals(cq, 'recall_at_3'));
-      if (e.mrr_at_10 !== undefined) e.mrr_at_10 = mean(vals(cq, 'mrr'));
-      if (e.routing_accuracy !== undefined) e.routing_accuracy = mean(vals(cq, 'routing_ok'));
-    }
-  }
-  return b;
-}
 
 const sums = (d: Doc) => d.results.prompts[0].metrics.namedScores;
 
