@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { UserError, isUserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { parseCliArgs } from './args.ts';
-import { baselineFrom, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, readResultsFile, type Column } from '../results/read.ts';
@@ -105,6 +105,22 @@ export async function run(argv: string[]): Promise<number> {
     // --allow-partial says), a filtered or sharded golden selection, or evidence without rows. The old baseline stays.
     const target = v.baseline ?? baselinePath;
     const why = baselineRefusals(col, verdict);
+    // Old queries are never removed (the portal's DES-058 rule): the new baseline keeps every query of the one it
+    // replaces (one that is not evidence itself is simply replaced). Starting over is deleting the file on purpose.
+    let old = baseline?.path === target ? baseline.data : null;
+    if (!old && existsSync(target)) {
+      try {
+        old = readBaseline(target);
+      } catch (e) {
+        if (!isUserError(e)) throw e;
+      }
+    }
+    const gone = old ? baselineCoverage(old, col).missing : [];
+    if (old && gone.length)
+      why.push(
+        `the run lacks ${gone.length} of the ${Object.keys(old.queries).length} queries of the baseline it would replace (${countByCategory(old, gone)}; e.g. ${gone.slice(0, 3).join(', ')}): ` +
+          `old queries are never removed (the portal's DES-058 rule); to start a new baseline on purpose, delete ${target} first`,
+      );
     if (why.length) {
       throw new UserError(`--update-baseline: ${why.join('; ')}; ${target} was left as it was: a baseline must come from a complete, unfiltered run without errors`, 2);
     }
@@ -127,6 +143,7 @@ export function baselineRefusals(col: Column, verdict: ColumnVerdict): string[] 
   const sel = col.selection;
   if (sel?.filter) why.push(`filtered golden selection (${describeFilter(sel.filter)}: ${sel.size}${Number.isFinite(sel.filter.of) ? ` of ${sel.filter.of}` : ''} queries)`);
   if (sel?.shard) why.push(`one shard (${sel.shard.index}/${sel.shard.count}) of the golden selection: merge the shards first (rankgate merge)`);
-  if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !r.startsWith('floor:') && !r.startsWith('regression:') && !r.includes('queries errored') && !r.startsWith('partial:') && !r.startsWith('no evaluated queries')));
+  const said = ['floor:', 'regression:', 'partial:', 'no evaluated queries', 'this run lacks'];
+  if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !said.some((x) => r.startsWith(x)) && !r.includes('queries errored')));
   return [...new Set(why)];
 }

@@ -320,6 +320,29 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       assert.match(r.stderr, re, what);
       assert.ok(!existsSync(target), `${what}: no baseline written`);
     }
+    // a complete run of a golden set whose hard queries were deleted does not replace the baseline that has them,
+    // named with --baseline or as gate.yaml's regression.baseline (the old queries are never removed)
+    const shrunk = made('shrunk', ownSelection(keepRows(structuredClone(base), (r) => !hard(r))));
+    const kept = join(dir, 'kept-baseline.json');
+    const keptText = readFileSync(join(dir, 'baseline.json'), 'utf8');
+    writeFileSync(kept, keptText);
+    writeFileSync(join(dir, 'with-baseline.yaml'), `${FLOORS}regression:\n  baseline: ${kept}\n`);
+    for (const args of [['--floors', floors, '--baseline', kept], ['--floors', join(dir, 'with-baseline.yaml')]]) {
+      const r = await rankgate(['gate', shrunk, ...args, '--update-baseline']);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /--update-baseline: the run lacks 3 of the 10 queries of the baseline it would replace \(2 conceptual, 1 emotional; .*old queries are never removed .*delete .*kept-baseline\.json first/);
+      assert.equal(readFileSync(kept, 'utf8'), keptText);
+    }
+    // a baseline that is not evidence (edited) is replaced by --update-baseline from a complete run, not kept
+    const edited = JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8'));
+    edited.summary.total_queries = 3;
+    const target = join(dir, 'edited-baseline.json');
+    writeFileSync(target, JSON.stringify(edited));
+    const r = await rankgate(['gate', files.pass!, '--floors', floors, '--update-baseline', '--baseline', target]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /note: the baseline to be replaced is not compared: .*edited-baseline\.json: summary\.total_queries is 3 but the file holds 10/);
+    assert.equal(JSON.parse(readFileSync(target, 'utf8')).summary.total_queries, 10);
   });
 
   it('--update-baseline refuses a 0-row run, a --no-write run and a dead-service run, keeping the old baseline', async () => {
