@@ -359,7 +359,8 @@ export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): 
   const eq = (a: number, b: number, n = 1) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(n), Math.abs(a), Math.abs(b));
   const rows = c.counts ? c.counts.pass + c.counts.fail : Infinity;
   const ranked = Object.keys(ns).filter((k) => k.startsWith('n_') && num(`recall_at_3_${k.slice(2)}`) !== undefined).map((k) => k.slice(2)).sort();
-  const routedCats = Object.keys(ns).filter((k) => k.startsWith('n_routing_')).map((k) => k.slice('n_routing_'.length)).sort();
+  // (a category key `routing_x` also gives a rank counter n_routing_x: a routed category is one with routing_ok_<x> too)
+  const routedCats = Object.keys(ns).filter((k) => k.startsWith('n_routing_') && num(`routing_ok_${k.slice('n_routing_'.length)}`) !== undefined).map((k) => k.slice('n_routing_'.length)).sort();
   const counters = ['n_ranked', 'n_routing', 'n_latency', 'n_answerable', 'n_all_found', 'n_safety', ...ranked.map((x) => `n_${x}`), ...routedCats.map((x) => `n_routing_${x}`)];
   for (const k of counters) {
     const v = ns[k];
