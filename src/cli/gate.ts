@@ -9,18 +9,19 @@
  * the verdict with its reasons. Exit codes: see EXIT_CODE_HELP (0 pass, 1 floor/regression fails, 2 bad input,
  * bad configuration or nothing trustworthy measured).
  * --update-baseline rewrites the baseline atomically, with what it was measured on (engine, corpus, golden
- * selection, provider config); refused (exit 2, old baseline kept) when the run is not trustworthy.
+ * selection, provider config); refused (exit 2, old baseline kept) when the run is not trustworthy, or partial,
+ * filtered or sharded, whatever other flag is given.
  */
 import { existsSync } from 'node:fs';
-import { UserError } from '../errors.ts';
+import { UserError, isUserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
-import { baselineFrom, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
-import { pickColumn, readResultsFile } from '../results/read.ts';
-import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
+import { pickColumn, readResultsFile, type Column } from '../results/read.ts';
+import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
@@ -63,7 +64,15 @@ export async function run(argv: string[]): Promise<number> {
 
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
   let baseline = null;
-  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) baseline = { path: baselinePath, data: readBaseline(baselinePath) };
+  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) {
+    try {
+      baseline = { path: baselinePath, data: readBaseline(baselinePath) };
+    } catch (e) {
+      // A baseline that is not evidence is exit 2; one about to be replaced is only said so (and not compared).
+      if (!(v['update-baseline'] && isUserError(e))) throw e;
+      console.log(`note: the baseline to be replaced is not compared: ${e.message}`);
+    }
+  }
   else if (v.baseline && !v['update-baseline']) throw new UserError(`${v.baseline}: no such baseline (write one with --update-baseline)`);
 
   const verdict = gateColumn(col, {
@@ -98,17 +107,28 @@ export async function run(argv: string[]): Promise<number> {
   if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
   if (v.comment) writeFileAtomic(v.comment, redactText(renderComment(report, delta, verdict)));
   if (v['update-baseline']) {
-    // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run,
-    // or evidence without rows. The old baseline stays.
+    // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run (whatever
+    // --allow-partial says), a filtered or sharded golden selection, or evidence without rows. The old baseline stays.
     const target = v.baseline ?? baselinePath;
-    const errored = col.queries.filter((q) => q.error !== null);
-    const why = errored.length ? [`${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ')})`] : [];
-    if (verdict.evidence === 'sums') why.push('the results hold no per-query rows (written with --no-write?)');
-    else if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !r.startsWith('floor:') && !r.startsWith('regression:') && !r.includes('queries errored')));
-    if (verdict.evaluated === 0 && !why.length) why.push('no evaluated queries');
+    const why = baselineRefusals(col, verdict);
+    // Old queries are never removed (the portal's DES-058 rule): the new baseline keeps every query of the one it
+    // replaces (one that is not evidence itself is simply replaced). Starting over is deleting the file on purpose.
+    let old = baseline?.path === target ? baseline.data : null;
+    if (!old && existsSync(target)) {
+      try {
+        old = readBaseline(target);
+      } catch (e) {
+        if (!isUserError(e)) throw e;
+      }
+    }
+    const gone = old ? baselineCoverage(old, col).missing : [];
+    if (old && gone.length)
+      why.push(
+        `the run lacks ${gone.length} of the ${Object.keys(old.queries).length} queries of the baseline it would replace (${countByCategory(old, gone)}; e.g. ${gone.slice(0, 3).join(', ')}): ` +
+          `old queries are never removed (the portal's DES-058 rule); to start a new baseline on purpose, delete ${target} first`,
+      );
     if (why.length) {
-      for (const l of verdictLines(verdict)) console.error(l);
-      throw new UserError(`--update-baseline: ${[...new Set(why)].join('; ')}; ${target} was left as it was: a baseline must come from a complete run without errors`, 2);
+      throw new UserError(`--update-baseline: ${why.join('; ')}; ${target} was left as it was: a baseline must come from a complete, unfiltered run without errors`, 2);
     }
     writeBaseline(target, baselineFrom(col, report));
     console.log(`baseline written: ${target} (${col.queries.length} queries, configuration of '${col.label}'${col.identity?.corpus ? `, corpus ${col.identity.corpus}` : ''})`);
@@ -117,4 +137,19 @@ export async function run(argv: string[]): Promise<number> {
   if (verdict.code === 0) console.log(lines.join('\n'));
   else console.error(lines.join('\n'));
   return verdict.code;
+}
+
+/** Why a results column cannot become a baseline (empty when it can). Independent of --allow-partial and the like. */
+export function baselineRefusals(col: Column, verdict: ColumnVerdict): string[] {
+  const errored = col.queries.filter((q) => q.error !== null);
+  const why = errored.length ? [`${errored.length} of ${col.queries.length} queries of '${col.label}' errored (${errored.slice(0, 3).map((q) => `${q.id}: ${q.error}`).join('; ')})`] : [];
+  if (verdict.evidence === 'sums') why.push('the results hold no per-query rows (written with --no-write?)');
+  if (verdict.evaluated === 0) why.push('no evaluated queries');
+  else if (verdict.expected !== null && verdict.evaluated < verdict.expected) why.push(`partial run: ${verdict.evaluated} of the ${verdict.expected} queries of its golden selection`);
+  const sel = col.selection;
+  if (sel?.filter) why.push(`filtered golden selection (${describeFilter(sel.filter)}: ${sel.size}${Number.isFinite(sel.filter.of) ? ` of ${sel.filter.of}` : ''} queries)`);
+  if (sel?.shard) why.push(`one shard (${sel.shard.index}/${sel.shard.count}) of the golden selection: merge the shards first (rankgate merge)`);
+  const said = ['floor:', 'regression:', 'partial:', 'no evaluated queries', 'this run lacks'];
+  if (verdict.code === 2) why.push(...verdict.reasons.filter((r) => !said.some((x) => r.startsWith(x)) && !r.includes('queries errored')));
+  return [...new Set(why)];
 }

@@ -12,7 +12,7 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { compareWithBaseline, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
+import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
 import { applyGate, type Floors } from './floors.ts';
 import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
@@ -51,6 +51,13 @@ export interface ColumnVerdict {
   /** Things said loudly that do not change the code. */
   notes: string[];
   errors: { count: number; total: number; groups: ErrorGroup[] } | null;
+  /**
+   * Set when the verdict covers part of what it stands for (said in the verdict's FIRST line): a declared filter or
+   * shard of the golden selection, the baseline's queries it leaves out, or an accepted partial run.
+   */
+  partial: string | null;
+  /** Set when the run lacks baseline queries its selection does not declare out of scope (exit 2; said in the FIRST line). */
+  lacking: string | null;
   report: Des058Report;
   regression: RegressionResult | null;
   delta: BaselineDelta | null;
@@ -90,12 +97,18 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   const expected = sel ? (sel.shardSize ?? sel.size) : null;
   const selName = sel ? `golden selection${sel.id ? ` ${sel.id}` : ''}${sel.shard ? ` shard ${sel.shard.index}/${sel.shard.count}` : ''}` : '';
 
+  const partial: string[] = [];
+  if (sel?.filter) partial.push(`declared filter ${describeFilter(sel.filter)}: ${sel.size}${Number.isFinite(sel.filter.of) ? ` of the golden files' ${sel.filter.of}` : ''} queries`);
+  if (sel?.shard) partial.push(`shard ${sel.shard.index}/${sel.shard.count} of the ${sel.size}-query selection`);
   if (!rowsMode) notes.push(`evidence: promptfoo's column sums only (the results hold no rows, e.g. \`promptfoo eval --no-write\`): floors are checked on the sums; per-query detail and the regression check need the rows`);
   if (evaluated === 0) {
     two.push(`no evaluated queries in '${col.label}' (0 rows): nothing was measured (a --filter-* flag or a selection that matched nothing?)`);
   } else if (expected !== null && evaluated < expected) {
     const msg = `partial: ${evaluated} of ${expected} queries of the ${selName} were evaluated (promptfoo --filter-* flags, a crash or an interrupted run)`;
-    if (allowPartial) notes.push(`${msg}; accepted (allow partial runs)`);
+    if (allowPartial) {
+      notes.push(`${msg}; accepted (allow partial runs)`);
+      partial.push(`${evaluated} of ${expected} queries run (accepted)`);
+    }
     else two.push(`${msg}; gate the full selection, or accept partial runs with --allow-partial, RANKGATE_ALLOW_PARTIAL=1 or allow_partial: true in ${opts.floorsSource}`);
   } else if (expected !== null && evaluated > expected) {
     two.push(`${evaluated} rows but the ${selName} has ${expected} queries: the results hold rows of something else`);
@@ -132,6 +145,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
 
+  let lacking: string | null = null;
   let regression: RegressionResult | null = null;
   let delta: BaselineDelta | null = null;
   if (opts.baseline && floors.regression !== undefined) {
@@ -142,6 +156,25 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       delta = compareWithBaseline(b.data, col, report);
       regression = regressionCheck(b.data, col, report, floors.regression);
       const r = regression;
+      // The baseline's queries are the contract (the portal's DES-058 rule: old queries are never removed): a run that
+      // lacks some is exit 2, unless a declared filter or shard of its golden selection leaves them out ("partial").
+      const cov = baselineCoverage(b.data, col);
+      if (cov.unexplained.length) {
+        const n = Object.keys(b.data.queries).length;
+        lacking = `${cov.unexplained.length} of the baseline's ${n} queries (${countByCategory(b.data, cov.unexplained)})`;
+        const eg = cov.unexplained.slice(0, 3).join(', ') + (cov.unexplained.length > 3 ? ', …' : '');
+        const complete = expected !== null && evaluated >= expected;
+        // first among the reasons: the rest (floors of the categories not run...) follows from it
+        two.unshift(
+          `this run lacks ${cov.unexplained.length} of the ${n} queries of baseline ${b.path} (${countByCategory(b.data, cov.unexplained)}; e.g. ${eg})` +
+            (complete
+              ? `: they are no longer in the golden set${cov.declared ? ` (its declared subset: ${cov.declared})` : ''}; old queries are never removed (the portal's DES-058 rule): restore them, append new queries instead`
+              : `${cov.declared ? ` that its declared subset (${cov.declared}) should hold` : ''}: gate the whole golden set, or declare the subset with RANKGATE_CATEGORY / RANKGATE_LANG / RANKGATE_TAG / RANKGATE_SHARD (or the tests loader config)`),
+        );
+      } else if (cov.explained.length) {
+        partial.push(`compared on ${Object.keys(b.data.queries).length - cov.missing.length} of the baseline's ${Object.keys(b.data.queries).length} queries`);
+        if (cov.unverifiable) notes.push(`${cov.unverifiable} baseline queries taken as outside the declared filter (${cov.declared}) without proof: the baseline records no language or tags (written by an older rankgate)`);
+      }
       if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
       for (const m of r.mismatches) {
         const line = `baseline ${b.path} was measured on another ${m.field}: baseline ${m.baseline}; this run ${m.run}`;
@@ -149,7 +182,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           two.push(`${line}: the comparison is meaningless; re-baseline, or accept with --accept-baseline-mismatch or regression.accept_mismatch: true`);
         else notes.push(`LOUD: ${line}${m.fatal ? ' (accepted)' : ''}`);
       }
-      if (r.partial) notes.push(`partial: compared on the ${r.shared} queries this run shares with the baseline's ${r.baseline_queries} (the others were not run)`);
+      if (r.partial && !cov.unexplained.length) notes.push(`partial: compared on the ${r.shared} queries this run shares with the baseline's ${r.baseline_queries} (the others were not run)`);
       if (r.excluded_errors) notes.push(`${r.excluded_errors} errored queries left out of the regression check (reported as errors, not as regressions)`);
       if (!two.some((l) => l.startsWith(`baseline ${b.path}`)))
         for (const t of r.tests.filter((x) => x.failed))
@@ -171,7 +204,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     reasons = two;
     if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, report, regression, delta };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta };
 }
 
 function fmtP(p: number): string {
@@ -206,7 +239,9 @@ export function verdictLines(v: ColumnVerdict): string[] {
       ? ` · nothing measured: ${firstWords(v.reasons[0] ?? 'see below', 110)}`
       : ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
         `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
-  const head = `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
+  const head =
+    `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}` +
+    `${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
   const out = [head];
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));

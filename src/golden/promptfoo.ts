@@ -4,7 +4,8 @@
  *
  * `selection` identifies the golden selection the row belongs to, before sharding: `id` = first 16 hex of
  * sha256(sorted query ids joined by "\n"), `size` = its number of queries, `files` = the golden files
- * (repo-relative when inside this repository); `shard` = { index (1-based), count } and `shardSize` (the
+ * (repo-relative when inside this repository); `filter` = the declared language/category/tag filter and the number
+ * of queries before it, only when it left queries out; `shard` = { index (1-based), count } and `shardSize` (the
  * queries in this shard) only when sharded.
  *
  * Sharding (`RANKGATE_SHARD=i/N` or loader config `shard: "i/N"` / `{ index, count }`, i is 1-based,
@@ -243,7 +244,8 @@ export function selectQueriesWithMeta(sel: Selection): SelectedQueries {
     throw new UserError(`no golden query matches ${by || 'the selection'} in ${shown.join(', ')} (${out.length} queries there${present}), expected at least one test (check RANKGATE_LANG / RANKGATE_CATEGORY / RANKGATE_TAG)`);
   }
   const ident = selectionIdentity(chosen);
-  const selection: SelectionMeta = { ...ident, files: shown };
+  const filter = chosen.length < out.length ? { ...(langs ? { language: langs } : {}), ...(cats ? { category: cats } : {}), ...(tags ? { tag: tags } : {}), of: out.length } : undefined;
+  const selection: SelectionMeta = { ...ident, files: shown, ...(filter ? { filter } : {}) };
   if (sel.shard === undefined) return { queries: chosen, selection };
   const shard = parseShard(sel.shard, 'RANKGATE_SHARD / loader config shard');
   const mine = shardQueries(chosen, shard);

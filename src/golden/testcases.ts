@@ -4,7 +4,7 @@
  * TestCase shape (the cross-team contract):
  *   { vars: { query },                                               the only var: `promptfoo view` shows one column per var
  *     metadata: { id, category, language, tags: "<comma list>", golden: <GoldenQuery>,
- *                 selection: { id, size, files, shard?, shardSize? } } }
+ *                 selection: { id, size, files, filter?, shard?, shardSize? } } }
  * No description (promptfoo's view would give it a column repeating the query); id, category and language are
  * metadata: filter on them with `--filter-metadata category=emotional` or the view's metadata filter.
  * Ground truth stays in metadata: array-valued vars would be expanded into one test per element.
@@ -26,9 +26,23 @@ export interface Shard {
   count: number;
 }
 
+/**
+ * A declared filter (RANKGATE_LANG / RANKGATE_CATEGORY / RANKGATE_TAG or the loader config) that left queries of the
+ * selected files out: the values asked for and `of`, the number of queries in the files before filtering. Absent when
+ * nothing was filtered out. The gate reads it: a filtered run is compared with the baseline on its own queries and said
+ * "partial"; a baseline is never written from it.
+ */
+export interface SelectionFilter {
+  language?: string[];
+  category?: string[];
+  tag?: string[];
+  of: number;
+}
+
 export interface SelectionMeta extends SelectionIdentity {
   /** golden files, repo-relative when inside this repository */
   files: string[];
+  filter?: SelectionFilter;
   shard?: Shard;
   /** queries in this shard */
   shardSize?: number;

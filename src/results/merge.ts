@@ -29,13 +29,17 @@
  * rows without the golden selection identity (metadata.selection, datasets/tests.ts); shards of a different
  * golden selection; a different configuration (providers, prompts, assertions, derived metrics, extensions),
  * promptfoo version or rankgate version; the same query twice (overlapping shards); missing shards or
- * queries; a file whose column metrics are not the sums of its rows (edited or truncated).
+ * queries; merged query ids that do not hash to the selection id; a row outside its file's shard; rows searched in
+ * another index or corpus (response.metadata.diagnostics.index) or reporting other service settings; a file whose
+ * column metrics are not the sums of its rows (edited or truncated).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
+import { shardOf } from '../golden/promptfoo.ts';
+import { selectionIdentity } from '../golden/testcases.ts';
 import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
 import { percentile } from './summary.ts';
 import { parseResultsObject } from './read.ts';
@@ -365,7 +369,14 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
           'a shard is missing or incomplete (interrupted eval, --filter-* options)',
       );
     }
+    // The selection id is the hash of its sorted query ids (src/golden/testcases.ts): the merged ids must give it back.
+    if (/^[0-9a-f]{16}$/.test(ref.sel.id)) {
+      const got = selectionIdentity([...m.keys()].map((id) => ({ id }))).id;
+      if (got !== ref.sel.id)
+        fail(`column '${ref.doc.results.prompts[p]!.provider ?? p}': the ${m.size} merged query ids make golden selection ${got}, not the ${ref.sel.id} every row claims: rows of another golden set were relabelled`);
+    }
   });
+  checkRowsAgree(info);
 
   // Each file's column metrics must be the sums of its rows (catches edited or truncated files).
   for (const s of info) {
@@ -526,6 +537,55 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
     metadata: { ...(ref.doc.metadata ?? {}), exportedAt: now.toISOString(), rankgateMerge: summary },
   };
   return { doc, summary };
+}
+
+/** The search index a row was answered from (contract B: response.metadata.diagnostics.index), canonical; null when none. */
+function indexOf(r: Row): string | null {
+  const ix = (r.response?.metadata?.diagnostics as { index?: unknown } | null | undefined)?.index;
+  return ix && typeof ix === 'object' ? canon(ix) : null;
+}
+
+const errored = (r: Row) => Boolean(r.error) || Boolean((r.response as { error?: unknown } | null | undefined)?.error) || r.response?.output === undefined;
+
+/** The column's settings a row reports: its service kind and search params without the per-query language and filters. */
+function settingsOf(r: Row): string {
+  const m = r.response?.metadata ?? {};
+  const { language: _l, filters: _f, ...params } = (m.params && typeof m.params === 'object' ? m.params : {}) as Record<string, unknown>;
+  return canon({ service: m.service ?? null, params });
+}
+
+/**
+ * Every row of a column, in every shard, must come from the same index (engine, variant, corpus and its identity) and
+ * the same service settings, and every row of a shard of a RANKGATE_SHARD split must belong to that shard: a shard run
+ * on another corpus (or rows pasted from one) cannot be merged. Errored rows report no index and are left out.
+ */
+function checkRowsAgree(info: { file: string; doc: ResultsDoc; sel: SelectionIdentity }[]): void {
+  const first = new Map<number, { file: string; i: number; index: string | null; settings: string }>();
+  for (const s of info) {
+    const sh = s.sel.shard;
+    s.doc.results.results.forEach((r, i) => {
+      if (sh && sh.index >= 1 && sh.index <= sh.count) {
+        const id = queryIdOf(r, s.file, i);
+        const own = shardOf(id, sh.count);
+        if (own !== sh.index) fail(`${s.file}: results[${i}] query ${id} belongs to shard ${own}/${sh.count}, not to this file's shard ${sh.index}/${sh.count}: rows of another run`);
+      }
+      if (errored(r)) return;
+      const p = r.promptIdx ?? 0;
+      const here = { file: s.file, i, index: indexOf(r), settings: settingsOf(r) };
+      const ref = first.get(p);
+      if (!ref) return void first.set(p, here);
+      if (here.index !== ref.index) {
+        const show1 = (x: string | null) => {
+          if (!x) return 'no index (a url:/module: service)';
+          const o = JSON.parse(x) as Record<string, unknown>;
+          return `${o.engine ?? '?'} ${o.variant ?? '?'}, corpus ${o.corpus ?? '?'} (${typeof o.corpusId === 'string' ? o.corpusId.slice(0, 19) : '?'})`;
+        };
+        fail(`${s.file}: results[${i}] was searched in ${show1(here.index)} but ${ref.file} results[${ref.i}] in ${show1(ref.index)}: shards of another corpus or index cannot be merged`);
+      }
+      if (here.settings !== ref.settings)
+        fail(`${s.file}: results[${i}] reports service settings ${show(JSON.parse(here.settings))} but ${ref.file} results[${ref.i}] ${show(JSON.parse(ref.settings))}: shards must run the same configuration`);
+    });
+  }
 }
 
 /** Read shard files (one-line errors) and merge them. */

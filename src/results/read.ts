@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
-import { checkIntegrity, parseOutput, routingChecked, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
+import type { SelectionFilter } from '../golden/testcases.ts';
+import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, routingChecked, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
+import { BUCKETS } from './types.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
 
@@ -48,6 +50,8 @@ export interface SelectionInfo {
   id: string | null;
   size: number;
   files?: string[];
+  /** The declared language/category/tag filter that left queries of the files out (src/golden/testcases.ts SelectionFilter). */
+  filter?: SelectionFilter;
   shard?: { index: number; count: number };
   shardSize?: number;
 }
@@ -98,7 +102,7 @@ interface PfRow {
 interface PfPrompt {
   provider?: string;
   label?: string;
-  metrics?: { namedScores?: Record<string, number>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
+  metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, unknown>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
 }
 
 /** namedScores that are promptfoo derived means (may be null after 0/0); every other named score must be a finite number. */
@@ -123,9 +127,19 @@ function selectionOf(meta: Record<string, unknown> | undefined): SelectionInfo |
     id: typeof s.id === 'string' ? s.id : null,
     size: s.size,
     ...(Array.isArray(s.files) ? { files: s.files.map(String) } : {}),
+    ...(filterOf(s.filter) ? { filter: filterOf(s.filter)! } : {}),
     ...(s.shard && typeof s.shard === 'object' ? { shard: s.shard } : {}),
     ...(typeof s.shardSize === 'number' ? { shardSize: s.shardSize } : {}),
   };
+}
+
+function filterOf(f: unknown): SelectionFilter | null {
+  if (!f || typeof f !== 'object') return null;
+  const o = f as Record<string, unknown>;
+  const strs = (v: unknown) => (Array.isArray(v) ? v.map(String) : undefined);
+  const out: SelectionFilter = { of: typeof o.of === 'number' ? o.of : NaN };
+  for (const k of ['language', 'category', 'tag'] as const) if (strs(o[k])) out[k] = strs(o[k]);
+  return out;
 }
 
 function fail(file: string, msg: string): never {
@@ -228,7 +242,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
         col.selection = sel;
       } else if (col.selection?.shard && JSON.stringify(col.selection.shard) !== JSON.stringify(sel.shard ?? null)) {
         // rows of several shards of one selection (`rankgate merge`): the column stands for the whole selection
-        col.selection = { id: sel.id, size: sel.size, ...(sel.files ? { files: sel.files } : {}) };
+        col.selection = { id: sel.id, size: sel.size, ...(sel.files ? { files: sel.files } : {}), ...(sel.filter ? { filter: sel.filter } : {}) };
       }
     }
     const ix = row.response?.metadata?.diagnostics?.index;
@@ -315,12 +329,113 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
     }
     if (!c.selection && typeof c.namedScores[SELECTION_SIZE_KEY] === 'number' && c.namedScores[SELECTION_SIZE_KEY]! > 0) c.selection = { id: null, size: c.namedScores[SELECTION_SIZE_KEY]! };
   }
+  for (const c of columns) {
+    // promptfoo kept no rows (--no-write): the column sums are the only evidence, so they must agree with each other.
+    if (c.queries.length === 0 && c.counts && c.counts.pass + c.counts.fail + c.counts.error > 0) {
+      const bad = sumsInconsistency(c, res.prompts[c.index]?.metrics?.namedScoresCount);
+      if (bad) fail(file, `column '${c.label}': results.prompts[${c.index}].metrics.${bad}: the sums were edited or are not promptfoo's (a --no-write file is checked by its sums alone)`);
+    }
+  }
   const withRows = columns.find((c) => c.queries.length > 0);
   const counted = (c: Column) => (c.counts ? c.counts.pass + c.counts.fail + c.counts.error : 0);
   const empty = columns.find((c) => c.queries.length === 0 && counted(c) > 0);
   if (withRows && empty)
     fail(file, `column '${empty.label}' (results.prompts[${empty.index}]) has no rows although promptfoo counted ${counted(empty)}, while '${withRows.label}' has ${withRows.queries.length}: a column was added or its rows removed`);
   return { evalId: top.evalId ?? null, timestamp: res.timestamp ?? new Date().toISOString(), columns };
+}
+
+/**
+ * The first inconsistency of a column's sums (promptfoo's namedScores of a --no-write run) with each other, null when
+ * none. Each ranked row adds 1 to n_ranked and n_<category>, its [0, 1] scores to <metric> and <metric>_<category>; each
+ * routed row 1 to n_routing and n_routing_<category>, 0/1 to routing_ok and routing_ok_<category> (src/results/score.ts).
+ * So: counters are whole numbers no larger than the rows promptfoo counted; the categories add up to the overall sums
+ * (counts, every metric, routing); each sum lies in [0, its count]; per query recall@1 <= MRR@10 <= recall@10 and
+ * recall@1 <= @3 <= @5 <= @10 <= found, so the sums are ordered the same way; the failure buckets add up to n_ranked;
+ * the view copies ('#1 Recall@3'...) equal their sums; namedScoresCount (rows per key) equals the counters; the
+ * derived means equal sum / count.
+ */
+export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): string | null {
+  const ns = c.namedScores;
+  const num = (k: string) => (typeof ns[k] === 'number' && Number.isFinite(ns[k]) ? ns[k]! : undefined);
+  const at = (k: string) => `namedScores.${k}`;
+  const eq = (a: number, b: number, n = 1) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(n), Math.abs(a), Math.abs(b));
+  const rows = c.counts ? c.counts.pass + c.counts.fail : Infinity;
+  const ranked = Object.keys(ns).filter((k) => k.startsWith('n_') && num(`recall_at_3_${k.slice(2)}`) !== undefined).map((k) => k.slice(2)).sort();
+  // (a category key `routing_x` also gives a rank counter n_routing_x: a routed category is one with routing_ok_<x> too)
+  const routedCats = Object.keys(ns).filter((k) => k.startsWith('n_routing_') && num(`routing_ok_${k.slice('n_routing_'.length)}`) !== undefined).map((k) => k.slice('n_routing_'.length)).sort();
+  const counters = ['n_ranked', 'n_routing', 'n_latency', 'n_answerable', 'n_all_found', 'n_safety', ...ranked.map((x) => `n_${x}`), ...routedCats.map((x) => `n_routing_${x}`)];
+  for (const k of counters) {
+    const v = ns[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return `${at(k)} is ${JSON.stringify(v)}, expected a count of queries`;
+    if (v > rows) return `${at(k)} is ${v} but promptfoo counted ${rows} queries without errors (testPassCount + testFailCount)`;
+    const n = counts?.[k];
+    if (typeof n === 'number' && n !== v) return `${at(k)} is ${v} but namedScoresCount.${k} says ${n} rows added to it`;
+  }
+  const groups: { scope: string; n: string; sum: (m: string) => string }[] = [
+    { scope: 'overall', n: 'n_ranked', sum: (m) => m },
+    ...ranked.map((x) => ({ scope: `category ${x}`, n: `n_${x}`, sum: (m: string) => `${m}_${x}` })),
+  ];
+  for (const g of groups) {
+    const n = num(g.n);
+    if (n === undefined) continue;
+    for (const m of RANK_KEYS) {
+      const v = num(g.sum(m));
+      if (v === undefined) continue;
+      if (v < -1e-9 || v > n + 1e-6) return `${at(g.sum(m))} is ${v}, outside [0, ${g.n} = ${n}] (each query adds a score in [0, 1])`;
+      const cnt = counts?.[g.sum(m)];
+      if (typeof cnt === 'number' && cnt !== n) return `namedScoresCount.${g.sum(m)} is ${cnt} but ${g.n} is ${n}: every ranked query adds to both`;
+      const avg = ns[`avg_${g.sum(m)}`];
+      if (typeof avg === 'number' && n > 0 && !eq(avg, v / n)) return `${at(`avg_${g.sum(m)}`)} is ${avg} but ${g.sum(m)} / ${g.n} is ${v / n}`;
+    }
+    const chain: (typeof RANK_KEYS)[number][][] = [['recall_at_1', 'recall_at_3', 'recall_at_5', 'recall_at_10', 'found'], ['recall_at_1', 'mrr', 'recall_at_10']];
+    for (const ch of chain)
+      for (let i = 1; i < ch.length; i++) {
+        const lo = num(g.sum(ch[i - 1]!));
+        const hi = num(g.sum(ch[i]!));
+        if (lo !== undefined && hi !== undefined && lo > hi + 1e-6) return `${at(g.sum(ch[i - 1]!))} = ${lo} exceeds ${g.sum(ch[i]!)} = ${hi} (per query ${ch[i - 1]} <= ${ch[i]})`;
+      }
+  }
+  const total = (keys: string[]) => keys.reduce((a, k) => a + (num(k) ?? 0), 0);
+  const nRanked = num('n_ranked');
+  if (nRanked !== undefined && ranked.length) {
+    const t = total(ranked.map((x) => `n_${x}`));
+    if (t !== nRanked) return `${at('n_ranked')} is ${nRanked} but the categories' n_<category> add up to ${t} (${ranked.map((x) => `${x} ${num(`n_${x}`)}`).join(', ')})`;
+    for (const m of RANK_KEYS) {
+      const v = num(m);
+      if (v === undefined) continue;
+      const s = total(ranked.map((x) => `${m}_${x}`));
+      if (!eq(v, s, nRanked)) return `${at(m)} is ${v} but the categories' ${m}_<category> add up to ${s} (${ranked.map((x) => `${x} ${num(`${m}_${x}`) ?? 0}`).join(', ')})`;
+    }
+    const b = BUCKETS.reduce((a, k) => a + (num(`bucket_${k}`) ?? 0), 0);
+    if (BUCKETS.some((k) => num(`bucket_${k}`) !== undefined) && b !== nRanked) return `the failure buckets (bucket_*) add up to ${b} but n_ranked is ${nRanked}: each ranked query has one bucket`;
+  }
+  const nRouting = num('n_routing');
+  if (nRouting !== undefined) {
+    const ok = num('routing_ok') ?? 0;
+    if (ok < 0 || ok > nRouting) return `${at('routing_ok')} is ${ok}, outside [0, n_routing = ${nRouting}]`;
+    if (routedCats.length) {
+      const t = total(routedCats.map((x) => `n_routing_${x}`));
+      if (t !== nRouting) return `${at('n_routing')} is ${nRouting} but the categories' n_routing_<category> add up to ${t}`;
+      const o = total(routedCats.map((x) => `routing_ok_${x}`));
+      if (!eq(o, ok)) return `${at('routing_ok')} is ${ok} but the categories' routing_ok_<category> add up to ${o}`;
+    }
+    for (const x of routedCats) {
+      const v = num(`routing_ok_${x}`) ?? 0;
+      const n = num(`n_routing_${x}`)!;
+      if (v < 0 || v > n) return `${at(`routing_ok_${x}`)} is ${v}, outside [0, n_routing_${x} = ${n}]`;
+      const acc = ns[`routing_accuracy_${x}`];
+      if (typeof acc === 'number' && n > 0 && !eq(acc, v / n)) return `${at(`routing_accuracy_${x}`)} is ${acc} but routing_ok_${x} / n_routing_${x} is ${v / n}`;
+    }
+    const acc = ns.routing_accuracy;
+    if (typeof acc === 'number' && nRouting > 0 && !eq(acc, ok / nRouting)) return `${at('routing_accuracy')} is ${acc} but routing_ok / n_routing is ${ok / nRouting}`;
+  }
+  for (const [k, view] of Object.entries(VIEW_KEYS)) {
+    const a = num(k);
+    const v = num(view);
+    if (a !== undefined && v !== undefined && !eq(a, v)) return `${at(JSON.stringify(view).slice(1, -1))} is ${v} but ${k} is ${a}: the same sum twice`;
+  }
+  return null;
 }
 
 /** Judge keys of a row (overall keys only; per-category `<key>_<category>` dropped), unprefixed. */

@@ -61,3 +61,29 @@ export async function closedPort(): Promise<number> {
   }
   throw new Error('no closed port found in 20000-29999 on 127.0.0.1');
 }
+
+type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Recompute a baseline's summary (query count, overall and per-category means and counts) from its per-query entries,
+ * as a careful hand editor would: a baseline edited this way is consistent with itself (src/gate/baseline.ts).
+ */
+export function resummarise(b: Doc): Doc {
+  const qs = Object.values(b.queries) as Doc[];
+  const mean = (xs: number[]) => (xs.length ? Math.round((xs.reduce((a, x) => a + x, 0) / xs.length) * 1e4) / 1e4 : null);
+  const vals = (list: Doc[], k: string) => list.map((q) => q[k]).filter((x: unknown) => typeof x === 'number');
+  b.summary.total_queries = qs.length;
+  b.summary.overall_recall_at_3 = mean(vals(qs, 'recall_at_3'));
+  b.summary.overall_mrr_at_10 = mean(vals(qs, 'mrr'));
+  for (const [c, e] of Object.entries(b.summary.categories) as [string, Doc][]) {
+    const cq = qs.filter((q) => q.category === c);
+    if (!cq.length) delete b.summary.categories[c];
+    else {
+      e.count = cq.length;
+      if (e.recall_at_3 !== undefined) e.recall_at_3 = mean(vals(cq, 'recall_at_3'));
+      if (e.mrr_at_10 !== undefined) e.mrr_at_10 = mean(vals(cq, 'mrr'));
+      if (e.routing_accuracy !== undefined) e.routing_accuracy = mean(vals(cq, 'routing_ok'));
+    }
+  }
+  return b;
+}

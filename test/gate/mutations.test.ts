@@ -10,8 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { promptfooEval, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
-import { closedPort, writeGateConfig } from './helpers.ts';
+import { closedPort, resummarise, writeGateConfig } from './helpers.ts';
 
 type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -42,6 +43,30 @@ function resync(d: Doc): Doc {
   }
   return d;
 }
+
+/** Keep only the rows `keep` accepts (a smaller run of the same file), counts and checked sums resynced. */
+function keepRows(d: Doc, keep: (r: Doc) => boolean): Doc {
+  d.results.results = d.results.results.filter(keep);
+  return resync(d);
+}
+
+/** The golden selection identity of ids (src/golden/testcases.ts): what a golden file with just these queries gives. */
+function selectionIdOf(ids: string[]): string {
+  return createHash('sha256').update([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join('\n')).digest('hex').slice(0, 16);
+}
+
+/** Give every row the selection of exactly its own queries (plus `extra` fields): a golden set that really holds only them. */
+function ownSelection(d: Doc, extra: Doc = {}): Doc {
+  const ids = d.results.results.map((r: Doc) => r.testCase.metadata.id);
+  for (const r of d.results.results) r.testCase.metadata.selection = { ...r.testCase.metadata.selection, id: selectionIdOf(ids), size: ids.length, ...extra };
+  return d;
+}
+
+const catOf = (r: Doc) => r.testCase.metadata.category;
+/** The queries the passing run misses at rank 3 (the hard ones). */
+const hard = (r: Doc) => r.namedScores?.n_ranked === 1 && r.namedScores?.recall_at_3 === 0;
+
+const sums = (d: Doc) => d.results.prompts[0].metrics.namedScores;
 
 const rowOf = (d: Doc, id: string) => d.results.results.find((r: Doc) => r.testCase.metadata.id === id);
 
@@ -115,12 +140,78 @@ const MUTATIONS: Mutation[] = [
   { name: '0 rows --filter-pattern zzz (real run)', from: 'zzz', expect: 2, says: /no evaluated queries/ },
   { name: 'baseline from another golden set', from: 'pass', baseline: (b) => {
       b.queries = Object.fromEntries(Object.entries(b.queries).map(([k, v]) => [`other-${k}`, v]));
+      delete b.identity.selection; // else its identity check refuses the baseline itself
       return b;
     }, expect: 2, says: /none of them in the baseline/ },
   { name: 'baseline from another corpus', from: 'pass', baseline: (b) => ((b.identity.corpusId = 'sha256:other'), (b.identity.corpus = 'other-docs/'), b), expect: 2, says: /another corpus/ },
   { name: 'baseline from another corpus, accepted', from: 'pass', args: ['--accept-baseline-mismatch'], baseline: (b) => ((b.identity.corpusId = 'sha256:other'), b), expect: 0, says: /LOUD: .*another corpus/ },
   { name: 'baseline with another provider config (loud, compared)', from: 'pass', baseline: (b) => ((b.config.topK = 5), b), expect: 0, says: /LOUD: .*provider config: baseline topK=5; this run topK=10/ },
   { name: 'failing run vs the passing baseline', from: 'fail', baseline: (b) => b, expect: 1, says: /minimum detectable drop of recall_at_3/ },
+  // The baseline's queries are the contract (issue 25, point 2)
+  { name: 'one category run against the full baseline (selection of that category, no declared filter)', from: 'pass', baseline: (b) => b,
+    mutate: (d) => ownSelection(keepRows(d, (r) => catOf(r) === 'conceptual')), expect: 2, says: /lacks 7 of the 10 queries of baseline .*\(2 direct, .*no longer in the golden set/ },
+  { name: 'golden set with its hard queries deleted, against the full baseline', from: 'pass', baseline: (b) => b,
+    mutate: (d) => ownSelection(keepRows(d, (r) => !hard(r))), expect: 2, says: /lacks 3 of the 10 queries .*old queries are never removed/ },
+  { name: 'hard queries deleted, new queries appended in their place (same count)', from: 'pass', baseline: (b) => b,
+    mutate: (d) => {
+      for (const r of d.results.results.filter(hard)) r.testCase.metadata.id = r.testCase.metadata.golden.id = `new-${r.testCase.metadata.id}`;
+      return ownSelection(d);
+    }, expect: 2, says: /lacks 3 of the 10 queries/ },
+  { name: 'hard queries not run (--filter-pattern), --allow-partial', from: 'pass', baseline: (b) => b, args: ['--allow-partial'],
+    mutate: (d) => keepRows(d, (r) => !hard(r)), expect: 2, says: /lacks 3 of the 10 queries .*declare the subset with RANKGATE_CATEGORY/ },
+  { name: 'one category, declared filter (RANKGATE_CATEGORY), against the full baseline', from: 'pass', baseline: (b) => b, floors: 'overall: { recall_at_3: 0.3 }\n',
+    mutate: (d) => ownSelection(keepRows(d, (r) => catOf(r) === 'conceptual'), { filter: { category: ['conceptual'], of: 10 } }),
+    expect: 0, says: /^rankgate gate PASSED \(exit 0\) for 'fixture-keyword': PARTIAL \(declared filter category conceptual: 3 of the golden files' 10 queries; compared on 3 of the baseline's 10 queries\)/m },
+  { name: 'declared filter, but a baseline query of that category gone from the golden set', from: 'pass', baseline: (b) => b,
+    mutate: (d) => ownSelection(keepRows(d, (r) => catOf(r) === 'direct' && r.testCase.metadata.id !== 'fx-direct-002'), { filter: { category: ['direct'], of: 9 } }),
+    expect: 2, says: /lacks 1 of the 10 queries .*\(1 direct; e\.g\. fx-direct-002\): they are no longer in the golden set \(its declared subset: category direct\)/ },
+  { name: 'new queries appended to the golden set: compared on the shared ones', from: 'pass',
+    baseline: (b) => resummarise(((b.queries = Object.fromEntries(Object.entries(b.queries).filter(([id]) => id !== 'fx-direct-002'))), delete b.identity.selection, b)), expect: 0, says: /gate PASSED \(exit 0\)/ },
+  // Every file the gate reads is cross-checked (issue 25, point 3): the baseline
+  { name: 'baseline per-query value edited (a miss made a hit)', from: 'fail', baseline: (b) => {
+      const id = Object.keys(b.queries).find((k) => b.queries[k].recall_at_3 === 0)!;
+      b.queries[id].recall_at_3 = 1;
+      return b;
+    }, expect: 2, says: /b\d+\.json: queries\["[^"]+"\]: recall_at_3 1 .* but mrr/ },
+  { name: 'baseline per-query values edited consistently (recall and mrr) but not the summary', from: 'fail', baseline: (b) => {
+      for (const q of Object.values(b.queries) as Doc[]) if (q.recall_at_3 === 0) Object.assign(q, { recall_at_3: 1, mrr: 1 });
+      return b;
+    }, expect: 2, says: /b\d+\.json: summary\.overall_recall_at_3 is 0\.625 but the per-query recall_at_3 values average 1\.0000/ },
+  { name: 'baseline per-query value out of range', from: 'pass', baseline: (b) => ((b.queries[Object.keys(b.queries)[0]!].ndcg_at_10 = 1.7), b), expect: 2, says: /ndcg_at_10: expected null or a number in \[0, 1\], got 1\.7/ },
+  { name: 'baseline: a category mean edited', from: 'fail', baseline: (b) => ((b.summary.categories.direct.recall_at_3 = 0.1), b), expect: 2, says: /summary\.categories\.direct\.recall_at_3 is 0\.1 but its per-query values average 1\.0000/ },
+  { name: 'baseline: its regressed (hard) queries deleted', from: 'fail', baseline: (b) => {
+      for (const id of Object.keys(b.queries)) if (b.queries[id].recall_at_3 === 0) delete b.queries[id];
+      return b;
+    }, expect: 2, says: /summary\.total_queries is 10 but the file holds 7 per-query entries/ },
+  { name: 'baseline: hard queries deleted and the summary recomputed', from: 'fail', baseline: (b) => {
+      for (const id of Object.keys(b.queries)) if (b.queries[id].recall_at_3 === 0) delete b.queries[id];
+      return resummarise(b);
+    }, expect: 2, says: /identity\.selection\.size is 10 but the file holds 7 per-query entries/ },
+  { name: 'baseline: hard queries deleted, summary and selection size recomputed', from: 'fail', baseline: (b) => {
+      for (const id of Object.keys(b.queries)) if (b.queries[id].recall_at_3 === 0) delete b.queries[id];
+      b.identity.selection.size = 7;
+      return resummarise(b);
+    }, expect: 2, says: /identity\.selection\.id [0-9a-f]{16} is not the identity of the 7 query ids it holds/ },
+  { name: 'baseline without a summary', from: 'pass', baseline: (b) => (delete b.summary, b), expect: 2, says: /summary: missing/ },
+  // the --no-write column sums
+  { name: '--no-write: one category sum edited', from: 'nw-fail', mutate: (d) => ((sums(d).recall_at_3_emotional = 1 - sums(d).recall_at_3_emotional), d), expect: 2, says: /namedScores\.(avg_)?recall_at_3_emotional .*the sums were edited/ },
+  { name: '--no-write: a category count edited', from: 'nw-fail', mutate: (d) => ((sums(d).n_conceptual += 1), d), expect: 2, says: /n_conceptual is 4 but namedScoresCount\.n_conceptual says 3/ },
+  { name: '--no-write: overall and category sums edited together', from: 'nw-fail', mutate: (d) => {
+      const ns = sums(d);
+      ns.recall_at_3 += 1;
+      ns.recall_at_3_emotional += 1;
+      return d;
+    }, expect: 2, says: /namedScores\.\S*recall_at_3\S* .*the sums were edited or are not promptfoo's \(a --no-write file is checked by its sums alone\)/ },
+  { name: '--no-write: every copy of Recall@3 edited (sums, view key, means)', from: 'nw-fail', mutate: (d) => {
+      const ns = sums(d);
+      ns.recall_at_3 += 1;
+      ns['#1 Recall@3'] += 1;
+      ns.recall_at_3_emotional += 1;
+      ns.avg_recall_at_3 = ns.recall_at_3 / ns.n_ranked;
+      ns.avg_recall_at_3_emotional = ns.recall_at_3_emotional / ns.n_emotional;
+      return d;
+    }, expect: 2, says: /namedScores\.recall_at_3\S* .*the sums were edited/ },
+  { name: '--no-write: routing sums edited', from: 'nw-pass', mutate: (d) => ((sums(d).routing_ok_technique_boundary = 0), d), expect: 2, says: /routing_ok is 10 but the categories' routing_ok_<category> add up to 9/ },
 ];
 
 describe('gate mutations through `rankgate gate` (real promptfoo runs as the starting points)', () => {
@@ -193,6 +284,65 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     };
     for (let i = 0; i < MUTATIONS.length; i += 4) await Promise.all(MUTATIONS.slice(i, i + 4).map((m, j) => runOne(m, i + j)));
     assert.deepEqual(failures, []);
+  });
+
+  it('--update-baseline refuses a partial, filtered, sharded or errored run whatever the flags, in one line, keeping the old baseline', async () => {
+    const floors = join(dir, 'floors.yaml');
+    const base = JSON.parse(readFileSync(files.pass!, 'utf8'));
+    const made = (name: string, d: Doc) => {
+      const f = join(dir, `ub-${name}.json`);
+      writeFileSync(f, JSON.stringify(d));
+      return f;
+    };
+    const cases: [string, string, string[], RegExp][] = [
+      ['first 3 (real --filter-first-n run), --allow-partial', files.first3!, ['--allow-partial'], /partial run: 3 of the 10 queries of its golden selection/],
+      ['first 3, RANKGATE_ALLOW_PARTIAL in gate.yaml', files.first3!, [], /partial run: 3 of the 10/],
+      ['declared category filter', made('cat', ownSelection(keepRows(structuredClone(base), (r) => catOf(r) === 'direct'), { filter: { category: ['direct'], of: 10 } })), ['--allow-partial'], /filtered golden selection \(category direct: 2 of 10 queries\)/],
+      ['one shard', made('shard', ((d: Doc) => {
+        for (const r of d.results.results) r.testCase.metadata.selection = { ...r.testCase.metadata.selection, shard: { index: 1, count: 1 }, shardSize: d.results.results.length };
+        return d;
+      })(structuredClone(base))), [], /one shard \(1\/1\) of the golden selection/],
+      ['an errored row, under max_error_rate', made('err', (() => {
+        const d = structuredClone(base);
+        Object.assign(rowOf(d, 'fx-adversarial-001'), { error: 'search failed: timed out', success: false, namedScores: {}, response: { error: 'search failed: timed out' } });
+        return resync(d);
+      })()), ['--floors', join(dir, 'lenient-errors.yaml')], /1 of 10 queries of 'fixture-keyword' errored/],
+    ];
+    writeFileSync(join(dir, 'lenient-errors.yaml'), FLOORS + 'max_error_rate: 0.5\nallow_partial: true\n');
+    writeFileSync(join(dir, 'lenient.yaml'), FLOORS + 'allow_partial: true\n');
+    for (const [what, file, extra, re] of cases) {
+      const target = join(dir, `never-ub-${what.replace(/\W+/g, '-')}.json`);
+      const fl = extra.includes('--floors') ? [] : ['--floors', what.includes('gate.yaml') ? join(dir, 'lenient.yaml') : floors];
+      const r = await rankgate(['gate', file, ...fl, ...extra, '--update-baseline', '--baseline', target]);
+      assert.equal(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line: ${r.stderr}`);
+      assert.match(r.stderr, /--update-baseline: .*was left as it was/, what);
+      assert.match(r.stderr, re, what);
+      assert.ok(!existsSync(target), `${what}: no baseline written`);
+    }
+    // a complete run of a golden set whose hard queries were deleted does not replace the baseline that has them,
+    // named with --baseline or as gate.yaml's regression.baseline (the old queries are never removed)
+    const shrunk = made('shrunk', ownSelection(keepRows(structuredClone(base), (r) => !hard(r))));
+    const kept = join(dir, 'kept-baseline.json');
+    const keptText = readFileSync(join(dir, 'baseline.json'), 'utf8');
+    writeFileSync(kept, keptText);
+    writeFileSync(join(dir, 'with-baseline.yaml'), `${FLOORS}regression:\n  baseline: ${kept}\n`);
+    for (const args of [['--floors', floors, '--baseline', kept], ['--floors', join(dir, 'with-baseline.yaml')]]) {
+      const r = await rankgate(['gate', shrunk, ...args, '--update-baseline']);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /--update-baseline: the run lacks 3 of the 10 queries of the baseline it would replace \(2 conceptual, 1 emotional; .*old queries are never removed .*delete .*kept-baseline\.json first/);
+      assert.equal(readFileSync(kept, 'utf8'), keptText);
+    }
+    // a baseline that is not evidence (edited) is replaced by --update-baseline from a complete run, not kept
+    const edited = JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8'));
+    edited.summary.total_queries = 3;
+    const target = join(dir, 'edited-baseline.json');
+    writeFileSync(target, JSON.stringify(edited));
+    const r = await rankgate(['gate', files.pass!, '--floors', floors, '--update-baseline', '--baseline', target]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /note: the baseline to be replaced is not compared: .*edited-baseline\.json: summary\.total_queries is 3 but the file holds 10/);
+    assert.equal(JSON.parse(readFileSync(target, 'utf8')).summary.total_queries, 10);
   });
 
   it('--update-baseline refuses a 0-row run, a --no-write run and a dead-service run, keeping the old baseline', async () => {

@@ -3,13 +3,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { minimumDetectableDrop, normalQuantile, queriesNeeded, sampleSd } from '../../src/metrics/power.ts';
-import { baselineFrom, regressionCheck } from '../../src/gate/baseline.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { baselineFrom, baselineInconsistency, readBaseline, regressionCheck, type Baseline } from '../../src/gate/baseline.ts';
+import { isUserError } from '../../src/errors.ts';
+import { generateTestCases, shardOf } from '../../src/golden/promptfoo.ts';
+import { selectionIdentity } from '../../src/golden/testcases.ts';
 import { DEFAULT_REGRESSION } from '../../src/gate/floors.ts';
 import { buildReport } from '../../src/results/summary.ts';
 import type { Column, QueryRecord } from '../../src/results/read.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { shippingSection } from '../../src/report/markdown.ts';
-import { errorGroups, gateColumn } from '../../src/gate/verdict.ts';
+import { errorGroups, gateColumn, verdictLines } from '../../src/gate/verdict.ts';
 
 function q(id: string, category: string, r3: number, error: string | null = null): QueryRecord {
   return {
@@ -66,18 +72,105 @@ describe('regression check', () => {
     assert.equal(e.tests.some((t) => t.failed), false);
   });
 
-  it('identity: another corpus is fatal, another provider config is loud; a subset run is partial', () => {
-    const other = { ...col('cand', base.queries.slice(0, 10)), identity: { engine: 'postgres', variant: 'c300/use-lite', corpusId: 'c2', corpus: 'my-docs' }, config: { topK: 5 } };
+  it('identity: another corpus is fatal, another provider config is loud; a declared subset is partial', () => {
+    // category b only, declared as such (RANKGATE_CATEGORY=b): compared on its 20 queries, "partial" in the first line
+    const bq = base.queries.filter((x) => x.category === 'b');
+    const other = { ...col('cand', bq), selection: { id: 'selb', size: 20, filter: { category: ['b'], of: 40 } }, identity: { engine: 'postgres', variant: 'c300/use-lite', corpusId: 'c2', corpus: 'my-docs' }, config: { topK: 5 } };
     const r = regressionCheck(b, other, buildReport(other), DEFAULT_REGRESSION);
-    assert.deepEqual(r.mismatches.map((m) => [m.field, m.fatal]), [['corpus', true], ['engine', false], ['provider config', false]]);
+    assert.deepEqual(r.mismatches.map((m) => [m.field, m.fatal]), [['corpus', true], ['engine', false], ['golden selection', false], ['provider config', false]]);
     assert.equal(r.partial, true);
-    assert.equal(r.shared, 10);
-    const v = gateColumn(other, { floors: { overall: {}, categories: {}, metric_family: 'strict', regression: DEFAULT_REGRESSION }, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b } });
+    assert.equal(r.shared, 20);
+    const floors = { overall: {}, categories: {}, metric_family: 'strict' as const, regression: DEFAULT_REGRESSION };
+    const v = gateColumn(other, { floors, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b } });
     assert.equal(v.code, 2);
     assert.match(v.reasons.join('\n'), /baseline b\.json was measured on another corpus: baseline datasets\/corpus \(c1\); this run my-docs \(c2\)/);
-    const accepted = gateColumn(other, { floors: { overall: {}, categories: {}, metric_family: 'strict', regression: DEFAULT_REGRESSION }, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b }, acceptMismatch: true });
+    const accepted = gateColumn(other, { floors, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b }, acceptMismatch: true });
     assert.equal(accepted.code, 0);
-    assert.match(accepted.notes.join('\n'), /partial: compared on the 10 queries this run shares with the baseline's 40/);
+    assert.match(accepted.notes.join('\n'), /partial: compared on the 20 queries this run shares with the baseline's 40/);
+    assert.match(verdictLines(accepted)[0]!, /^rankgate gate PASSED \(exit 0\) for 'cand': PARTIAL \(declared filter category b: 20 of the golden files' 40 queries; compared on 20 of the baseline's 40 queries\)/);
+  });
+
+  it("the baseline's queries are the contract: missing ones are exit 2 (how many, which categories) unless a declared filter or shard leaves them out", () => {
+    const floors = { overall: {}, categories: {}, metric_family: 'strict' as const, regression: DEFAULT_REGRESSION };
+    const gate = (c: Column, extra = {}) => gateColumn(c, { floors, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b }, ...extra });
+    // a subset of the baseline as the whole golden set: queries removed (the portal's rule: never), even accepted
+    const sub = col('cand', base.queries.filter((_, i) => i % 4 !== 0));
+    for (const v of [gate(sub), gate(sub, { acceptMismatch: true, allowPartial: true })]) {
+      assert.equal(v.code, 2);
+      assert.match(v.reasons[0]!, /^this run lacks 10 of the 40 queries of baseline b\.json \(5 a, 5 b; e\.g\. q00, q04, q08, …\): they are no longer in the golden set; old queries are never removed/);
+      assert.equal(v.partial, null);
+      assert.match(verdictLines(v)[0]!, /^rankgate gate ERROR \(exit 2\) for 'cand': LACKS 10 of the baseline's 40 queries \(5 a, 5 b\) · 30 of 30 queries/);
+    }
+    // a partial run of the full selection (not declared): exit 2 whatever --allow-partial says
+    const notRun = { ...col('cand', base.queries.slice(0, 30)), selection: { id: 'sel', size: 40 } };
+    const p = gate(notRun, { allowPartial: true });
+    assert.equal(p.code, 2);
+    assert.match(p.reasons.join('\n'), /lacks 10 of the 40 queries .*\(10 b; .*declare the subset with RANKGATE_CATEGORY/);
+    // a declared filter whose category lost a query: removed, exit 2
+    const lost = { ...col('cand', base.queries.filter((x) => x.category === 'a' && x.id !== 'q07')), selection: { id: 'sela', size: 19, filter: { category: ['a'], of: 39 } } };
+    const l = gate(lost);
+    assert.equal(l.code, 2);
+    assert.match(l.reasons.join('\n'), /lacks 1 of the 40 queries of baseline b\.json \(1 a; e\.g\. q07\): they are no longer in the golden set \(its declared subset: category a\)/);
+    // a declared shard: the baseline's queries of other shards are left out; the shard's own must all be there
+    const mine = base.queries.filter((x) => shardOf(x.id, 3) === 2);
+    const shard = { ...col('cand', mine), selection: { id: 'sel', size: 40, shard: { index: 2, count: 3 }, shardSize: mine.length } };
+    const s = gate(shard);
+    assert.equal(s.code, 0, s.reasons.join('\n'));
+    assert.match(verdictLines(s)[0]!, new RegExp(`PARTIAL \\(shard 2/3 of the 40-query selection; compared on ${mine.length} of the baseline's 40 queries\\)`));
+    const short = { ...shard, queries: mine.slice(1), selection: { ...shard.selection, shardSize: mine.length - 1 } };
+    assert.equal(gate(short).code, 2);
+    // new queries appended are fine: compared on the shared ones
+    const more = col('cand', [...base.queries, q('q99', 'c', 0)]);
+    const m = gate(more);
+    assert.equal(m.code, 0, m.reasons.join('\n'));
+    assert.equal(m.regression!.shared, 40);
+  });
+
+  it('a baseline is checked against itself: per-query values in range and consistent with its summary and selection identity', () => {
+    const good = structuredClone(b);
+    good.identity!.selection = { id: selectionIdentity(base.queries).id, size: 40 };
+    assert.equal(baselineInconsistency(good), null);
+    const bad = (f: (x: Baseline) => void) => {
+      const x = structuredClone(good);
+      f(x);
+      return baselineInconsistency(x);
+    };
+    assert.match(bad((x) => (x.queries.q01!.mrr = -0.1))!, /queries\["q01"\]\.mrr: expected null or a number in \[0, 1\], got -0\.1/);
+    assert.match(bad((x) => (x.queries.q01!.recall_at_3 = 0.5))!, /recall_at_3: expected 0, 1 or null/);
+    assert.match(bad((x) => (x.queries.q01!.recall_at_3 = 0))!, /recall_at_3 0 \(no relevant reference in the top 3\) but mrr 1/);
+    assert.match(bad((x) => Object.assign(x.queries.q01!, { recall_at_3: 0, mrr: 0 }))!, /summary\.overall_recall_at_3 is 1 but the per-query recall_at_3 values average 0\.9750/);
+    assert.match(bad((x) => delete x.queries.q01)!, /summary\.total_queries is 40 but the file holds 39/);
+    assert.match(bad((x) => (x.summary.categories.a!.count = 19))!, /summary\.categories\.a\.count is 19 but 20 per-query entries/);
+    assert.match(bad((x) => (x.queries.q01!.category = 'z'))!, /summary\.categories\.a\.count is 20 but 19 per-query entries/);
+    assert.match(bad((x) => (x.identity!.selection!.id = 'ffffffffffffffff'))!, /identity\.selection\.id ffffffffffffffff is not the identity of the 40 query ids/);
+    assert.match(bad((x) => (x.identity!.selection!.filter = { category: ['a'], of: 40 }))!, /written from a filtered selection \(category a\)/);
+    // through readBaseline: one line naming the file, exit 2
+    const dir = mkdtempSync(join(tmpdir(), 'rankgate-bl-'));
+    try {
+      const f = join(dir, 'baseline.json');
+      const x = structuredClone(good);
+      x.queries.q05!.ndcg_at_10 = 3;
+      writeFileSync(f, JSON.stringify(x));
+      assert.throws(() => readBaseline(f), (e: Error) => isUserError(e) && e.message.startsWith(`${f}: queries["q05"].ndcg_at_10: expected null or a number in [0, 1], got 3`) && !e.message.includes('\n'));
+      writeFileSync(f, JSON.stringify(good));
+      assert.equal(Object.keys(readBaseline(f).queries).length, 40);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the golden selection says when it is a declared subset (the loader, datasets/tests.ts)', () => {
+  const DES = join(import.meta.dirname, '..', 'fixtures', 'golden', 'des058', 'golden-set-en.json');
+  it('a category or tag filter that leaves queries out is recorded as selection.filter; none when nothing is left out', () => {
+    const sel = (c: Record<string, unknown>) => generateTestCases({ golden: DES, ...c }, {})[0]!.metadata.selection!;
+    assert.equal(sel({}).filter, undefined);
+    assert.deepEqual(sel({ category: 'direct' }).filter, { category: ['direct'], of: 5 });
+    assert.deepEqual(sel({ tag: 'fear' }).filter, { tag: ['fear'], of: 5 });
+    assert.equal(sel({ language: 'en' }).filter, undefined, 'a language filter that leaves nothing out is the whole set');
+    const shard = sel({ shard: '1/2' });
+    assert.deepEqual(shard.shard, { index: 1, count: 2 });
+    assert.equal(shard.filter, undefined);
   });
 });
 

@@ -68,7 +68,7 @@ test('metadata.selection: identity of the full selection (sorted ids, sha256, 16
   // order-independent; a filter makes a different selection
   assert.deepEqual(selectionIdentity([...ids].reverse().map((id) => ({ id }))), { id: expectedId, size: 8 });
   const direct = await withEnv({ RANKGATE_CATEGORY: 'direct' }, () => generateTests({ golden: DES }));
-  assert.deepEqual(direct[0]!.metadata.selection, { ...selectionIdentity([{ id: 'en-direct-001' }]), files: ['test/fixtures/golden/des058/golden-set-en.json'] });
+  assert.deepEqual(direct[0]!.metadata.selection, { ...selectionIdentity([{ id: 'en-direct-001' }]), files: ['test/fixtures/golden/des058/golden-set-en.json'], filter: { category: ['direct'], of: 5 } });
 });
 
 test('shards: the N shards partition the selection, carry their shard, and stay put when queries are added', async (t) => {

@@ -13,15 +13,17 @@ import { spawnSync } from 'node:child_process';
 import { fsum, mergeResults, type ResultsDoc } from '../../src/results/merge.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SEL = { id: 'a1b2c3d4e5f60718', size: 6, files: ['datasets/golden/x.json'] };
+// The selection id is the identity of the six query ids (src/golden/testcases.ts); the ids are chosen so that the hash
+// sharding of RANKGATE_SHARD (src/golden/promptfoo.ts shardOf) puts them in the shards used below (merge checks both).
+const SEL = { id: 'f7f1d5de34a3a899', size: 6, files: ['datasets/golden/x.json'] };
 // Six queries: recall_at_3 values chosen so float sums depend on their order (0.1 + 0.2 + ...).
-const VALUES: Record<string, number> = { q1: 0.1, q2: 0.2, q3: 0.3, q4: 1 / 3, q5: 0.7, q6: 1 };
+const VALUES: Record<string, number> = { q11: 0.1, q3: 0.2, q16: 0.3, q5: 1 / 3, q9: 0.7, q2: 1 };
 
 function golden(id: string) {
   return { id, query: `query ${id}`, language: 'en', category: 'direct', tags: [], slices: {}, expected: [{ doc_id: 'd1', grade: 1, relevant: true }], expected_routing: 'search' };
 }
 
-function doc(ids: string[], shard: { index: number; count: number } | null, o: { sel?: typeof SEL; rk?: number; version?: string; pf?: string } = {}): ResultsDoc {
+function doc(ids: string[], shard: { index: number; count: number } | null, o: { sel?: typeof SEL; rk?: number; version?: string; pf?: string; index?: Record<string, unknown>; params?: Record<string, unknown> } = {}): ResultsDoc {
   const sel = { ...(o.sel ?? SEL), ...(shard ? { shard, shardSize: ids.length } : {}) };
   const rows = ids.map((id, testIdx) => ({
     id: `row-${id}`,
@@ -34,7 +36,7 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
     namedScores: { recall_at_3: VALUES[id]!, n_ranked: 1 },
     gradingResult: { pass: true, score: 1, namedScoreWeights: { recall_at_3: 1, n_ranked: 1 } },
     testCase: { vars: { query: `query ${id}` }, metadata: { id, golden: golden(id), selection: sel } },
-    response: { output: 'x', metadata: { rankgate: o.version ?? '0.1.0' } },
+    response: { output: 'x', metadata: { rankgate: o.version ?? '0.1.0', ...(o.index ? { diagnostics: { index: o.index } } : {}), ...(o.params ? { service: 'rankgate', params: { ...o.params, language: 'en' } } : {}) } },
     tokenUsage: { total: 0, numRequests: 1 },
   }));
   const sum = (k: 'recall_at_3' | 'n_ranked') => rows.reduce((a, r) => a + r.namedScores[k], 0);
@@ -83,8 +85,9 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
   } as unknown as ResultsDoc;
 }
 
-const S1 = ['q1', 'q3', 'q5'];
-const S2 = ['q2', 'q4', 'q6'];
+const IX = { engine: 'pglite', variant: 'c300/use-lite', corpusId: 'sha256:' + 'a'.repeat(64), corpus: 'datasets/corpus' };
+const S1 = ['q11', 'q16', 'q9'];
+const S2 = ['q3', 'q5', 'q2'];
 
 describe('rankgate merge (src/results/merge.ts)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rankgate-merge-'));
@@ -131,9 +134,9 @@ describe('rankgate merge (src/results/merge.ts)', () => {
 
   it('three shards merge to the same sums and means as two', () => {
     const three = mergeResults([
-      { file: 's3.json', doc: doc(['q3', 'q6'], { index: 3, count: 3 }) },
-      { file: 's1.json', doc: doc(['q1', 'q4'], { index: 1, count: 3 }) },
-      { file: 's2.json', doc: doc(['q2', 'q5'], { index: 2, count: 3 }) },
+      { file: 's3.json', doc: doc(['q16', 'q2'], { index: 3, count: 3 }) },
+      { file: 's1.json', doc: doc(['q11', 'q5'], { index: 1, count: 3 }) },
+      { file: 's2.json', doc: doc(['q3', 'q9'], { index: 2, count: 3 }) },
     ]).doc.results.prompts[0]!.metrics!;
     const two = mergeResults([
       { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }) },
@@ -145,7 +148,7 @@ describe('rankgate merge (src/results/merge.ts)', () => {
   });
 
   it('a full run merged alone is the canonical form of the same numbers, equal to the merged shards', () => {
-    const full = mergeResults([{ file: 'full.json', doc: doc(['q1', 'q2', 'q3', 'q4', 'q5', 'q6'], null) }]).doc;
+    const full = mergeResults([{ file: 'full.json', doc: doc(['q11', 'q3', 'q16', 'q5', 'q9', 'q2'], null) }]).doc;
     const sharded = mergeResults([
       { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }) },
       { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
@@ -166,24 +169,33 @@ describe('rankgate merge (src/results/merge.ts)', () => {
     const out = join(dir, 'merged.json');
     const ok = cli([out, s1, s2]);
     assert.equal(ok.status, 0, ok.stderr);
-    assert.match(ok.stdout, /6 queries x 1 column \(6 rows\) of selection a1b2c3d4e5f60718 merged from 2 files \(1\/2 3 queries, 2\/2 3 queries\)/);
+    assert.match(ok.stdout, /6 queries x 1 column \(6 rows\) of selection f7f1d5de34a3a899 merged from 2 files \(1\/2 3 queries, 2\/2 3 queries\)/);
     assert.equal(JSON.parse(readFileSync(out, 'utf8')).results.results.length, 6);
 
     const cases: [string, string[], RegExp][] = [
       ['missing shard', [s1], /missing shard 2\/2 \(1 of 2 shard results files given\)/],
-      ['overlap', [s1, write('o.json', doc(['q1', 'q2', 'q4', 'q6'], { index: 2, count: 2 }))], /o\.json: query q1 is also in .*s1\.json: the shards overlap/],
+      ['overlap', [s1, write('o.json', doc(['q11', 'q3', 'q5', 'q2'], { index: 2, count: 2 }))], /o\.json: query q11 is also in .*s1\.json: the shards overlap/],
       ['same shard twice', [s1, write('dup.json', doc(S2, { index: 1, count: 2 }))], /dup\.json: shard 1\/2 is also .*s1\.json/],
-      ['other golden set', [s1, write('g.json', doc(S2, { index: 2, count: 2 }, { sel: { ...SEL, id: 'ffffffffffffffff' } }))], /g\.json: golden selection ffffffffffffffff .* differs from .*s1\.json's a1b2c3d4e5f60718 .*different golden sets/],
+      ['other golden set', [s1, write('g.json', doc(S2, { index: 2, count: 2 }, { sel: { ...SEL, id: 'ffffffffffffffff' } }))], /g\.json: golden selection ffffffffffffffff .* differs from .*s1\.json's f7f1d5de34a3a899 .*different golden sets/],
       ['other config', [s1, write('c.json', doc(S2, { index: 2, count: 2 }, { rk: 40 }))], /c\.json: config\.providers\[0\]\.config\.rrfK is 40 here but 60 in .*s1\.json: shards must run the same configuration/],
       ['other rankgate', [s1, write('v.json', doc(S2, { index: 2, count: 2 }, { version: '0.2.0' }))], /v\.json: rankgate 0\.2\.0 here but 0\.1\.0 in .*: shards must run the same rankgate version/],
       ['other promptfoo', [s1, write('p.json', doc(S2, { index: 2, count: 2 }, { pf: '0.121.19' }))], /p\.json: promptfoo 0\.121\.19 here but 0\.121\.20/],
       ['split differently', [s1, write('n.json', doc(S2, { index: 2, count: 3 }))], /n\.json: is shard 2\/3 but .* is shard 1\/2: every shard must split the same way/],
-      ['incomplete', [write('i1.json', doc(['q1', 'q3'], { index: 1, count: 2 })), s2], /has rows for 5 of the selection's 6 queries/],
+      ['incomplete', [write('i1.json', doc(['q11', 'q16'], { index: 1, count: 2 })), s2], /has rows for 5 of the selection's 6 queries/],
       ['not JSON', [write('bad.json', '{oops')], /bad\.json: not JSON/],
       ['not promptfoo', [write('np.json', { hello: 1 })], /np\.json: expected promptfoo output JSON/],
       ['no selection', [write('ns.json', (() => { const d = doc(S1, null); delete (d.results.results[1]!.testCase!.metadata as Record<string, unknown>).selection; return d; })())], /ns\.json: results\[1\]\.testCase\.metadata\.selection is missing/],
       ['edited', [write('e.json', (() => { const d = doc(S1, { index: 1, count: 2 }); d.results.prompts[0]!.metrics!.namedScores.recall_at_3 = 9; return d; })()), s2], /e\.json: results\.prompts\[0\]\.metrics\.namedScores\.recall_at_3 is 9 but its rows sum to/],
       ['unsharded with shards', [write('full.json', doc(S1, null)), s2], /full\.json: is a full \(unsharded\) run/],
+      // rows checked against the merged selection: its corpus, its service settings, its query ids and its shards
+      ['shards of another corpus', [write('k1.json', doc(S1, { index: 1, count: 2 }, { index: IX })), write('k2.json', doc(S2, { index: 2, count: 2 }, { index: { ...IX, corpusId: 'sha256:' + 'b'.repeat(64), corpus: 'other-docs/' } }))],
+        /k2\.json: results\[0\] was searched in pglite c300\/use-lite, corpus other-docs\/ \(sha256:bbbbbbbbbbbb\) but .*k1\.json results\[0\] in pglite c300\/use-lite, corpus datasets\/corpus \(sha256:aaaaaaaaaaaa\): shards of another corpus or index cannot be merged/],
+      ['one row of another corpus in a shard', [write('k3.json', (() => { const d = doc(S1, { index: 1, count: 2 }, { index: IX }); (d.results.results[2]!.response!.metadata as { diagnostics: { index: Record<string, unknown> } }).diagnostics.index = { ...IX, corpusId: 'sha256:' + 'c'.repeat(64) }; return d; })()), write('k4.json', doc(S2, { index: 2, count: 2 }, { index: IX }))],
+        /k3\.json: results\[2\] was searched in .*sha256:cccccccccccc.* but .*k3\.json results\[0\] in .*: shards of another corpus/],
+      ['shards of an index vs none (url:)', [write('k5.json', doc(S1, { index: 1, count: 2 }, { index: IX })), s2], /s2\.json: results\[0\] was searched in no index \(a url:\/module: service\) but/],
+      ['other service settings in the rows', [write('t1.json', doc(S1, { index: 1, count: 2 }, { params: { topK: 10 } })), write('t2.json', doc(S2, { index: 2, count: 2 }, { params: { topK: 5 } }))], /t2\.json: results\[0\] reports service settings .*topK.*5.* but .*t1\.json results\[0\] .*10.*: shards must run the same configuration/],
+      ['rows relabelled from another golden set', [s1, write('r.json', doc(['q3', 'q5', 'q7'], { index: 2, count: 2 }))], /column 'col-a': the 6 merged query ids make golden selection [0-9a-f]{16}, not the f7f1d5de34a3a899 every row claims/],
+      ['a row outside its shard', [write('w1.json', doc([...S1, 'q3'], { index: 1, count: 2 })), write('w2.json', doc(['q5', 'q2'], { index: 2, count: 2 }))], /w1\.json: results\[3\] query q3 belongs to shard 2\/2, not to this file's shard 1\/2/],
     ];
     for (const [what, files, re] of cases) {
       const before = existsSync(join(dir, 'never.json'));
