@@ -64,7 +64,7 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
         `    config: ${JSON.stringify({ ...common, databaseUrl: url })}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: url credentials',
-        `    config: ${JSON.stringify({ url: `http://${role}:${password}@127.0.0.1:${port}/api/v1/search`, unreachableAfter: 0, timeoutMs: 2000 })}`,
+        `    config: ${JSON.stringify({ url: `http://${role}:${password}@127.0.0.1:${port}/api/v1/search`, unreachableAfter: 0, timeoutMs: 2000, preflight: false })}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: module key',
         `    config: ${JSON.stringify({ module: join(FIXTURE, 'fixture-service.ts'), apiKey, mode: 'hybrid' })}`,

@@ -102,6 +102,8 @@ test('an exit-2 verdict says "nothing measured" instead of metric values; exit 0
     evidence: 'rows',
     evaluated: 40,
     expected: 40,
+    partial: null,
+    lacking: null,
     reasons: ['40 of 40 queries errored: 40× search service unavailable: database postgres://127.0.0.1:5432/app holds no rankgate index (no rankgate tables in schema "rankgate")'],
     notes: [],
     errors: null,
