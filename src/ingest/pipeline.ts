@@ -571,7 +571,7 @@ export function formatPlan(p: IngestPlan): string {
   if (!p.toEmbed) return `ingest ${p.variant}: ${p.chunks} chunks, all ${p.texts} texts in the embedding cache: nothing to send to ${what}`;
   const cost =
     p.costUsd !== undefined
-      ? `, about $${p.costUsd < 0.01 ? p.costUsd.toFixed(4) : p.costUsd.toFixed(2)} at $${p.pricePerMTok}/M tokens list price`
+      ? `, about $${p.costUsd < 0.01 ? Number(p.costUsd.toPrecision(2)) : p.costUsd.toFixed(2)} at $${p.pricePerMTok}/M tokens list price`
       : p.family === 'use-lite' || !p.endpoint
         ? ''
         : ' (no list price known for this model)';
