@@ -208,9 +208,9 @@ export function parseEmbedderId(raw: string): EmbedderSpec {
   };
 }
 
-/** A column label for an embedder: model and dimension (`voyage-3-large 1024-d`). */
+/** A column label for an embedder: model and dimension (`voyage-3-large 1024-d`; Ollama's models end in ` ollama`). */
 export function embedderLabel(id: string, dimension?: number): string {
   const s = parseEmbedderId(id);
   const dim = dimension ?? s.dimension;
-  return `${s.family === 'use-lite' ? 'use-lite' : s.model} ${dim ? `${dim}-d` : 'dim ?'}`;
+  return `${s.family === 'use-lite' ? 'use-lite' : s.model} ${dim ? `${dim}-d` : 'dim ?'}${s.family === 'ollama' ? ' ollama' : ''}`;
 }

@@ -93,12 +93,23 @@ export const stall = (ms: number): Reply => ({ delayMs: ms, body: {} });
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
+const wordHashes = new Map<string, number>();
+/** First 32 bits of the word's sha256 (remembered: a corpus repeats its words). */
+function wordHash(w: string): number {
+  let h = wordHashes.get(w);
+  if (h === undefined) {
+    h = createHash('sha256').update(w).digest().readUInt32BE(0);
+    if (wordHashes.size < 100_000) wordHashes.set(w, h);
+  }
+  return h;
+}
+
 /** Feature-hashed bag of words: each word adds ±1 to one coordinate (sha256 of the word). Never the zero vector. */
 export function bagOfWordsVector(text: string, dim: number): number[] {
   const v = new Array<number>(dim).fill(0);
   for (const w of text.toLowerCase().match(WORD) ?? []) {
-    const h = createHash('sha256').update(w).digest();
-    v[h.readUInt32BE(0) % dim]! += h[4]! & 1 ? 1 : -1;
+    const h = wordHash(w);
+    v[h % dim]! += h & 0x80000000 ? 1 : -1;
   }
   v[0]! += 0.01;
   return v;
