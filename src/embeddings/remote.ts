@@ -60,37 +60,20 @@ interface Endpoint {
 
 const trimSlash = (s: string) => s.replace(/\/+$/, '');
 
+/** Where each family reads its base URL and key (promptfoo's names), and its default base. */
+const ENV_NAMES: Record<Family, { bases: string[]; default: string; key: string }> = {
+  openai: { bases: ['OPENAI_BASE_URL', 'OPENAI_API_BASE_URL'], default: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY' },
+  voyage: { bases: ['VOYAGE_API_BASE_URL'], default: 'https://api.voyageai.com/v1', key: 'VOYAGE_API_KEY' },
+  cohere: { bases: ['COHERE_BASE_URL'], default: 'https://api.cohere.com', key: 'COHERE_API_KEY' },
+  ollama: { bases: ['OLLAMA_BASE_URL'], default: 'http://127.0.0.1:11434', key: 'OLLAMA_API_KEY' },
+};
+
 function endpointFor(family: Family, env: NodeJS.ProcessEnv, opts: HttpEmbedderOptions): Endpoint {
   const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
-  switch (family) {
-    case 'openai':
-      return {
-        base: trimSlash(opts.baseUrl ?? pick('OPENAI_BASE_URL', 'OPENAI_API_BASE_URL') ?? 'https://api.openai.com/v1'),
-        key: opts.apiKey ?? pick('OPENAI_API_KEY'),
-        keyName: 'OPENAI_API_KEY',
-        baseName: 'OPENAI_BASE_URL',
-      };
-    case 'voyage':
-      return {
-        base: trimSlash(opts.baseUrl ?? pick('VOYAGE_API_BASE_URL') ?? 'https://api.voyageai.com/v1'),
-        key: opts.apiKey ?? pick('VOYAGE_API_KEY'),
-        keyName: 'VOYAGE_API_KEY',
-        baseName: 'VOYAGE_API_BASE_URL',
-      };
-    case 'cohere':
-      return {
-        base: trimSlash(opts.baseUrl ?? pick('COHERE_BASE_URL') ?? 'https://api.cohere.com').replace(/\/v[12]$/, ''),
-        key: opts.apiKey ?? pick('COHERE_API_KEY'),
-        keyName: 'COHERE_API_KEY',
-        baseName: 'COHERE_BASE_URL',
-      };
-    case 'ollama':
-      return {
-        base: trimSlash(opts.baseUrl ?? pick('OLLAMA_BASE_URL') ?? 'http://127.0.0.1:11434'),
-        key: opts.apiKey ?? pick('OLLAMA_API_KEY'),
-        baseName: 'OLLAMA_BASE_URL',
-      };
-  }
+  const names = ENV_NAMES[family];
+  let base = trimSlash(opts.baseUrl ?? pick(...names.bases) ?? names.default);
+  if (family === 'cohere') base = base.replace(/\/v[12]$/, ''); // the base, without the API version
+  return { base, key: opts.apiKey ?? pick(names.key), keyName: names.key, baseName: names.bases[0]! };
 }
 
 const PATH: Record<Family, string> = { openai: '/embeddings', voyage: '/embeddings', cohere: '/v2/embed', ollama: '/api/embed' };
