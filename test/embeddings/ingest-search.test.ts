@@ -14,9 +14,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPUS, assertNoStack, copyIndexFixture, killChildren, rankgate, type RunResult } from '../reliability/helpers.ts';
+import { CORPUS, ROOT, assertNoStack, copyIndexFixture, killChildren, promptfooEval, rankgate, type RunResult } from '../reliability/helpers.ts';
 import {
   emptyData,
   fakeEnv,
@@ -237,6 +237,31 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
     assert.equal(await snapshot(), before, 'every variant, its build time, its chunks and the cache as they were');
   });
 
+  it('a promptfoo eval through the provider with the keyed embedder (results JSON, promptfoo\'s own store)', async () => {
+    const dir = join(dbDir, '..', 'eval');
+    mkdirSync(dir, { recursive: true });
+    const config = join(dir, 'promptfooconfig.yaml');
+    writeFileSync(
+      config,
+      [
+        'prompts: ["{{query}}"]',
+        'providers:',
+        `  - id: file://${join(ROOT, 'providers', 'search.ts')}`,
+        '    label: semantic voyage-3-large 1024-d',
+        `    config: { mode: semantic, embedder: "voyage:voyage-3-large", chunkSize: 300, dataDir: "${dbDir}", corpus: "${CORPUS}", routingConfig: false }`,
+        'tests:',
+        `  - vars: { query: "${QUERY}" }`,
+        '    assert: [{ type: icontains, value: "heron stands in the shallows" }]',
+        '  - vars: { query: "still water" }',
+      ].join('\n') + '\n',
+    );
+    const r = await promptfooEval(config, join(dir, 'results.json'), { DATABASE_URL: undefined, ...allEnv(), PROMPTFOO_CONFIG_DIR: join(dir, 'pf') }).result;
+    outputs.push(r);
+    assert.equal(r.code, 0, r.stdout.slice(-1500) + r.stderr.slice(-1500));
+    const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
+    assert.equal(results.results.stats.successes, 2);
+  });
+
   it('no API key in any file rankgate wrote or any line it printed', async () => {
     const exported = join(dbDir, '..', 'cache.jsonl');
     const r = await run(['embed-cache', 'export', exported, '--db', dbDir, '--embedder', 'voyage:voyage-3.5']);
@@ -249,7 +274,8 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
       const bytes = readFileSync(file);
       for (const k of keys()) assert.equal(bytes.indexOf(k), -1, `${file} holds ${k}`);
     }
-    assert.equal(outputs.length, 4);
+    assert.equal(outputs.length, 5);
+    assert.ok(files.some((f) => f.endsWith('results.json')) && files.some((f) => f.includes(`${join('eval', 'pf')}`)), 'the eval results and promptfoo\'s store are among the files');
     for (const o of outputs) for (const k of keys()) assert.ok(!(o.stdout + o.stderr).includes(k), `output holds ${k}`);
   });
 });
