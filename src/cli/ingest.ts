@@ -83,8 +83,9 @@ export async function run(argv: string[]): Promise<number> {
     const documents = await readCorpus(corpus, format as CorpusFormat | undefined);
     const { openDatabase } = await import('../db/index.ts');
     const { ingestCorpus, createProgressReporter, formatPlan } = await import('../ingest/pipeline.ts');
-    db = await openDatabase({ ...dbFlag, access: 'write' });
-    surviveLostConnections(db);
+    const opened = await openDatabase({ ...dbFlag, access: 'write' });
+    db = opened;
+    surviveLostConnections(opened);
     const stats = await ingestCorpus({
       db,
       documents,
@@ -106,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       if (!isConnectionLost(e)) throw e;
       throw new UserError(
-        `database ${db.describe}: connection lost during the ingest (${(e as Error).message}); ` +
+        `database ${opened.describe}: connection lost during the ingest (${(e as Error).message}); ` +
           `the interrupted index variant was rolled back (each variant is written in one transaction): run the ingest again`,
         1,
       );
