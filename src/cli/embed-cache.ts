@@ -84,13 +84,19 @@ export async function run(argv: string[]): Promise<number> {
     for (const chunkSize of chunkSizes) validateChunkOptions({ chunkSize, overlap });
     const embeddings = await import('../embeddings/index.ts');
     const embedderId = embeddings.resolveEmbedderId(v.embedder ?? 'use-lite');
-    const known = new Map<string, number[]>();
-    for (const e of shardMod.readCacheFiles(v.cache ?? []).values()) if (e.embedder === embedderId) known.set(e.sha256, e.embedding);
-    const documents = await readCorpus(v.corpus ?? 'datasets/corpus', v.format as Parameters<typeof readCorpus>[1]);
-    const texts = shardMod.chunkTexts(documents, chunkSizes, overlap);
-    const embedder = await embeddings.createEmbedder(embedderId);
+    const embedder = await embeddings.createEmbedder(embedderId).catch((e: unknown) => {
+      if ((e as Error)?.name === 'EmbedderCallError') throw new UserError(`embedder ${(e as Error).message}`);
+      throw e;
+    });
     const t0 = performance.now();
     try {
+      await embedder.init?.();
+      // entries of earlier cache files under this embedder's key (or the bare id an older rankgate wrote)
+      const keys = new Set([embeddings.embeddingCacheKey(embedder, 'document'), ...embeddings.legacyCacheKeys(embedderId)]);
+      const known = new Map<string, number[]>();
+      for (const e of shardMod.readCacheFiles(v.cache ?? []).values()) if (keys.has(e.embedder) && e.embedding.length === embedder.dimension) known.set(e.sha256, e.embedding);
+      const documents = await readCorpus(v.corpus ?? 'datasets/corpus', v.format as Parameters<typeof readCorpus>[1]);
+      const texts = shardMod.chunkTexts(documents, chunkSizes, overlap);
       const r = await shardMod.embedShard(texts, embedder, shard, known);
       writeFileAtomic(v.out, shardMod.serializeCache(r.entries));
       const s = (performance.now() - t0) / 1000;
@@ -98,6 +104,12 @@ export async function run(argv: string[]): Promise<number> {
         `${v.out}: shard ${shard.index}/${shard.count}: ${r.entries.length} of ${texts.size} distinct chunk texts (${embedderId}), ` +
           `embedded ${r.embedded}, reused ${r.reused}, ${s.toFixed(1)} s${r.embedded ? ` (${(r.embedded / s).toFixed(1)} texts/s)` : ''}`,
       );
+    } catch (e) {
+      const name = (e as Error)?.name;
+      if (name === 'EmbedderCallError' || name === 'BedrockCallError') {
+        throw new UserError(`embedder ${name === 'BedrockCallError' ? `${embedderId}: ` : ''}${(e as Error).message}; ${v.out} was not written`);
+      }
+      throw e;
     } finally {
       await embedder.close?.().catch(() => {});
     }
@@ -120,8 +132,9 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UserError(`export: expected one OUT.jsonl\n${USAGE}`);
   const db = await openDatabase({ ...parseDbFlag(v.db), access: 'read' });
   try {
-    const embedder = v.embedder ? (await import('../embeddings/index.ts')).resolveEmbedderId(v.embedder) : undefined;
-    const entries = await shardMod.exportCache(db, embedder);
+    const embeddings = await import('../embeddings/index.ts');
+    const embedder = v.embedder ? embeddings.resolveEmbedderId(v.embedder) : undefined;
+    const entries = await shardMod.exportCache(db, embedder, embedder ? embeddings.legacyCacheKeys(embedder) : []);
     writeFileAtomic(positionals[0]!, shardMod.serializeCache(entries));
     console.log(`${positionals[0]}: ${entries.length} embeddings from ${db.describe}`);
   } finally {

@@ -1,6 +1,6 @@
 /**
  * `rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
- *   [--overlap N] [--embedder use-lite|titan-v2|cohere-v3|...] [--db URL|DIR] [--json]`
+ *   [--overlap N] [--embedder use-lite|voyage:voyage-3-large|openai:embedding:MODEL|...] [--db URL|DIR] [--json]`
  * Reads the corpus (src/ingest/readers.ts), then ingestCorpus (src/ingest/pipeline.ts) builds one index
  * variant per chunk size for the embedder. Flags are checked before anything is opened or read.
  */
@@ -20,7 +20,9 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
   --format F         markdown | jsonl | beir | nq (default: detected from the name and content)
   --chunk-size LIST  token budgets (o200k), comma-separated; one index variant each (default 300)
   --overlap N        tokens of whole-sentence overlap between chunks (default 0)
-  --embedder ID      use-lite (default, offline), titan-v2[-256|-512|-1024], cohere-v3[-english|-multilingual]
+  --embedder ID      use-lite (default, offline), openai:embedding:MODEL, voyage:MODEL, cohere:embedding:MODEL,
+                     ollama:embeddings:MODEL, bedrock:embeddings:MODEL (ID@N: N dimensions); aliases titan-v2[-256|-512],
+                     cohere-v3[-english|-multilingual]. Keys and base URLs from the environment (docs/search.md)
   --db URL|DIR       postgres://... server, or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db)
   --replace          the database holds the index of another corpus: replace it (without this, ingest refuses)
@@ -74,14 +76,19 @@ export async function run(argv: string[]): Promise<number> {
   const embedderId = embeddings.resolveEmbedderId((values.embedder as string | undefined) ?? 'use-lite');
   const dbFlag = parseDbFlag(values.db as string | undefined); // checked before the corpus is read
 
-  const documents = await readCorpus(corpus, format as CorpusFormat | undefined, values['follow-symlinks'] ? { followSymlinks: true } : {});
-  const { openDatabase } = await import('../db/index.ts');
-  const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
-  const db = await openDatabase({ ...dbFlag, access: 'write' });
-  surviveLostConnections(db);
-  let embedder: Awaited<ReturnType<typeof embeddings.createEmbedder>> | undefined;
+  // credentials and base URL checked (no request sent) before the corpus is read or the database opened
+  const embedder = await embeddings.createEmbedder(embedderId).catch((e: unknown) => {
+    if ((e as Error)?.name === 'EmbedderCallError') throw new UserError(`embedder ${(e as Error).message}`);
+    throw e;
+  });
+  let db: Awaited<ReturnType<typeof import('../db/index.ts').openDatabase>> | undefined;
   try {
-    embedder = await embeddings.createEmbedder(embedderId);
+    const documents = await readCorpus(corpus, format as CorpusFormat | undefined, values['follow-symlinks'] ? { followSymlinks: true } : {});
+    const { openDatabase } = await import('../db/index.ts');
+    const { ingestCorpus, createProgressReporter, formatPlan } = await import('../ingest/pipeline.ts');
+    const opened = await openDatabase({ ...dbFlag, access: 'write' });
+    db = opened;
+    surviveLostConnections(opened);
     const stats = await ingestCorpus({
       db,
       documents,
@@ -91,16 +98,19 @@ export async function run(argv: string[]): Promise<number> {
       corpusPath: corpus,
       replace: Boolean(values.replace),
       onProgress: values.json ? undefined : createProgressReporter(),
+      onPlan: (p) => process.stderr.write(formatPlan(p) + '\n'),
     }).catch((e: unknown) => {
-      if ((e as Error)?.name === 'BedrockCallError') {
+      const name = (e as Error)?.name;
+      if (name === 'BedrockCallError' || name === 'EmbedderCallError') {
+        const what = name === 'BedrockCallError' ? `${embedderId}${embedder?.endpoint ? ` at ${embedder.endpoint}` : ''}: ${(e as Error).message}` : (e as Error).message;
         throw new UserError(
-          `embedder ${embedderId}: ${(e as Error).message}; the index variant was not written (vectors already received are cached): run the ingest again later`,
-          1,
+          `embedder ${what}; the index variant being built was not written ` +
+            `(a variant is written whole or not at all; vectors already received are cached): check the endpoint, model and key, then run the ingest again`,
         );
       }
       if (!isConnectionLost(e)) throw e;
       throw new UserError(
-        `database ${db.describe}: connection lost during the ingest (${(e as Error).message}); ` +
+        `database ${opened.describe}: connection lost during the ingest (${(e as Error).message}); ` +
           `the interrupted index variant was rolled back (each variant is written in one transaction): run the ingest again`,
         1,
       );
@@ -122,7 +132,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    await embedder?.close?.().catch(() => {});
-    await db.close();
+    await embedder.close?.().catch(() => {});
+    await db?.close();
   }
 }

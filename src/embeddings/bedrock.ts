@@ -18,8 +18,10 @@
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Embedder } from './types.ts';
 import { l2normalize } from './vector.ts';
+import { FAMILIES } from './catalog.ts';
 import {
   BedrockCallError,
+  bedrockEndpoint,
   bedrockSdk,
   createBedrockClient,
   mapLimit,
@@ -67,6 +69,19 @@ export function truncateChars(text: string, max: number): string {
   const c = text.charCodeAt(end - 1);
   if (c >= 0xd800 && c <= 0xdbff) end -= 1;
   return text.slice(0, end);
+}
+
+/** family, model, endpoint host and list price of a Bedrock embedder (recorded with its index variant). */
+function bedrockIdentity(modelId: string, opts: BedrockClientOptions) {
+  const endpoint = bedrockEndpoint(opts);
+  const region = opts.region ?? process.env.AWS_BEDROCK_REGION ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  let host = region ? `bedrock-runtime.${region}.amazonaws.com` : 'bedrock-runtime';
+  try {
+    if (endpoint) host = new URL(endpoint).host;
+  } catch {
+    /* the SDK reports a bad endpoint itself */
+  }
+  return { family: 'bedrock', model: modelId, endpoint: host, pricePerMTok: FAMILIES.bedrock.models[modelId]?.pricePerMTok };
 }
 
 function newStats(): BedrockEmbedderStats {
@@ -124,7 +139,8 @@ export function createTitanEmbedder(dimension: 256 | 512 | 1024, opts: BedrockEm
     return v;
   };
   return {
-    id: `titan-v2-${dimension}`,
+    id: `bedrock:embeddings:${modelId}${dimension === 1024 ? '' : `@${dimension}`}`,
+    ...bedrockIdentity(modelId, opts),
     modelId,
     dimension,
     maxBatch: 1,
@@ -166,7 +182,8 @@ export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: 
     return vecs.map((v, i) => checkVector(modelId, v, dimension, `embeddings[${i}]`));
   };
   return {
-    id: `cohere-v3-${variant}`,
+    id: `bedrock:embeddings:${modelId}`,
+    ...bedrockIdentity(modelId, opts),
     modelId,
     dimension,
     maxBatch: COHERE_MAX_TEXTS,

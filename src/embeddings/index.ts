@@ -1,77 +1,98 @@
 /**
- * `createEmbedder(id, opts?)`: the one way to get an Embedder.
+ * `createEmbedder(id, opts?)`: the one way to get an Embedder. Ids are promptfoo's (catalog.ts):
  *
- * ids:
- * - `use-lite`                    Universal Sentence Encoder Lite, 512-d, offline (default)
- * - `titan-v2-256|512|1024`       Amazon Titan Text Embeddings V2 on Bedrock (`titan-v2` = 1024)
- * - `cohere-v3-english`           Cohere Embed v3 English on Bedrock, 1024-d (`cohere-v3` = english)
- * - `cohere-v3-multilingual`      Cohere Embed v3 Multilingual on Bedrock, 1024-d
+ * - `use-lite`                       Universal Sentence Encoder Lite, 512-d, offline (default)
+ * - `openai:embedding:MODEL[@N]`     OpenAI and OpenAI-compatible servers (TEI, vLLM, Infinity, LiteLLM: BGE-M3 ...)
+ * - `voyage:MODEL[@N]`               Voyage
+ * - `cohere:embedding:MODEL[@N]`     Cohere v2
+ * - `ollama:embeddings:MODEL`        Ollama
+ * - `bedrock:embeddings:MODEL[@N]`   Bedrock: Titan Text Embeddings V2, Cohere Embed v3 (aliases titan-v2[-256|-512|-1024],
+ *                                    cohere-v3[-english|-multilingual])
  *
- * Bedrock embedders take region and credentials from the standard AWS configuration
- * (AWS_REGION / AWS_PROFILE / ~/.aws), the endpoint from `opts.endpoint` or AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
+ * HTTP embedders (remote.ts) read keys and base URLs from the environment under promptfoo's names; Bedrock takes
+ * region and credentials from the standard AWS configuration, the endpoint from `opts.endpoint` or
+ * AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
  */
-import { UserError } from '../errors.ts';
-import { didYouMean } from '../util/suggest.ts';
-import type { Embedder } from './types.ts';
+import type { Embedder, EmbedInputType } from './types.ts';
 import { createUseLiteEmbedder } from './use-lite.ts';
 import type { BedrockEmbedderOptions } from './bedrock.ts';
+import { EMBEDDER_ALIASES, EMBEDDER_EXAMPLES, parseEmbedderId } from './catalog.ts';
+import type { HttpEmbedderOptions } from './remote.ts';
 
-export type { Embedder } from './types.ts';
+export type { Embedder, EmbedInputType } from './types.ts';
 export { cosine, l2normalize } from './vector.ts';
+export { EMBEDDER_ALIASES, embedderLabel, parseEmbedderId, type EmbedderSpec } from './catalog.ts';
+export { EmbedderCallError } from './http.ts';
 
-export interface EmbedderOptions extends BedrockEmbedderOptions {
-  /** USE-lite: texts per model call (default 64). */
+export interface EmbedderOptions extends BedrockEmbedderOptions, Omit<HttpEmbedderOptions, 'timeoutMs' | 'callTimeoutMs' | 'concurrency'> {
+  /** USE-lite: texts per model call (default 64). HTTP: inputs per request (default: the vendor's limit). */
   batchSize?: number;
 }
 
-export const EMBEDDER_IDS = [
-  'use-lite',
-  'titan-v2-256',
-  'titan-v2-512',
-  'titan-v2-1024',
-  'cohere-v3-english',
-  'cohere-v3-multilingual',
-] as const;
-export type EmbedderId = (typeof EMBEDDER_IDS)[number];
+/** Example ids (one per family, the DES-058 models) for messages; any well-formed family id is accepted. */
+export const EMBEDDER_IDS: readonly string[] = EMBEDDER_EXAMPLES;
 
-const ALIASES: Record<string, EmbedderId> = {
-  'titan-v2': 'titan-v2-1024',
-  'cohere-v3': 'cohere-v3-english',
-};
-
-/** Map an id or alias to its canonical id; throws UserError naming the known ids. */
-export function resolveEmbedderId(id: string): EmbedderId {
-  const canon = ALIASES[id] ?? id;
-  if ((EMBEDDER_IDS as readonly string[]).includes(canon)) return canon as EmbedderId;
-  throw new UserError(
-    `unknown embedder "${id}"${didYouMean(id, [...EMBEDDER_IDS, ...Object.keys(ALIASES)], '"')} (expected one of ${EMBEDDER_IDS.join(', ')}; aliases: titan-v2 = titan-v2-1024, cohere-v3 = cohere-v3-english)`,
-  );
+/** Map an id or alias to its canonical id; throws UserError naming what is expected. */
+export function resolveEmbedderId(id: string): string {
+  return parseEmbedderId(id).id;
 }
 
-/** Dimension of an embedder id without constructing it. */
-export function embedderDimension(id: string): number {
+/** Is this an id or alias rankgate can build an embedder for? (No I/O, no credentials checked.) */
+export function isEmbedderId(id: unknown): boolean {
+  if (typeof id !== 'string') return false;
+  try {
+    parseEmbedderId(id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Dimension of an embedder id without constructing it; undefined for a model known only from its answers. */
+export function embedderDimension(id: string): number | undefined {
+  return parseEmbedderId(id).dimension;
+}
+
+/**
+ * The embedding-cache key of an embedder for one input type: embedder id (which names the model and any dimension
+ * asked for), dimension and input type, e.g. `voyage:voyage-3-large|1024|document`. With the text's sha256 it
+ * identifies a vector.
+ */
+export function embeddingCacheKey(embedder: Pick<Embedder, 'id' | 'dimension'>, inputType: EmbedInputType = 'document'): string {
+  return `${embedder.id}|${embedder.dimension}|${inputType}`;
+}
+
+/** Keys an older rankgate cached the same document vectors under (`use-lite`, `titan-v2-512`, ...): read, never written. */
+export function legacyCacheKeys(id: string): string[] {
   const canon = resolveEmbedderId(id);
-  if (canon === 'use-lite') return 512;
-  if (canon.startsWith('titan-v2-')) return Number(canon.slice('titan-v2-'.length));
-  return 1024;
+  return [...(canon === 'use-lite' ? ['use-lite'] : []), ...Object.entries(EMBEDDER_ALIASES).filter(([, c]) => c === canon).map(([a]) => a)];
 }
 
 const useLiteMemo = new Map<number, Embedder>();
 
 export async function createEmbedder(id: string = 'use-lite', opts: EmbedderOptions = {}): Promise<Embedder> {
-  const canon = resolveEmbedderId(id);
-  if (canon === 'use-lite') {
-    const bs = opts.batchSize ?? 64;
-    let e = useLiteMemo.get(bs);
-    if (!e) {
-      e = createUseLiteEmbedder({ batchSize: bs });
-      useLiteMemo.set(bs, e);
+  const spec = parseEmbedderId(id);
+  switch (spec.family) {
+    case 'use-lite': {
+      const bs = opts.batchSize ?? 64;
+      let e = useLiteMemo.get(bs);
+      if (!e) {
+        e = { ...createUseLiteEmbedder({ batchSize: bs }), family: 'use-lite', model: spec.model, endpoint: '' };
+        useLiteMemo.set(bs, e);
+      }
+      return e;
     }
-    return e;
+    case 'bedrock': {
+      const bedrock = await import('./bedrock.ts');
+      if (spec.model.startsWith('amazon.titan-embed-text-v2')) {
+        return bedrock.createTitanEmbedder((spec.dimension ?? 1024) as 256 | 512 | 1024, opts);
+      }
+      return bedrock.createCohereEmbedder(spec.model === 'cohere.embed-english-v3' ? 'english' : 'multilingual', opts);
+    }
+    default: {
+      const { createHttpEmbedder } = await import('./remote.ts');
+      const { timeoutMs, callTimeoutMs, concurrency, batchSize, ...rest } = opts;
+      return createHttpEmbedder(spec, { ...rest, timeoutMs, callTimeoutMs, concurrency, maxBatch: batchSize ?? opts.maxBatch });
+    }
   }
-  const bedrock = await import('./bedrock.ts');
-  if (canon.startsWith('titan-v2-')) {
-    return bedrock.createTitanEmbedder(Number(canon.slice('titan-v2-'.length)) as 256 | 512 | 1024, opts);
-  }
-  return bedrock.createCohereEmbedder(canon === 'cohere-v3-english' ? 'english' : 'multilingual', opts);
 }

@@ -1,13 +1,29 @@
-/** One interface for every embedder: the offline default (USE-lite) and Bedrock's Titan v2 / Cohere v3. */
+/** One interface for every embedder: the offline default (USE-lite), the HTTP APIs and Bedrock. */
+export type EmbedInputType = 'document' | 'query';
+
 export interface Embedder {
-  /** Stable id recorded with the index variant and in the cache key, e.g. 'use-lite', 'titan-v2-512'. */
+  /**
+   * Canonical id recorded with the index variant and in the cache key, in promptfoo's vocabulary:
+   * 'use-lite', 'voyage:voyage-3-large', 'openai:embedding:text-embedding-3-large@1024', ...
+   */
   readonly id: string;
+  /** Vector dimension; 0 until known for a model rankgate has no entry for (see `init`). */
   readonly dimension: number;
   /** Most texts per underlying call. */
   readonly maxBatch: number;
-  /** Embed passages for indexing (Cohere: input_type search_document). */
+  /** 'use-lite' | 'openai' | 'voyage' | 'cohere' | 'ollama' | 'bedrock' (absent: an embedder given by a caller). */
+  readonly family?: string;
+  /** The model name as its API knows it. */
+  readonly model?: string;
+  /** Host (and port) of the endpoint it calls; '' or absent when offline or not known (Bedrock: the SDK's default). */
+  readonly endpoint?: string;
+  /** List price in USD per million input tokens, when known. */
+  readonly pricePerMTok?: number;
+  /** Learn what must be known before embedding (the dimension of an unknown model: one short request). */
+  init?(): Promise<void>;
+  /** Embed passages for indexing (input type document / search_document). */
   embedDocuments(texts: string[]): Promise<number[][]>;
-  /** Embed a query (Cohere: input_type search_query). */
+  /** Embed a query (input type query / search_query). */
   embedQuery(text: string): Promise<number[]>;
   close?(): Promise<void>;
 }

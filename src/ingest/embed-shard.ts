@@ -8,13 +8,15 @@
  * A text belongs to shard 1 + (first 8 bytes of its sha256, big-endian) mod N (shards numbered from 1, like the
  * golden-set shards): adding documents never moves the other texts' shard, so cached shard files stay valid.
  *
- * Cache file: JSON Lines, one `{"embedder": ID, "sha256": HEX, "embedding": [floats]}` per text.
+ * Cache file: JSON Lines, one `{"embedder": KEY, "sha256": HEX, "embedding": [floats]}` per text, KEY the cache key
+ * `ID|DIMENSION|INPUT_TYPE` (embeddingCacheKey; files of an older rankgate carry the bare id and still load).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chunkDocument } from './chunker.ts';
 import type { CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
+import { embeddingCacheKey } from '../embeddings/index.ts';
 import type { Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 
@@ -49,11 +51,13 @@ export async function embedShard(
   onProgress?: (done: number, total: number) => void,
 ): Promise<{ entries: CacheEntry[]; embedded: number; reused: number }> {
   const mine = [...texts.keys()].filter((h) => hashShard(h, shard.count) === shard.index);
+  await embedder.init?.();
+  const key = embeddingCacheKey(embedder, 'document');
   const entries: CacheEntry[] = [];
   const missing: string[] = [];
   for (const h of mine) {
     const v = known.get(h);
-    if (v) entries.push({ embedder: embedder.id, sha256: h, embedding: v });
+    if (v) entries.push({ embedder: key, sha256: h, embedding: v });
     else missing.push(h);
   }
   const reused = entries.length;
@@ -66,7 +70,7 @@ export async function embedShard(
       if (e.length !== embedder.dimension) throw new UserError(`embedder ${embedder.id}: returned a ${e.length}-d vector, expected ${embedder.dimension}`);
       if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
       // The numbers the ingest itself would send to pgvector (src/ingest/pipeline.ts vecText), so the database holds the same float4s.
-      entries.push({ embedder: embedder.id, sha256: slice[k]!, embedding: Array.from(e) });
+      entries.push({ embedder: key, sha256: slice[k]!, embedding: Array.from(e) });
     });
     onProgress?.(Math.min(i + batch, missing.length), missing.length);
   }
@@ -138,11 +142,15 @@ export async function importCache(db: Db, entries: Iterable<CacheEntry>): Promis
   return inserted;
 }
 
-/** The database's embedding cache (optionally one embedder), for a CI cache between runs whose database is thrown away. */
-export async function exportCache(db: Db, embedder?: string): Promise<CacheEntry[]> {
+/**
+ * The database's embedding cache (optionally of one embedder: its keys `ID|...` and the keys in `alsoKeys`), for a CI
+ * cache between runs whose database is thrown away.
+ */
+export async function exportCache(db: Db, embedder?: string, alsoKeys: readonly string[] = []): Promise<CacheEntry[]> {
   const r = await db.pool.query<{ embedder: string; sha256: string; v: string }>(
-    `SELECT embedder, sha256, embedding::text AS v FROM embedding_cache ${embedder ? 'WHERE embedder = $1' : ''} ORDER BY embedder, sha256`,
-    embedder ? [embedder] : [],
+    `SELECT embedder, sha256, embedding::text AS v FROM embedding_cache
+     ${embedder ? `WHERE left(embedder, length($1) + 1) = $1 || '|' OR embedder = ANY($2::text[])` : ''} ORDER BY embedder, sha256`,
+    embedder ? [embedder, [...alsoKeys]] : [],
   );
   return r.rows.map((x) => ({ embedder: x.embedder, sha256: x.sha256, embedding: JSON.parse(x.v) as number[] }));
 }

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { chunkDocument } from './chunker.ts';
 import type { Chunk, CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
+import { embeddingCacheKey, legacyCacheKeys } from '../embeddings/index.ts';
 import { availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 import { corpusIdentity, shortCorpusId, type CorpusIdentity } from './identity.ts';
@@ -22,6 +23,30 @@ export interface IngestProgress {
   total: number;
 }
 
+/** What an ingest is about to send to its embedder, told before anything is sent. */
+export interface IngestPlan {
+  variant: string;
+  embedder: string;
+  model?: string;
+  dimension: number;
+  /** Host of the endpoint ('' offline). */
+  endpoint?: string;
+  chunks: number;
+  /** Distinct chunk texts. */
+  texts: number;
+  /** Texts whose vector is in the cache. */
+  cached: number;
+  /** Texts to embed now. */
+  toEmbed: number;
+  /** o200k tokens of the texts to embed (the vendor's tokenizer counts somewhat differently). */
+  tokens: number;
+  /** List price in USD per million tokens, when known. */
+  pricePerMTok?: number;
+  /** tokens x price, when the price is known. */
+  costUsd?: number;
+  family?: string;
+}
+
 export interface IngestOptions {
   db: Db;
   documents: CorpusDocument[];
@@ -30,6 +55,8 @@ export interface IngestOptions {
   /** Overlap in tokens (default 0). */
   overlap?: number;
   onProgress?: (p: IngestProgress) => void;
+  /** Told per variant before its texts are sent to the embedder: chunk count, tokens and cost estimate. */
+  onPlan?: (p: IngestPlan) => void;
   /** HNSW build parameters (pgvector defaults m=16, ef_construction=64). */
   hnsw?: { m?: number; efConstruction?: number };
   /** Where the documents were read from (recorded on the variant with the corpus identity). */
@@ -123,6 +150,46 @@ export function variantName(chunkSize: number, embedder: string): string {
   return `c${chunkSize}:${embedder}`;
 }
 
+/** What a variant records of the embedder that made its vectors (index_variants.params.embedder). */
+export interface VariantEmbedderRecord {
+  id: string;
+  family?: string;
+  model?: string;
+  dimension: number;
+  /** Endpoint host ('' offline): never a URL with credentials, never a key. */
+  endpoint?: string;
+}
+
+export function embedderRecord(e: Embedder): VariantEmbedderRecord {
+  return { id: e.id, family: e.family, model: e.model, dimension: e.dimension, endpoint: e.endpoint ?? '' };
+}
+
+const describeRecord = (r: { model?: string; dimension: number; endpoint?: string }) =>
+  `${r.model ?? 'an unrecorded model'}, ${r.dimension}-d${r.endpoint ? ` from ${r.endpoint}` : ''}`;
+
+/**
+ * An existing variant of the same name built by the same embedder id but another model behind it (another dimension,
+ * or another endpoint host): its vectors and the new ones must not be confused. Returns the refusal, or undefined.
+ */
+export function embedderMismatch(name: string, old: { dimension: number; params: unknown }, now: VariantEmbedderRecord): string | undefined {
+  const rec = (old.params as { embedder?: Partial<VariantEmbedderRecord> } | null)?.embedder;
+  const was = { model: rec?.model, dimension: old.dimension, endpoint: rec?.endpoint };
+  const hostChanged = rec?.endpoint !== undefined && rec.endpoint !== (now.endpoint ?? '');
+  if (old.dimension === now.dimension && !hostChanged) return undefined;
+  return (
+    `index variant ${name} holds vectors of ${describeRecord(was)}, but this embedder gives ${describeRecord(now)}: ` +
+    `vectors of two models never share a variant; pass --replace to rebuild it with the new one, or give the other model its own id (ID@DIMENSIONS)`
+  );
+}
+
+/**
+ * The approximate index a variant's vectors get: pgvector's HNSW takes `vector` up to 2,000 dimensions and `halfvec`
+ * (16-bit floats) up to 4,000; above that there is none and the vector channel is an exact scan.
+ */
+export function vectorIndexKind(dimension: number): 'vector' | 'halfvec' | 'none' {
+  return dimension <= 2000 ? 'vector' : dimension <= 4000 ? 'halfvec' : 'none';
+}
+
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const vecText = (v: ArrayLike<number>) => '[' + Array.from(v).join(',') + ']';
 const WRITE_BATCH = 500;
@@ -134,18 +201,28 @@ export async function embedWithCache(
   embedder: Embedder,
   texts: Map<string, string>, // sha256 -> text
   onProgress?: (done: number, total: number) => void,
+  /** Called after the cache lookup, before anything is sent: the hashes to embed and how many were cached. */
+  beforeEmbed?: (missing: readonly string[], cached: number) => void,
 ): Promise<{ vectors: Map<string, string>; embedded: number; cached: number }> {
   const vectors = new Map<string, string>();
   const hashes = [...texts.keys()];
-  for (let i = 0; i < hashes.length; i += CACHE_BATCH) {
-    const r = await db.pool.query<{ sha256: string; v: string }>(
-      'SELECT sha256, embedding::text AS v FROM embedding_cache WHERE embedder = $1 AND sha256 = ANY($2::text[])',
-      [embedder.id, hashes.slice(i, i + CACHE_BATCH)],
-    );
-    for (const row of r.rows) vectors.set(row.sha256, row.v);
+  const key = embeddingCacheKey(embedder, 'document');
+  // the current key first, then the keys an older rankgate wrote the same vectors under
+  const keys = [key, ...(embedder.family ? legacyCacheKeys(embedder.id) : [])];
+  for (const k of keys) {
+    const wanted = hashes.filter((h) => !vectors.has(h));
+    for (let i = 0; i < wanted.length; i += CACHE_BATCH) {
+      const r = await db.pool.query<{ sha256: string; v: string }>(
+        'SELECT sha256, embedding::text AS v FROM embedding_cache WHERE embedder = $1 AND sha256 = ANY($2::text[]) AND vector_dims(embedding) = $3',
+        [k, wanted.slice(i, i + CACHE_BATCH), embedder.dimension],
+      );
+      for (const row of r.rows) vectors.set(row.sha256, row.v);
+    }
   }
   const cached = vectors.size;
   const missing = hashes.filter((h) => !vectors.has(h));
+  beforeEmbed?.(missing, cached);
+  // The embedder batches within its API's limits itself; hand it groups of several requests' worth.
   const batch = Math.max(1, embedder.maxBatch || 1);
   // Fill the cache in groups so an interrupted run keeps what it paid for.
   const group = Math.max(batch, 256);
@@ -174,7 +251,7 @@ export async function embedWithCache(
       `INSERT INTO embedding_cache (embedder, sha256, embedding)
        SELECT $1, t.h, t.v::vector FROM unnest($2::text[], $3::text[]) AS t(h, v)
        ON CONFLICT (embedder, sha256) DO NOTHING`,
-      [embedder.id, ids, out],
+      [key, ids, out],
     );
     ids.forEach((h, k) => vectors.set(h, out[k]));
   }
@@ -263,12 +340,26 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
   checkDocuments(documents);
   const corpus = corpusIdentity(documents, opts.corpusPath);
   await ensureInlineVectors(db);
+  // an embedder whose dimension is learned from its answers learns it now (one short request), before any variant is touched
+  await embedder.init?.();
+  if (!(Number.isInteger(embedder.dimension) && embedder.dimension > 0)) {
+    throw new UserError(`embedder ${embedder.id}: no dimension known (got ${JSON.stringify(embedder.dimension)})`);
+  }
+  const record = embedderRecord(embedder);
   const rebuilding = new Set(opts.chunkSizes.map((c) => variantName(c, embedder.id)));
   const existing = (
-    await db.pool.query<ExistingVariant>('SELECT id, name, corpus_id, corpus FROM index_variants ORDER BY chunk_size, embedder')
+    await db.pool.query<ExistingVariant & { dimension: number; params: unknown }>(
+      'SELECT id, name, corpus_id, corpus, dimension, params FROM index_variants ORDER BY chunk_size, embedder',
+    )
   ).rows;
   const { conflicts, stale } = classifyVariants(existing, corpus, rebuilding);
   if (conflicts.length && !opts.replace) throw new UserError(conflictMessage(db, conflicts, corpus));
+  if (!opts.replace) {
+    for (const v of existing) {
+      const why = rebuilding.has(v.name) ? embedderMismatch(v.name, v, record) : undefined;
+      if (why) throw new UserError(`${db.dataDir ?? db.describe}: ${why}`);
+    }
+  }
   const notes = stale.map(
     (v) => `${v.name} was built from an earlier state of ${v.corpus} (corpus ${shortCorpusId(v.corpus_id)}); rebuild it too to search the current documents`,
   );
@@ -303,7 +394,27 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       byHash.set(h, c.content);
       return h;
     });
-    const { vectors, embedded, cached } = await embedWithCache(db, embedder, byHash, (d, t) => progress('embed', d, t));
+    const tokensByHash = new Map<string, number>();
+    chunks.forEach((c, i) => tokensByHash.set(hashes[i]!, c.tokenCount));
+    const { vectors, embedded, cached } = await embedWithCache(db, embedder, byHash, (d, t) => progress('embed', d, t), (missing, cachedNow) => {
+      const tokens = missing.reduce((s, h) => s + (tokensByHash.get(h) ?? 0), 0);
+      const price = embedder.pricePerMTok;
+      opts.onPlan?.({
+        variant: name,
+        embedder: embedder.id,
+        family: embedder.family,
+        model: embedder.model,
+        dimension: embedder.dimension,
+        endpoint: embedder.endpoint,
+        chunks: chunks.length,
+        texts: byHash.size,
+        cached: cachedNow,
+        toEmbed: missing.length,
+        tokens,
+        pricePerMTok: price,
+        costUsd: price === undefined ? undefined : (tokens / 1e6) * price,
+      });
+    });
     const embedMs = performance.now() - tEmbed;
 
     // 3. write the variant in one transaction
@@ -348,6 +459,8 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
           [...new Set(chunks.map((c) => c.language))].sort().map((l) => [l, textConfigFor(l, available)]),
         ),
         hnsw: { m: opts.hnsw?.m ?? 16, efConstruction: opts.hnsw?.efConstruction ?? 64 },
+        vectorIndex: vectorIndexKind(embedder.dimension),
+        embedder: record,
         distance: 'cosine',
         bm25: { tf: 'positions in tsvector', docLen: 'sum of tf' },
       };
@@ -386,14 +499,15 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       await client.query(BUILD_STATS, [variantId]);
       await client.query(`CREATE INDEX ${ginIndexName(variantId)} ON book_chunks USING gin (tsv) WHERE variant = ${variantId}`);
       progress('index', 2, 4);
-      if (chunks.length) {
+      const kind = vectorIndexKind(embedder.dimension);
+      if (chunks.length && kind !== 'none') {
         // an HNSW graph that fits in maintenance_work_mem builds several times faster
         await client.query(`SELECT set_config('maintenance_work_mem', $1, true)`, [db.kind === 'pglite' ? '256MB' : '512MB']);
         const m = Math.trunc(opts.hnsw?.m ?? 16);
         const efc = Math.trunc(opts.hnsw?.efConstruction ?? 64);
         await client.query(
           `CREATE INDEX ${hnswIndexName(variantId)} ON book_chunks
-           USING hnsw ((embedding::vector(${embedder.dimension})) vector_cosine_ops)
+           USING hnsw ((embedding::${kind}(${embedder.dimension})) ${kind}_cosine_ops)
            WITH (m = ${m}, ef_construction = ${efc}) WHERE variant = ${variantId}`,
         );
       }
@@ -441,29 +555,76 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
   return { variants, totalMs: performance.now() - t0, corpus, removedDocuments, replaced, notes };
 }
 
+/** Seconds as people read them: 42 s, 3 min 5 s, 1 h 2 min. */
+function duration(sec: number): string {
+  if (!Number.isFinite(sec)) return '?';
+  const s = Math.max(0, Math.round(sec));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** The one line told before an ingest sends anything to its embedder. */
+export function formatPlan(p: IngestPlan): string {
+  const where = p.endpoint ? ` at ${p.endpoint}` : '';
+  const what = `${p.embedder} (${p.model ?? p.embedder}, ${p.dimension}-d${where})`;
+  if (!p.toEmbed) return `ingest ${p.variant}: ${p.chunks} chunks, all ${p.texts} texts in the embedding cache: nothing to send to ${what}`;
+  const cost =
+    p.costUsd !== undefined
+      ? `, about $${p.costUsd < 0.01 ? Number(p.costUsd.toPrecision(2)) : p.costUsd.toFixed(2)} at $${p.pricePerMTok}/M tokens list price`
+      : p.family === 'use-lite' || !p.endpoint
+        ? ''
+        : ' (no list price known for this model)';
+  return (
+    `ingest ${p.variant}: ${p.chunks} chunks, ${p.toEmbed} texts to embed with ${what} (${p.cached} cached), ` +
+    `~${p.tokens.toLocaleString('en-US')} tokens (o200k estimate)${cost}`
+  );
+}
+
 /**
- * A progress reporter: a redrawn bar on a TTY, one line per finished phase otherwise (quiet in CI logs).
+ * A progress reporter on stderr: a redrawn bar on a TTY; otherwise one line per finished phase, plus a line at most
+ * every 10 s while embedding (quiet in CI logs). Embedding shows chunks/s and the time left (ETA).
  */
-export function createProgressReporter(stream: NodeJS.WriteStream = process.stderr): (p: IngestProgress) => void {
+export function createProgressReporter(stream: NodeJS.WriteStream = process.stderr, opts: { intervalMs?: number; now?: () => number } = {}): (p: IngestProgress) => void {
   const tty = Boolean(stream.isTTY) && !process.env.CI;
+  const now = opts.now ?? Date.now;
+  const interval = opts.intervalMs ?? 10_000;
   let last = '';
   let lastDraw = 0;
+  let lastLine = 0;
+  let embedStart = 0;
+  let embedKey = '';
+  const rate = (p: IngestProgress) => {
+    const sec = (now() - embedStart) / 1000;
+    const perSec = sec > 0 ? p.done / sec : 0;
+    const eta = perSec > 0 ? (p.total - p.done) / perSec : Infinity;
+    return { perSec, sec, text: `${perSec.toFixed(1)} chunks/s, ${p.done < p.total ? `ETA ${duration(eta)}` : `${duration(sec)}`}` };
+  };
   return (p) => {
     const key = `${p.variant} ${p.phase}`;
+    if (p.phase === 'embed' && key !== embedKey) {
+      embedKey = key;
+      embedStart = now();
+      lastLine = embedStart;
+    }
+    const embedding = p.phase === 'embed' && p.total > 0;
     if (tty) {
-      const now = Date.now();
-      if (p.done < p.total && now - lastDraw < 80 && key === last) return;
-      lastDraw = now;
+      const t = now();
+      if (p.done < p.total && t - lastDraw < 80 && key === last) return;
+      lastDraw = t;
       const width = 24;
       const frac = p.total ? p.done / p.total : 1;
       const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, '.');
-      stream.write(`\r${p.variant} ${p.phase.padEnd(5)} [${bar}] ${p.done}/${p.total}   `);
+      stream.write(`\r${p.variant} ${p.phase.padEnd(5)} [${bar}] ${p.done}/${p.total}${embedding && p.done ? `  ${rate(p).text}` : ''}   `);
       if (p.phase === 'done') stream.write('\n');
       last = key;
+    } else if (embedding && p.done < p.total && p.done > 0 && now() - lastLine >= interval) {
+      lastLine = now();
+      stream.write(`ingest ${p.variant}: embedded ${p.done}/${p.total} texts, ${rate(p).text}\n`);
     } else if (p.done === p.total && key !== last) {
       last = key;
       if (p.phase === 'done') stream.write(`ingest ${p.variant}: ${p.total} chunks written\n`);
-      else if (p.phase === 'embed' && p.total > 0) stream.write(`ingest ${p.variant}: embedded ${p.total} new texts\n`);
+      else if (embedding) stream.write(`ingest ${p.variant}: embedded ${p.total} new texts, ${rate(p).text}\n`);
     }
   };
 }

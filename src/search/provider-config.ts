@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
-import { EMBEDDER_IDS } from '../embeddings/index.ts';
+import { EMBEDDER_ALIASES, EMBEDDER_IDS, isEmbedderId } from '../embeddings/index.ts';
 import { loadYaml } from '../util/yaml.ts';
 import { suggest, unknownKeyMessage, unknownValueMessage } from '../util/suggest.ts';
 
@@ -65,7 +65,6 @@ const ENUMS: Record<string, readonly string[]> = {
   urlShape: ['portal', 'nq'],
   corpusFormat: ['markdown', 'jsonl', 'beir', 'nq'],
 };
-const EMBEDDER_ALIASES = ['titan-v2', 'cohere-v3'];
 const BOOLEANS = ['autoIngest', 'queryFilters', 'warmup', 'worker', 'routing', 'preflight'];
 const STRINGS = ['module', 'url', 'corpus', 'databaseUrl', 'dataDir', 'language', 'textConfig'];
 const FILTER_KEYS = ['language', 'book', 'pathPrefix', 'tags'];
@@ -176,8 +175,13 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
   }
   if (kind === 'rankgate' && config.embedder !== undefined) {
     const v = config.embedder;
-    const valid = [...EMBEDDER_IDS, ...EMBEDDER_ALIASES];
-    if (typeof v !== 'string' || !valid.includes(v)) fail('embedder', v, (where) => unknownValueMessage(file, `${where}.embedder`, String(v), valid));
+    // any id of a family (openai:embedding:MODEL, voyage:MODEL, ...) is valid; the examples feed the did-you-mean
+    const valid = [...EMBEDDER_IDS, ...Object.keys(EMBEDDER_ALIASES)];
+    if (!isEmbedderId(v)) {
+      fail('embedder', v, (where) =>
+        `${unknownValueMessage(file, `${where}.embedder`, String(v), valid)} (any openai:embedding:MODEL, voyage:MODEL, cohere:embedding:MODEL, ollama:embeddings:MODEL or bedrock:embeddings:MODEL id, optionally ID@DIMENSIONS)`,
+      );
+    }
   }
   for (const k of BOOLEANS) if (config[k] !== undefined && typeof config[k] !== 'boolean') expect(k, config[k], 'true or false');
   for (const k of STRINGS) if (config[k] !== undefined && (typeof config[k] !== 'string' || !config[k])) expect(k, config[k], 'a non-empty string');

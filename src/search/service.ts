@@ -12,6 +12,7 @@ import type pg from 'pg';
 import { loadSql, openDatabase, readOnlyByEnv, availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 import type { Embedder } from '../embeddings/types.ts';
+import { parseEmbedderId } from '../embeddings/catalog.ts';
 import type {
   ChannelHit,
   RoutingDecision,
@@ -166,6 +167,20 @@ function filterArgs(f: SearchFilters | undefined): (string | string[] | null)[] 
   ];
 }
 
+/** The canonical id of an embedder id or alias (`titan-v2-512` -> `bedrock:embeddings:...@512`); a caller's own id as it is. */
+export function canonicalEmbedderId(id: string): string {
+  try {
+    return parseEmbedderId(id).id;
+  } catch {
+    return id;
+  }
+}
+
+/** pgvector HNSW: `vector` up to 2,000 dimensions, `halfvec` up to 4,000, none above (the ingest's vectorIndexKind). */
+function hnswType(dimension: number): 'vector' | 'halfvec' | undefined {
+  return dimension <= 2000 ? 'vector' : dimension <= 4000 ? 'halfvec' : undefined;
+}
+
 const NO_ROUTING: RoutingDecision = { route: 'search', safety: false, reasons: [] };
 
 export class SearchService implements SearchServiceLike {
@@ -193,7 +208,8 @@ export class SearchService implements SearchServiceLike {
   }
 
   /** The embedder for an id: given at construction, else createEmbedder(id) from src/embeddings. */
-  embedderFor(id: string): Promise<Embedder> {
+  embedderFor(rawId: string): Promise<Embedder> {
+    const id = this.embedders.has(rawId) ? rawId : canonicalEmbedderId(rawId);
     let p = this.embedders.get(id);
     if (!p) {
       p = (async () => {
@@ -237,7 +253,8 @@ export class SearchService implements SearchServiceLike {
    * Index variant for (chunk size, embedder), looked up on every call (one indexed row: a variant
    * re-ingested by another process gets a new id); ingests the autoIngest corpus when missing.
    */
-  async variant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+  async variant(chunkSize: number, rawEmbedder: string): Promise<VariantInfo> {
+    const embedder = this.embedders.has(rawEmbedder) ? rawEmbedder : canonicalEmbedderId(rawEmbedder);
     const found = await this.queryVariant(chunkSize, embedder);
     if (found && (!this.autoIngest || this.verified.has(found.id))) return found;
     const key = `${chunkSize}:${embedder}`;
@@ -333,7 +350,7 @@ export class SearchService implements SearchServiceLike {
       );
     }
     if (this.autoIngest && this.autoIngest.ingest !== false) {
-      const { ingestCorpus, createProgressReporter } = await import('../ingest/pipeline.ts');
+      const { ingestCorpus, createProgressReporter, formatPlan } = await import('../ingest/pipeline.ts');
       const { documents } = await this.corpusDocs();
       const emb = await this.embedderFor(embedder);
       const stats = await ingestCorpus({
@@ -344,6 +361,7 @@ export class SearchService implements SearchServiceLike {
         overlap: this.autoIngest.overlap,
         corpusPath: this.autoIngest.corpus,
         onProgress: createProgressReporter(),
+        onPlan: (p) => process.stderr.write(`rankgate: ${formatPlan(p)}\n`),
       });
       const s = stats.variants[0];
       process.stderr.write(
@@ -388,10 +406,13 @@ export class SearchService implements SearchServiceLike {
     if (useVector) {
       const te = performance.now();
       const emb = await this.embedderFor(p.embedder);
-      if (emb.dimension !== v.dimension) {
+      if (emb.dimension && emb.dimension !== v.dimension) {
         throw new UserError(`embedder ${emb.id} gives ${emb.dimension}-d vectors but variant ${v.name} holds ${v.dimension}-d`);
       }
       queryVector = await emb.embedQuery(query);
+      if (queryVector.length !== v.dimension) {
+        throw new UserError(`embedder ${emb.id} answered with a ${queryVector.length}-d query vector but variant ${v.name} holds ${v.dimension}-d`);
+      }
       lap('embed', te);
     }
 
@@ -419,7 +440,7 @@ export class SearchService implements SearchServiceLike {
       try {
         const tv = performance.now();
         let rows: { id: string; score: number }[];
-        if (p.vectorSearch === 'exact') {
+        if (p.vectorSearch === 'exact' || !hnswType(v.dimension)) {
           const r = await client.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, depth, ...fargs]);
           rows = r.rows;
         } else {
@@ -500,7 +521,7 @@ export class SearchService implements SearchServiceLike {
     efSearch: number,
     fargs: (string | string[] | null)[],
   ): Promise<{ id: string; score: number }[]> {
-    const sql = SQL.vectorHnsw.replaceAll('{{dim}}', String(Math.trunc(v.dimension)));
+    const sql = SQL.vectorHnsw.replaceAll('{{dim}}', String(Math.trunc(v.dimension))).replaceAll('{{type}}', hnswType(v.dimension)!);
     // Session settings, set once per pooled connection (one round trip per query instead of four):
     // ef_search >= LIMIT (else HNSW returns at most ef_search rows); strict_order iterative scans keep
     // going until enough rows pass the filters (without filters they stop at LIMIT as before).

@@ -35,7 +35,9 @@ const close = (a: number[], b: number[]) => a.length === b.length && a.every((x,
 
 test('titan-v2-512: one SigV4-signed InvokeModel per text, body {inputText, dimensions, normalize}, order kept', async () => {
   const e = (await createEmbedder('titan-v2-512', base())) as BedrockEmbedder;
-  assert.equal(e.id, 'titan-v2-512');
+  assert.equal(e.id, 'bedrock:embeddings:amazon.titan-embed-text-v2:0@512');
+  assert.equal(e.model, TITAN);
+  assert.equal(e.endpoint, new URL(fake.url).host);
   assert.equal(e.dimension, 512);
   assert.equal(e.maxBatch, 1);
   const texts = ['the wave and the ocean', 'calmness', 'a third text', 'fourth', 'fifth', 'sixth'];

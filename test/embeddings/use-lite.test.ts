@@ -44,13 +44,14 @@ test('use-lite: semantic sanity', async () => {
 });
 
 test('embedder ids: aliases, dimensions, unknown ids rejected with the list of known ids', () => {
-  assert.equal(resolveEmbedderId('titan-v2'), 'titan-v2-1024');
-  assert.equal(resolveEmbedderId('cohere-v3'), 'cohere-v3-english');
+  assert.equal(resolveEmbedderId('titan-v2'), 'bedrock:embeddings:amazon.titan-embed-text-v2:0');
+  assert.equal(resolveEmbedderId('titan-v2-1024'), 'bedrock:embeddings:amazon.titan-embed-text-v2:0');
+  assert.equal(resolveEmbedderId('cohere-v3'), 'bedrock:embeddings:cohere.embed-english-v3');
   assert.equal(embedderDimension('titan-v2-256'), 256);
   assert.equal(embedderDimension('cohere-v3-multilingual'), 1024);
   assert.equal(embedderDimension('use-lite'), 512);
   assert.throws(
     () => resolveEmbedderId('titan-v2-768'),
-    (err: unknown) => isUserError(err) && /unknown embedder "titan-v2-768".*use-lite.*cohere-v3-multilingual/.test((err as Error).message),
+    (err: unknown) => isUserError(err) && /unknown embedder "titan-v2-768".*did you mean "titan-v2-.*use-lite.*voyage:MODEL.*aliases:.*cohere-v3-multilingual/.test((err as Error).message),
   );
 });

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { sweepColumns, embeddersFor } from '../../promptfooconfig.sweep.ts';
+import { sweepColumns, embeddersFor, skippedEmbeddersLine } from '../../promptfooconfig.sweep.ts';
 import { readResultsFile } from '../../src/results/read.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { compareResultColumns } from '../../src/gate/compare.ts';
@@ -40,11 +40,36 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.deepEqual(new Set(local.map((c) => c.config.rrfK).filter(Boolean)), new Set([40, 60, 80]));
     assert.deepEqual(embeddersFor({}), ['use-lite']);
     const env = { RANKGATE_SWEEP: 'full', AWS_REGION: 'us-east-1', AWS_PROFILE: 'x' };
-    assert.deepEqual(embeddersFor(env), ['use-lite', 'titan-v2-512', 'cohere-v3-english']);
+    assert.deepEqual(embeddersFor(env), ['use-lite', 'bedrock:embeddings:cohere.embed-english-v3', 'bedrock:embeddings:amazon.titan-embed-text-v2:0@512']);
     const withBedrock = sweepColumns(env);
     assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
-    assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere-v3-english'));
-    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP must be quick or full/);
+    assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere.embed-english-v3 1024-d'));
+    assert.ok(withBedrock.some((c) => c.label === 'semantic-only c200 amazon.titan-embed-text-v2:0 512-d'));
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP must be quick, embedders or full/);
+  });
+
+  it('embedders (DES-058): use-lite plus every embedder whose credentials are present, the others named in one line; labels carry model and dimension', () => {
+    assert.deepEqual(sweepColumns({ RANKGATE_SWEEP: 'embedders' }).map((c) => c.label), [
+      'hybrid rrf60 w1:1 c300 use-lite 512-d',
+      'keyword-only bm25 c300',
+      'semantic-only c300 use-lite 512-d',
+    ]);
+    const env = { RANKGATE_SWEEP: 'embedders', VOYAGE_API_KEY: 'k', COHERE_API_KEY: 'k', OPENAI_BASE_URL: 'http://tei/v1', OLLAMA_BASE_URL: 'http://o' };
+    const cols = sweepColumns(env);
+    assert.deepEqual(embeddersFor(env), ['use-lite', 'voyage:voyage-3-large', 'cohere:embedding:embed-english-v3.0', 'openai:embedding:BAAI/bge-m3', 'ollama:embeddings:bge-m3']);
+    assert.equal(cols.length, 1 + 2 * 5);
+    assert.equal(new Set(cols.map((c) => c.label)).size, cols.length, 'labels are unique');
+    for (const l of ['semantic-only c300 voyage-3-large 1024-d', 'hybrid rrf60 w1:1 c300 embed-english-v3.0 1024-d', 'semantic-only c300 BAAI/bge-m3 1024-d', 'semantic-only c300 bge-m3 1024-d ollama']) {
+      assert.ok(cols.some((c) => c.label === l), l);
+    }
+    assert.equal(cols.find((c) => c.label === 'semantic-only c300 voyage-3-large 1024-d')!.config.embedder, 'voyage:voyage-3-large');
+    assert.equal(
+      skippedEmbeddersLine(env),
+      'rankgate sweep: embedders skipped: openai:embedding:text-embedding-3-large (OPENAI_BASE_URL points at another server); ' +
+        'bedrock:embeddings:cohere.embed-english-v3 (no AWS region and credentials); bedrock:embeddings:amazon.titan-embed-text-v2:0@512 (no AWS region and credentials)',
+    );
+    assert.match(skippedEmbeddersLine({})!, /voyage:voyage-3-large \(VOYAGE_API_KEY not set\); cohere:embedding:embed-english-v3\.0 \(COHERE_API_KEY not set\)/);
+    assert.equal(skippedEmbeddersLine({ RANKGATE_SWEEP_EMBEDDERS: 'use-lite,voyage:voyage-3.5' }), undefined);
   });
 });
 

@@ -75,7 +75,7 @@ describe('rankgate embed-cache: embed 1/N per process, merge, ingest embeds noth
     writeFileSync(f('conflict.jsonl'), JSON.stringify(e) + '\n');
     const c = await rankgate(['embed-cache', 'merge', f('m2.jsonl'), f('s1.jsonl'), f('conflict.jsonl')]);
     assert.equal(c.code, 2);
-    assert.match(c.stderr, /conflict\.jsonl:1: text [0-9a-f]{64} \(use-lite\) has a different vector in .*s1\.jsonl:1/);
+    assert.match(c.stderr, /conflict\.jsonl:1: text [0-9a-f]{64} \(use-lite\|512\|document\) has a different vector in .*s1\.jsonl:1/);
     writeFileSync(f('broken.jsonl'), line + '\n{oops\n');
     const b = await rankgate(['embed-cache', 'import', f('broken.jsonl'), '--db', f('db2')]);
     assert.equal(b.code, 2);

@@ -1,0 +1,232 @@
+/**
+ * Embedders over HTTP APIs with plain `fetch` (http.ts), batched within each vendor's documented limits and with
+ * the document/query input types retrieval needs:
+ *
+ * | family | request | input types | credentials and endpoint |
+ * |---|---|---|---|
+ * | openai | POST {base}/embeddings `{model, input: [..], encoding_format: float, dimensions?}` | none (the models have none) | OPENAI_API_KEY; OPENAI_BASE_URL or OPENAI_API_BASE_URL (default https://api.openai.com/v1) |
+ * | voyage | POST {base}/embeddings `{model, input: [..], input_type, output_dimension?, truncation: true}` | document / query | VOYAGE_API_KEY; VOYAGE_API_BASE_URL (default https://api.voyageai.com/v1) |
+ * | cohere | POST {base}/v2/embed `{model, texts: [..], input_type, embedding_types: [float], truncate: END, output_dimension?}` | search_document / search_query | COHERE_API_KEY; COHERE_BASE_URL (default https://api.cohere.com) |
+ * | ollama | POST {base}/api/embed `{model, input: [..], truncate: true, dimensions?}` | none | OLLAMA_BASE_URL (default http://127.0.0.1:11434); OLLAMA_API_KEY if the server wants one |
+ *
+ * A batch holds at most the family's input count and, by o200k token estimate, 3/4 of the model's tokens per request
+ * (the vendors' own tokenizers count differently). Batches run `concurrency` at a time (default 2), order kept.
+ * Every vector is checked (count, finite numbers, dimension) and L2-normalised. An answer with the wrong number of
+ * vectors, an empty `data`, a vector of another dimension or a body without the vectors is an EmbedderCallError
+ * (code 'MalformedResponse') naming the embedder, the endpoint and what was wrong; it is not retried.
+ */
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import type { Embedder, EmbedInputType } from './types.ts';
+import { l2normalize } from './vector.ts';
+import { mapLimit } from './bedrock-client.ts';
+import { FAMILIES, type EmbedderSpec } from './catalog.ts';
+import { EmbedderCallError, displayUrl, postJson, urlHost, type HttpCallOptions, type HttpCallStats } from './http.ts';
+
+export interface HttpEmbedderOptions extends HttpCallOptions {
+  /** Environment to read keys and base URLs from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Base URL (overrides the environment). */
+  baseUrl?: string;
+  /** API key (overrides the environment). */
+  apiKey?: string;
+  /** Requests in flight at once (default 2). */
+  concurrency?: number;
+  /** Inputs per request at most (default: the vendor's limit; 1 = one text per request). */
+  maxBatch?: number;
+}
+
+export interface HttpEmbedderStats extends HttpCallStats {
+  /** Successful requests. */
+  requests: number;
+  texts: number;
+  /** Input tokens as the API reported them (0 when it does not). */
+  inputTokens: number;
+}
+
+export interface HttpEmbedder extends Embedder {
+  readonly stats: HttpEmbedderStats;
+  /** Full URL the embedder posts to. */
+  readonly url: string;
+}
+
+type Family = 'openai' | 'voyage' | 'cohere' | 'ollama';
+
+interface Endpoint {
+  base: string;
+  key?: string;
+  keyName?: string;
+  baseName: string;
+}
+
+const trimSlash = (s: string) => s.replace(/\/+$/, '');
+
+/** Where each family reads its base URL and key (promptfoo's names), and its default base. */
+const ENV_NAMES: Record<Family, { bases: string[]; default: string; key: string }> = {
+  openai: { bases: ['OPENAI_BASE_URL', 'OPENAI_API_BASE_URL'], default: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY' },
+  voyage: { bases: ['VOYAGE_API_BASE_URL'], default: 'https://api.voyageai.com/v1', key: 'VOYAGE_API_KEY' },
+  cohere: { bases: ['COHERE_BASE_URL'], default: 'https://api.cohere.com', key: 'COHERE_API_KEY' },
+  ollama: { bases: ['OLLAMA_BASE_URL'], default: 'http://127.0.0.1:11434', key: 'OLLAMA_API_KEY' },
+};
+
+function endpointFor(family: Family, env: NodeJS.ProcessEnv, opts: HttpEmbedderOptions): Endpoint {
+  const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
+  const names = ENV_NAMES[family];
+  let base = trimSlash(opts.baseUrl ?? pick(...names.bases) ?? names.default);
+  if (family === 'cohere') base = base.replace(/\/v[12]$/, ''); // the base, without the API version
+  return { base, key: opts.apiKey ?? pick(names.key), keyName: names.key, baseName: names.bases[0]! };
+}
+
+const PATH: Record<Family, string> = { openai: '/embeddings', voyage: '/embeddings', cohere: '/v2/embed', ollama: '/api/embed' };
+
+/** The request body for a batch. */
+function requestBody(family: Family, spec: EmbedderSpec, texts: string[], inputType: EmbedInputType): Record<string, unknown> {
+  const dim = spec.requestedDimension;
+  switch (family) {
+    case 'openai':
+      return { model: spec.model, input: texts, encoding_format: 'float', ...(dim !== undefined && spec.info ? { dimensions: dim } : {}) };
+    case 'voyage':
+      return { model: spec.model, input: texts, input_type: inputType, truncation: true, ...(dim !== undefined ? { output_dimension: dim } : {}) };
+    case 'cohere':
+      return {
+        model: spec.model,
+        texts,
+        input_type: inputType === 'query' ? 'search_query' : 'search_document',
+        embedding_types: ['float'],
+        truncate: 'END',
+        ...(dim !== undefined ? { output_dimension: dim } : {}),
+      };
+    case 'ollama':
+      return { model: spec.model, input: texts, truncate: true, ...(dim !== undefined && spec.info ? { dimensions: dim } : {}) };
+  }
+}
+
+/** The vectors (in input order) and reported tokens out of an answer; undefined vectors = the field is missing. */
+function readAnswer(family: Family, json: unknown): { vectors: unknown; tokens?: number } {
+  const j = (json && typeof json === 'object' ? json : {}) as Record<string, any>;
+  switch (family) {
+    case 'openai':
+    case 'voyage': {
+      if (!Array.isArray(j.data)) return { vectors: undefined };
+      const rows = [...j.data] as { embedding?: unknown; index?: unknown }[];
+      // `index` gives each vector's input; sort by it when every row has one
+      if (rows.every((r) => r && typeof r.index === 'number')) rows.sort((a, b) => (a.index as number) - (b.index as number));
+      return { vectors: rows.map((r) => r?.embedding), tokens: j.usage?.total_tokens ?? j.usage?.prompt_tokens };
+    }
+    case 'cohere': {
+      const e = j.embeddings;
+      const v = Array.isArray(e) ? e : e && typeof e === 'object' ? e.float : undefined;
+      return { vectors: v, tokens: j.meta?.billed_units?.input_tokens };
+    }
+    case 'ollama':
+      return { vectors: j.embeddings, tokens: j.prompt_eval_count };
+  }
+}
+
+const FIELD: Record<Family, string> = { openai: '"data"', voyage: '"data"', cohere: '"embeddings.float"', ollama: '"embeddings"' };
+
+export function createHttpEmbedder(spec: EmbedderSpec, opts: HttpEmbedderOptions = {}): HttpEmbedder {
+  const family = spec.family as Family;
+  if (!(family in PATH)) throw new Error(`createHttpEmbedder: not an HTTP family: ${spec.family}`);
+  const env = opts.env ?? process.env;
+  const ep = endpointFor(family, env, opts);
+  const url = ep.base + PATH[family];
+  const config = (why: string): never => {
+    throw new EmbedderCallError(`${spec.id} at ${displayUrl(url)}: ${why}`, { embedder: spec.id, endpoint: displayUrl(url), attempts: 0, code: 'Config' });
+  };
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new EmbedderCallError(`${spec.id}: ${ep.baseName} is not an http(s) URL`, { embedder: spec.id, endpoint: '', attempts: 0, code: 'Config' });
+  }
+  // a key is needed by the vendors' own services; an OpenAI-compatible or Ollama server may need none
+  const keyRequired = family === 'voyage' || family === 'cohere' || (family === 'openai' && urlHost(url) === 'api.openai.com');
+  if (keyRequired && !ep.key) config(`${ep.keyName} is not set`);
+  const headers: Record<string, string> = ep.key ? { authorization: `Bearer ${ep.key}` } : {};
+  const fam = FAMILIES[family];
+  const maxBatch = Math.max(1, Math.min(opts.maxBatch ?? fam.maxBatch, fam.maxBatch));
+  const tokenBudget = Math.floor(0.75 * (spec.info?.maxRequestTokens ?? fam.maxRequestTokens ?? Infinity));
+  const stats: HttpEmbedderStats = { requests: 0, texts: 0, inputTokens: 0, attempts: 0, retries: 0, throttled: 0 };
+  let dimension = spec.dimension ?? 0;
+
+  const malformed = (why: string, attempts = 1): never => {
+    throw new EmbedderCallError(`${spec.id} at ${displayUrl(url)}: malformed answer: ${why}`, {
+      embedder: spec.id,
+      endpoint: displayUrl(url),
+      attempts,
+      code: 'MalformedResponse',
+    });
+  };
+
+  const embedBatch = async (texts: string[], inputType: EmbedInputType): Promise<number[][]> => {
+    const json = await postJson({ embedder: spec.id, url, headers, body: requestBody(family, spec, texts, inputType), secrets: [ep.key] }, opts, stats);
+    const answer = readAnswer(family, json);
+    const tokens = answer.tokens;
+    if (!Array.isArray(answer.vectors)) malformed(`no ${FIELD[family]} list of vectors`);
+    const vectors = answer.vectors as unknown[];
+    if (vectors.length === 0) malformed(`${FIELD[family]} is empty, expected ${texts.length} vector${texts.length === 1 ? '' : 's'}`);
+    if (vectors.length !== texts.length) malformed(`${vectors.length} vectors for ${texts.length} texts`);
+    const out = vectors.map((v: unknown, i: number) => {
+      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+        malformed(`vector ${i} is not a list of finite numbers`);
+      }
+      const vec = v as number[];
+      if (!dimension) dimension = vec.length; // an unknown model: its first answer sets the dimension
+      if (vec.length !== dimension) {
+        malformed(`vector ${i} has ${vec.length} dimensions, expected ${dimension} (${spec.requestedDimension !== undefined ? `asked for @${spec.requestedDimension}` : spec.info ? `${spec.model}'s dimension` : 'the dimension of its earlier answers'})`);
+      }
+      return l2normalize(vec);
+    });
+    stats.requests += 1;
+    stats.texts += texts.length;
+    if (typeof tokens === 'number' && Number.isFinite(tokens)) stats.inputTokens += tokens;
+    return out;
+  };
+
+  /** Batches within the input count and the token budget (by o200k estimate), in input order. */
+  const batches = (texts: readonly string[]): string[][] => {
+    const out: string[][] = [];
+    let cur: string[] = [];
+    let tok = 0;
+    for (const t of texts) {
+      const n = Number.isFinite(tokenBudget) ? countTokens(t) : 0;
+      if (cur.length && (cur.length >= maxBatch || tok + n > tokenBudget)) {
+        out.push(cur);
+        cur = [];
+        tok = 0;
+      }
+      cur.push(t);
+      tok += n;
+    }
+    if (cur.length) out.push(cur);
+    return out;
+  };
+
+  // Empty inputs are refused by OpenAI ("cannot be an empty string") and give no vector on some servers: send a space.
+  const prepare = (t: string) => (t.trim() ? t : ' ');
+
+  return {
+    id: spec.id,
+    get dimension() {
+      return dimension;
+    },
+    maxBatch,
+    family: spec.family,
+    model: spec.model,
+    endpoint: urlHost(url),
+    url,
+    pricePerMTok: spec.info?.pricePerMTok,
+    stats,
+    async init() {
+      if (!dimension) await embedBatch(['dimension probe'], 'query');
+    },
+    async embedDocuments(texts) {
+      if (!texts.length) return [];
+      const parts = await mapLimit(batches(texts.map(prepare)), opts.concurrency ?? 2, (b) => embedBatch(b, 'document'));
+      return parts.flat();
+    },
+    async embedQuery(text) {
+      return (await embedBatch([prepare(text)], 'query'))[0]!;
+    },
+  };
+}
