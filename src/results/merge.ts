@@ -520,12 +520,21 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   const vars = [...new Set(info.flatMap((s) => (Array.isArray(s.doc.vars) ? s.doc.vars : [])))];
   const doc: ResultsDoc = {
     ...ref.doc,
+    ...(typeof ref.doc.config?.description === 'string' ? { config: { ...ref.doc.config, description: withoutVerdictTag(ref.doc.config.description) } } : {}),
     evalId,
     results: { ...ref.doc.results, timestamp: timestamps[0] ?? now.toISOString(), prompts, results: rows, stats },
     ...(vars.length ? { vars } : {}),
     metadata: { ...(ref.doc.metadata ?? {}), exportedAt: now.toISOString(), rankgateMerge: summary },
   };
   return { doc, summary };
+}
+
+/**
+ * A description without the gate's verdict tag the afterAll hook puts in front ("[gate FAIL (exit 1): …] text",
+ * src/report/verdict-text.ts describeWithVerdict): one shard's verdict is not the merged run's.
+ */
+export function withoutVerdictTag(description: string): string {
+  return description.replace(/^\[gate [^\]]*\] ?/, '');
 }
 
 /** Read shard files (one-line errors) and merge them. */
