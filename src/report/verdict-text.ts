@@ -103,8 +103,8 @@ export function describeWithVerdict(description: string | undefined, verdicts: C
     tag = `gate ${VERDICT_WORD[combined]} (exit ${combined}): ${bad.length ? `${bad.length} of ${verdicts.length} columns ${bad.length === 1 ? 'fails' : 'fail'}; first '${bad[0]!.column}': ${verdictTag(bad[0]!).replace(/^gate \w+ \(exit \d\): /, '')}` : `all ${verdicts.length} columns pass`}`;
   }
   if (reportOnly) tag = tag.replace(/^gate (\w+) \(exit (\d)\)/, (_m, w: string, c: string) => `gate report only, would be ${w} (exit ${c})`);
-  // no ']' inside the tag: withoutVerdictTag() finds its end
-  return `[${tag.replace(/\]/g, ')')}]${base ? ` ${base}` : ''}`;
+  // no brackets inside the tag: withoutVerdictTag() finds its end
+  return `[${tag.replace(/\[/g, '(').replace(/\]/g, ')')}]${base ? ` ${base}` : ''}`;
 }
 
 /**
