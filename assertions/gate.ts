@@ -35,7 +35,7 @@ import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../s
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
-import { describeWithVerdict } from '../src/report/verdict-text.ts';
+import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
 
 interface AssertionLike {
   type?: string;
@@ -175,6 +175,7 @@ interface AfterAllContext {
   prompts: {
     provider?: string;
     label?: string;
+    raw?: string;
     metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
   }[];
   results: unknown[];
@@ -266,8 +267,13 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       }
     }
     code = combinedCode(codes);
-    // promptfoo view: the eval's title (its description, saved after this hook) starts with the verdict
+    // promptfoo view: the eval's title (its description, saved after this hook) starts with the verdict, and each
+    // column's header its own (the prompt label under the chips; the rows keep theirs, rankgate reads neither)
     if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off');
+    parsed.columns.forEach((c, i) => {
+      const p = context.prompts[c.index];
+      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off');
+    });
   } catch (e) {
     if (!isUserError(e)) throw e;
     code = 2;

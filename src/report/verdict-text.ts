@@ -107,6 +107,11 @@ export function describeWithVerdict(description: string | undefined, verdicts: C
   return `[${tag.replace(/\[/g, '(').replace(/\]/g, ')')}]${base ? ` ${base}` : ''}`;
 }
 
+/** A column's prompt label in `promptfoo view` (shown in its header under the chips) with its own verdict in front. */
+export function labelWithVerdict(label: string | undefined, v: ColumnVerdict, reportOnly = false): string {
+  return describeWithVerdict(label, [v], v.code, reportOnly);
+}
+
 /**
  * One paragraph in plain language: what the verdict means, why, and what follows for the pull request.
  */

@@ -488,7 +488,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
       ...(shardMetrics.some((m) => m.namedScoreWeights) ? { namedScoreWeights } : {}),
       cost: fsum(colRows.map((r) => (typeof r.cost === 'number' ? r.cost : 0))),
     };
-    return { ...p0, metrics };
+    return { ...p0, ...(typeof p0.label === 'string' ? { label: withoutVerdictTag(p0.label) } : {}), metrics };
   });
 
   if (latencyWanted.length) {
@@ -530,8 +530,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
 }
 
 /**
- * A description without the gate's verdict tag the afterAll hook puts in front ("[gate FAIL (exit 1): …] text",
- * src/report/verdict-text.ts describeWithVerdict): one shard's verdict is not the merged run's.
+ * A description (or column prompt label) without the gate's verdict tag the afterAll hook puts in front
+ * ("[gate FAIL (exit 1): …] text", src/report/verdict-text.ts): one shard's verdict is not the merged run's.
  */
 export function withoutVerdictTag(description: string): string {
   return description.replace(/^\[gate [^\]]*\] ?/, '');

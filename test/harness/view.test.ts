@@ -156,6 +156,11 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       const description = String((JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { config: { description: string } }).config.description);
       assert.match(description, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
       assert.ok(body.includes(description), `the verdict is on the page: ${description}`);
+      // and every column's header carries its own verdict (the prompt label under the chips)
+      for (const p of (JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { results: { prompts: { label: string }[] } }).results.prompts) {
+        assert.match(p.label, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
+        assert.ok(body.includes(p.label), `column verdict on the page: ${p.label}`);
+      }
       // The headline of every column is the success rate of the results JSON (query met its golden expectation).
       const shown = [...body.matchAll(/(\d+\.\d\d)% passing/g)].map((m) => m[1]);
       assert.deepEqual(shown, successRates(doc), 'headline % passing per column = rows with success / rows');
