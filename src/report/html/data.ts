@@ -15,7 +15,7 @@
  * - regressed and improved queries (nDCG@10) of the candidate columns against the reference, with their top results;
  * - the cross-validated pick-the-best estimate (src/metrics/selection.ts).
  */
-import { compareVectors, type VectorComparison } from '../../metrics/index.ts';
+import { CompareInputError, compareVectors, type VectorComparison } from '../../metrics/index.ts';
 import { mulberry32, type SelectionResult } from '../../metrics/selection.ts';
 import { metricVectors, selectionEstimate } from '../../gate/compare.ts';
 import { combinedCode, type ColumnVerdict, type ExitCode } from '../../gate/verdict.ts';
@@ -288,8 +288,9 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
       try {
         const s = compareVectors(vectors, { missing: 'intersect', randomization: { seed }, bootstrap: { seed } });
         significance.push({ metric: m.key, label: m.label, queries: s.queries.length, comparisons: s.comparisons });
-      } catch {
-        // no shared query measures this metric (e.g. no routed query): nothing to test
+      } catch (e) {
+        // no shared query measures this metric (e.g. no routed query): nothing to test; anything else is a bug
+        if (!(e instanceof CompareInputError)) throw e;
       }
     }
   }
