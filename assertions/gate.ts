@@ -8,7 +8,8 @@
  *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
  *
  * beforeAll also validates the floors file (a bad gate.yaml: one line, exit 2, before any query runs).
- * afterAll prints the per-column summary, and LAST (from a process 'exit' handler, after promptfoo's own summary)
+ * afterAll puts the verdict in front of the eval's description (the title `promptfoo view` shows above the matrix;
+ * src/report/verdict-text.ts), prints the per-column summary, and LAST (from a process 'exit' handler, after promptfoo's own summary)
  * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/gate/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
@@ -33,7 +34,8 @@ import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
-import { combinedCode, gateColumn, verdictLines, type ExitCode } from '../src/gate/verdict.ts';
+import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
+import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
 import { redactText } from '../src/util/redact.ts';
 
 interface AssertionLike {
@@ -174,12 +176,14 @@ interface AfterAllContext {
   prompts: {
     provider?: string;
     label?: string;
+    raw?: string;
     metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, number>; namedScoreWeights?: Record<string, number>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
   }[];
   results: unknown[];
   suite?: { env?: Record<string, string>; tests?: { metadata?: Record<string, unknown> }[] };
   evalId?: string;
-  config?: { providers?: unknown; env?: Record<string, unknown> };
+  /** The eval's stored config (promptfoo saves it after this hook: its description titles the eval in the view). */
+  config?: { providers?: unknown; env?: Record<string, unknown>; description?: string };
 }
 
 /**
@@ -218,6 +222,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     const reg = floors.regression;
     const baseline = reg && existsSync(reg.baseline) ? { path: reg.baseline, data: readBaseline(reg.baseline) } : null;
     const codes: ExitCode[] = [];
+    const verdicts: ColumnVerdict[] = [];
     for (const col of parsed.columns) {
       const v = gateColumn(col, {
         floors,
@@ -230,6 +235,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         report: { evalId: context.evalId ?? null },
       });
       codes.push(v.code);
+      verdicts.push(v);
       const report = v.report;
       const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
       const metrics = context.prompts[col.index]?.metrics;
@@ -262,10 +268,18 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       }
     }
     code = combinedCode(codes);
+    // promptfoo view: the eval's title (its description, saved after this hook) starts with the verdict, and each
+    // column's header its own (the prompt label under the chips; the rows keep theirs, rankgate reads neither)
+    if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off');
+    parsed.columns.forEach((c, i) => {
+      const p = context.prompts[c.index];
+      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off');
+    });
   } catch (e) {
     if (!isUserError(e)) throw e;
     code = 2;
     final.push(`rankgate gate ERROR (exit 2): ${e.message}`);
+    if (context.config) context.config.description = describeWithVerdict(context.config.description, e.message, 2, gateMode === 'off');
   }
   console.error(redactText(lines.join('\n')));
   if (gateMode === 'off') final.push('rankgate gate: report only (RANKGATE_GATE=off): the exit code is left to promptfoo');

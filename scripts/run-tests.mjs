@@ -15,7 +15,8 @@
  * PROMPTFOO_CONFIG_DIR removed at the end (whatever the environment says), and the tests keep their files in temp dirs.
  * Fixtures shared by several test files (the default eval's first use) are built once per run in RANKGATE_TEST_RUN_DIR,
  * a temp dir removed at the end.
- * At the end: every failed test with its file, every skipped test with its reason, and as the LAST line
+ * At the end: every failed test with its file, every skipped test with its reason (each test of a skipped describe
+ * block too, read from its file: scripts/skipped-blocks.mjs), and as the LAST line
  * `N passed, N failed, N skipped`. Exit 0 when nothing failed, 1 otherwise.
  */
 import { createHash } from 'node:crypto';
@@ -24,6 +25,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, dirname, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { testsInSkippedBlock } from './skipped-blocks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -139,11 +141,12 @@ const rel = (f) => (f ? relative(root, f) : '?');
 const passed = [];
 const failed = [];
 const skipped = [];
-// A test with subtests is counted through its subtests: events arrive children first, so a test at nesting n
-// that follows unclaimed events at nesting n+1 (same file) is their parent.
+// A test with subtests is counted through its subtests: events arrive children first, so a test or block at nesting n
+// that follows unclaimed events at nesting n+1 (same file) is their parent. A skipped block (`describe(…, { skip })`)
+// never runs its body, so its tests send no event: they are read from the file (scripts/skipped-blocks.mjs) and each
+// counted as skipped with the block's reason.
 const pendingChildren = new Map(); // `${file}\0${nesting}` -> { count, failed }
 for (const e of events) {
-  if (e.suite) continue;
   const key = (n) => `${e.file}\0${n}`;
   const kids = pendingChildren.get(key(e.nesting + 1));
   pendingChildren.delete(key(e.nesting + 1));
@@ -151,12 +154,23 @@ for (const e of events) {
   mine.count++;
   if (e.type === 'fail') mine.failed++;
   pendingChildren.set(key(e.nesting), mine);
-  const rec = { name: e.name, file: rel(e.file), reason: e.skip ?? e.todo, error: e.error };
+  const reason = e.todo !== undefined ? `todo: ${e.todo === true ? '' : e.todo}` : e.skip === true ? '(no reason given)' : e.skip;
+  const rec = { name: e.name, file: rel(e.file), reason, error: e.error };
+  if (e.suite && e.skip !== undefined) {
+    const inside = testsInSkippedBlock(e.file, e.name, e.nesting);
+    if (inside?.length) for (const t of inside) skipped.push({ ...rec, name: `${e.name} › ${t.name}${t.repeated ? ' (in a loop: one or more tests)' : ''}` });
+    else skipped.push({ ...rec, name: `${e.name} (a whole block${inside ? ' without tests' : '; its tests could not be read from the file'})` });
+    continue;
+  }
   if (kids && kids.count) {
     if (e.type === 'fail' && !kids.failed) failed.push(rec); // failed after its subtests passed (a hook, a leak)
     continue;
   }
-  if (e.skip !== undefined || e.todo !== undefined) skipped.push({ ...rec, reason: e.todo !== undefined ? `todo: ${e.todo === true ? '' : e.todo}` : e.skip === true ? '(no reason given)' : e.skip });
+  if (e.suite) {
+    if (e.type === 'fail') failed.push(rec); // a block that failed before any test of it ran (its body threw)
+    continue;
+  }
+  if (e.skip !== undefined || e.todo !== undefined) skipped.push(rec);
   else if (e.type === 'fail') failed.push(rec);
   else passed.push(rec);
 }

@@ -1,24 +1,45 @@
 /**
  * `rankgate report RESULTS.json --html report.html [--baseline BASE.json] [--title T] [--seed N]`: one
- * self-contained HTML file (charts inlined, opens offline) answering "which configuration is better, and where?":
+ * self-contained HTML file (charts inlined, opens offline) that opens with the gate's verdict (the same
+ * gateColumn as `rankgate gate`, same floors file and regression baseline) and answers "which configuration is
+ * better, and where?":
  * per-column and per-category bars with bootstrap CIs, sweep heatmaps, latency, significance against the first
  * column or the baseline (Holm-adjusted), regressed/improved queries with their top results, and the
  * cross-validated pick-the-best estimate. Argument parsing only; the report is src/report/html.
  */
+import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
+import type { ParsedResults } from '../results/read.ts';
 import { parseCliArgs } from './args.ts';
 
 const USAGE = `usage: rankgate report RESULTS.json --html report.html [--baseline BASE.json] [--title TEXT] [--seed N]
+                       [--floors config/gate.yaml] [--regression-baseline FILE] [--column LABEL|INDEX]
+                       [--allow-partial] [--accept-baseline-mismatch]
   RESULTS.json   promptfoo --output JSON (one column, or a sweep)
   --html FILE    write the self-contained HTML report here (atomic write)
   --baseline F   a promptfoo results JSON of the baseline run: its first column is the reference
                  (default: the first column of RESULTS.json)
-  --seed N       seed of the bootstrap CIs, randomization tests and the cross-validation (default 42)`;
+  --seed N       seed of the bootstrap CIs, randomization tests and the cross-validation (default 42)
+  The report opens with the verdict of \`rankgate gate\` with the same options: --floors (default config/gate.yaml,
+  else the built-in floors), --regression-baseline (the gate's baseline file; default regression.baseline of the
+  floors file, when it exists), --column (the column the verdict block shows; default the first), --allow-partial
+  and --accept-baseline-mismatch (also RANKGATE_ALLOW_PARTIAL=1, RANKGATE_ACCEPT_BASELINE_MISMATCH=1).`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
     argv,
-    { html: { type: 'string' }, baseline: { type: 'string' }, title: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    {
+      html: { type: 'string' },
+      baseline: { type: 'string' },
+      title: { type: 'string' },
+      seed: { type: 'string' },
+      floors: { type: 'string' },
+      'regression-baseline': { type: 'string' },
+      column: { type: 'string' },
+      'allow-partial': { type: 'boolean', default: false },
+      'accept-baseline-mismatch': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
     USAGE,
   );
   if (values.help) {
@@ -35,15 +56,51 @@ export async function run(argv: string[]): Promise<number> {
   if (!parsed.columns.length) throw new UserError(`${file}: the results have no columns (results.prompts is empty)`);
   const baseline = values.baseline ? readResultsFile(values.baseline) : null;
   if (baseline && !baseline.columns.length) throw new UserError(`${values.baseline}: the baseline results have no columns`);
+  const gate = await gateVerdicts(parsed, file, values);
   const t0 = Date.now();
   const { bytes, data } = writeHtmlReport(values.html, parsed, {
+    gate,
     title: values.title ?? `rankgate report: ${file.split('/').pop()}`,
     baseline,
     baselineFile: values.baseline ?? null,
     seed: values.seed === undefined ? 42 : Number(values.seed),
   });
   console.error(
-    `rankgate report: wrote ${values.html} (${(bytes / 1024).toFixed(0)} KB, ${data.columns.length} column(s), ${data.sweep.length} sweep panel(s)) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    `rankgate report: wrote ${values.html} (${(bytes / 1024).toFixed(0)} KB, ${data.columns.length} column(s), ${data.sweep.length} sweep panel(s)) in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
+      (data.gate ? `; verdict for '${data.gate.column}': ${data.gate.word} (exit ${data.gate.code})` : ''),
   );
   return 0;
+}
+
+/** Every column's verdict by gateColumn (src/gate/verdict.ts), with the floors and baseline `rankgate gate` would use. */
+async function gateVerdicts(
+  parsed: ParsedResults,
+  file: string,
+  v: { floors?: string; 'regression-baseline'?: string; column?: string; 'allow-partial'?: boolean; 'accept-baseline-mismatch'?: boolean },
+) {
+  const { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors } = await import('../gate/floors.ts');
+  const { readBaseline } = await import('../gate/baseline.ts');
+  const { gateColumn } = await import('../gate/verdict.ts');
+  const { pickColumn } = await import('../results/read.ts');
+  const floorsPath = v.floors ?? 'config/gate.yaml';
+  if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
+  const loaded = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
+  const rb = v['regression-baseline'];
+  const floors = rb ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: rb } } : loaded;
+  if (rb && !existsSync(rb)) throw new UserError(`--regression-baseline ${rb}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
+  const baseline = floors.regression && existsSync(floors.regression.baseline) ? { path: floors.regression.baseline, data: readBaseline(floors.regression.baseline) } : null;
+  const gated = pickColumn(parsed, v.column, file).index;
+  const floorsSource = existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec";
+  const verdicts = parsed.columns.map((col) =>
+    gateColumn(col, {
+      floors,
+      floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+      allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
+      acceptMismatch: v['accept-baseline-mismatch'] || process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+      // the baseline belongs to the gated column, as in `rankgate gate --column` (the eval's hook: the first)
+      baseline: col.index === gated ? baseline : null,
+      report: { evalId: parsed.evalId, timestamp: parsed.timestamp },
+    }),
+  );
+  return { verdicts, gated, floors, floorsSource };
 }

@@ -79,6 +79,26 @@ export function hitMark(h: HarnessHit, refs: readonly Reference[], meta?: Harnes
   return best;
 }
 
+/** What a golden reference names, for a person: "The Lamp Within · ch. 3", a path, a document id, a quoted passage. */
+export function refLabel(r: Reference): string {
+  if (r.book_slug) return `${titleFromSlug(r.book_slug)}${r.chapter_number !== undefined ? ` · ch. ${r.chapter_number}` : ''}`;
+  if (r.path) return r.path;
+  if (r.doc_id) return r.doc_id;
+  if (r.chunk_id) return `chunk ${r.chunk_id}`;
+  return `"${snippet(r.passage_substring ?? '', 40)}"`;
+}
+
+/**
+ * The expected documents of a query, best grade first, as one phrase ("The Lamp Within · ch. 3 (grade 3)", plus
+ * "+N more" for other documents); null when the query has no relevant reference.
+ */
+export function expectedLabel(golden: GoldenQuery): string | null {
+  const rel = golden.expected.filter((r) => r.relevant).sort((a, b) => b.grade - a.grade);
+  if (!rel.length) return null;
+  const labels = [...new Set(rel.map(refLabel))];
+  return `${labels[0]} (grade ${rel[0]!.grade})${labels.length > 1 ? ` +${labels.length - 1} more` : ''}`;
+}
+
 function markText(m: HitMark): string {
   return m.relevant ? `expected, grade ${m.grade}` : `partial match, grade ${m.grade}`;
 }
@@ -93,9 +113,11 @@ export function renderOutputText(out: HarnessOutput, golden?: GoldenQuery, meta?
   const head = [`route ${route}`];
   if (out.safety) head.push('SAFETY flag');
   if (out.practice_bridge && route !== 'practice_bridge') head.push('practice bridge');
-  if (refs.some((r) => r.relevant)) {
+  if (golden && refs.some((r) => r.relevant)) {
     const i = marks.findIndex((m) => m?.relevant);
-    head.push(i >= 0 ? `expected result at #${hits[i]!.rank} (grade ${marks[i]!.grade})` : `no expected result in the ${hits.length ? `top ${hits.length}` : 'results'}`);
+    // A miss names what was expected: the cell is cut after the first two results (promptfoo's 250 characters).
+    if (i >= 0) head.push(`expected result at #${hits[i]!.rank} (grade ${marks[i]!.grade})${i >= 2 ? `: ${hitTitle(hits[i]!)}${hitSection(hits[i]!) ? ` · ${hitSection(hits[i]!)}` : ''}` : ''}`);
+    else head.push(`MISS: expected ${expectedLabel(golden)}, not in the ${hits.length ? `top ${hits.length}` : 'results (none returned)'}`);
   }
   head.push(`${hits.length} result${hits.length === 1 ? '' : 's'}`);
   const stated = golden ? statedRoute(golden) : null;

@@ -499,7 +499,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
       ...(shardMetrics.some((m) => m.namedScoreWeights) ? { namedScoreWeights } : {}),
       cost: fsum(colRows.map((r) => (typeof r.cost === 'number' ? r.cost : 0))),
     };
-    return { ...p0, metrics };
+    return { ...p0, ...(typeof p0.label === 'string' ? { label: withoutVerdictTag(p0.label) } : {}), metrics };
   });
 
   if (latencyWanted.length) {
@@ -531,6 +531,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   const vars = [...new Set(info.flatMap((s) => (Array.isArray(s.doc.vars) ? s.doc.vars : [])))];
   const doc: ResultsDoc = {
     ...ref.doc,
+    ...(typeof ref.doc.config?.description === 'string' ? { config: { ...ref.doc.config, description: withoutVerdictTag(ref.doc.config.description) } } : {}),
     evalId,
     results: { ...ref.doc.results, timestamp: timestamps[0] ?? now.toISOString(), prompts, results: rows, stats },
     ...(vars.length ? { vars } : {}),
@@ -586,6 +587,14 @@ function checkRowsAgree(info: { file: string; doc: ResultsDoc; sel: SelectionIde
         fail(`${s.file}: results[${i}] reports service settings ${show(JSON.parse(here.settings))} but ${ref.file} results[${ref.i}] ${show(JSON.parse(ref.settings))}: shards must run the same configuration`);
     });
   }
+}
+
+/**
+ * A description (or column prompt label) without the gate's verdict tag the afterAll hook puts in front
+ * ("[gate FAIL (exit 1): …] text", src/report/verdict-text.ts): one shard's verdict is not the merged run's.
+ */
+export function withoutVerdictTag(description: string): string {
+  return description.replace(/^\[gate [^\]]*\] ?/, '');
 }
 
 /** Read shard files (one-line errors) and merge them. */

@@ -2,7 +2,8 @@
  * `npm test` (scripts/run-tests.mjs) on a folder of small test files: the final summary lists every failed test
  * and every skipped one with its reason, the last line is `N passed, N failed, N skipped`, the exit code says
  * whether anything failed, and promptfoo's state goes to a temporary folder outside the repository that is
- * removed afterwards.
+ * removed afterwards. Tests inside a skipped `describe` block (whose body Node never runs) are counted one by one,
+ * with the block's reason.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -55,6 +56,45 @@ test('parent', async (t) => {
     const bad = await run(process.execPath, [RUNNER, '--jbos', '2'], { env });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown option '--jbos'/);
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('a skipped describe block counts each of its tests as skipped, with the reason of the block', async () => {
+  const dir = tempDir('runner-blocks');
+  try {
+    writeFileSync(
+      join(dir, 'blocks.test.ts'),
+      `import { after, describe, it, test } from 'node:test';
+import { writeFileSync } from 'node:fs';
+describe('in Chromium', { skip: 'needs /usr/bin/chromium' }, () => {
+  writeFileSync(${JSON.stringify(join(dir, 'body-ran'))}, '');
+  it('report', () => {});
+  it('view', () => {});
+  describe('deeper', () => { it('cell', () => {}); });
+  after(() => {});
+});
+describe.skip('no reason', () => { it('lonely', () => {}); });
+describe('live', () => {
+  it('runs', () => {});
+  describe('on a server', { skip: 'no Postgres' }, () => {
+    for (const engine of ['pglite', 'postgres']) it(\`search on \${engine}\`, () => {});
+  });
+});
+test('after the blocks', () => {});
+`,
+    );
+    const r = await run(process.execPath, [RUNNER, '--root', dir, '--jobs', '1'], { env: { RANKGATE_TEST_JOBS: undefined }, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    // 2 passed: 'runs' and the top-level test after the blocks (once miscounted as the blocks' parent)
+    assert.equal(r.stdout.trimEnd().split('\n').at(-1), '2 passed, 0 failed, 5 skipped');
+    assert.match(r.stdout, /blocks\.test\.ts: in Chromium › report — needs \/usr\/bin\/chromium\n/);
+    assert.match(r.stdout, /blocks\.test\.ts: in Chromium › view — needs \/usr\/bin\/chromium\n/);
+    assert.match(r.stdout, /blocks\.test\.ts: in Chromium › deeper › cell — needs \/usr\/bin\/chromium\n/);
+    assert.match(r.stdout, /blocks\.test\.ts: no reason › lonely — \(no reason given\)\n/);
+    assert.match(r.stdout, /blocks\.test\.ts: on a server › search on \$\{engine\} \(in a loop: one or more tests\) — no Postgres\n/);
+    assert.ok(!existsSync(join(dir, 'body-ran')), 'the skipped block body is read, never run');
   } finally {
     removeDir(dir);
   }

@@ -57,3 +57,124 @@ test('Mermaid xychart for the PR comment: per-category Recall@3, bars = head, li
   assert.doesNotMatch(mermaidCategoryChart(report), /line/);
   assert.equal(mermaidCategoryChart({ categories: {} } as unknown as Des058Report), '');
 });
+
+// ------------------------------------------------------------------ the verdict block and the significance of every gated metric
+import { buildReportData, renderHtml } from '../../src/report/html/index.ts';
+import { gateColumn } from '../../src/gate/verdict.ts';
+import { DEFAULT_FLOORS, type Floors } from '../../src/gate/floors.ts';
+import { parseResultsObject } from '../../src/results/read.ts';
+import { describeWithVerdict } from '../../src/report/verdict-text.ts';
+import { withoutVerdictTag } from '../../src/results/merge.ts';
+
+/** A results document: each column ranks the expected chunk `e<i>` at the rank its function gives (null: not returned). */
+function resultsDoc(columns: { label: string; rankOf: (i: number) => number | null }[], n: number): unknown {
+  const rows: unknown[] = [];
+  columns.forEach((c, promptIdx) => {
+    for (let i = 0; i < n; i++) {
+      const category = i % 4 === 3 ? 'technique_boundary' : 'direct';
+      const golden =
+        category === 'technique_boundary'
+          ? { id: `q${i}`, query: `how do I breathe ${i}`, language: 'en', category, expected_routing: 'practice_bridge' }
+          : { id: `q${i}`, query: `lamp ${i}`, language: 'en', category, expected: [{ chunk_id: `e${i}`, grade: 3, relevant: true }] };
+      const r = c.rankOf(i);
+      const ids = Array.from({ length: 5 }, (_, k) => (r === k + 1 ? `e${i}` : `x${i}-${k}`));
+      const route = category === 'technique_boundary' ? 'practice_bridge' : 'search';
+      rows.push({
+        promptIdx,
+        testIdx: i,
+        success: true,
+        latencyMs: 5 + i,
+        testCase: { metadata: { golden } },
+        provider: { label: c.label },
+        response: {
+          output: {
+            ids,
+            hits: ids.map((id, k) => ({ rank: k + 1, chunkId: id, documentId: id.split('-')[0], score: 1 / (k + 1), content: `Text ${id}.` })),
+            routing: { route, safety: false, reasons: [] },
+            practice_bridge: route === 'practice_bridge',
+            safety: false,
+            latencyMs: 5 + i,
+          },
+        },
+      });
+    }
+  });
+  return { evalId: 'eval-test', results: { timestamp: '2026-11-26T00:00:00Z', prompts: columns.map((c) => ({ provider: c.label })), results: rows } };
+}
+
+function reportHtml(doc: unknown, floors: Floors) {
+  const parsed = parseResultsObject(doc, 'r.json');
+  const verdicts = parsed.columns.map((c) => gateColumn(c, { floors, floorsSource: 'gate.yaml' }));
+  const data = buildReportData(parsed, { gate: { verdicts, floors, floorsSource: 'gate.yaml' } });
+  return { verdicts, data, html: renderHtml(data, '/* echarts */') };
+}
+
+test('report: the verdict block comes first, from gateColumn, with every floor, its value, the regression check and a conclusion', () => {
+  // 12 ranked queries, Recall@3 = 6/12 = 0.5 (< 0.8); the routing floor of technique_boundary is met
+  const failing = reportHtml(resultsDoc([{ label: 'cand', rankOf: (i) => (i % 8 < 4 ? 1 : 5) }], 16), DEFAULT_FLOORS);
+  assert.equal(failing.verdicts[0]!.code, 1);
+  const h = failing.html;
+  const block = h.slice(h.indexOf('<section id="verdict"'), h.indexOf('</section>', h.indexOf('<section id="verdict"')));
+  assert.ok(h.indexOf('<section id="verdict"') < h.indexOf('id="overall"'), 'the verdict opens the report');
+  assert.match(block, /data-verdict="FAIL" data-exit-code="1"/);
+  assert.match(block, /<span class="badge">FAIL<\/span> rankgate gate, exit 1/);
+  assert.match(block, /overall Recall@3 &ge; 0\.8<\/td><td>0\.5000<\/td><td class="bad">fail/);
+  assert.match(block, /technique_boundary routing accuracy &ge; 1<\/td><td>1\.0000<\/td><td class="good">pass/);
+  assert.match(block, /Regression check: not configured/);
+  assert.match(block, /The search is below 1 of 2 quality floors on 16 queries: Recall@3 is 0\.5000 where the gate requires at least 0\.8\./);
+  assert.match(block, /The gate fails \(exit 1\)/);
+
+  const passing = reportHtml(resultsDoc([{ label: 'cand', rankOf: () => 1 }], 16), { ...DEFAULT_FLOORS, regression: { baseline: '/nonexistent/baseline.json', max_drop: 0.02, alpha: 0.05, metrics: ['recall_at_3'], accept_mismatch: false } });
+  assert.match(passing.html, /data-verdict="PASS" data-exit-code="0"/);
+  assert.match(passing.html, /The search meets every quality floor on 16 queries: Recall@3 1\.0000 \(floor 0\.8\)/);
+  assert.match(passing.html, /Regression check: <span class="warn">off<\/span>/);
+  assert.match(passing.html, /no baseline at \/nonexistent\/baseline\.json/);
+
+  // a floor nothing measures: exit 2, said as "nothing trustworthy was measured", never as a quality result
+  const error = reportHtml(resultsDoc([{ label: 'cand', rankOf: () => 1 }], 16), { ...DEFAULT_FLOORS, categories: { emotional: { recall_at_3: 0.5 } } });
+  assert.match(error.html, /data-verdict="ERROR" data-exit-code="2"/);
+  assert.match(error.html, /Nothing trustworthy was measured for &#39;cand&#39;/);
+  assert.match(error.html, /emotional Recall@3 &ge; 0\.5<\/td><td>–<\/td><td class="bad">not measured/);
+});
+
+test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, routing), and each column gated', () => {
+  const doc = resultsDoc(
+    [
+      { label: 'base', rankOf: () => 1 },
+      { label: 'worse', rankOf: (i) => (i % 3 ? null : 2) },
+    ],
+    24,
+  );
+  const { data, html } = reportHtml(doc, DEFAULT_FLOORS);
+  assert.deepEqual(
+    data.significance.map((s) => [s.label, s.queries, s.comparisons.length]),
+    [
+      ['Recall@3', 18, 1],
+      ['MRR@10', 18, 1],
+      ['nDCG@10', 18, 1],
+      ['routing accuracy', 24, 1],
+    ],
+  );
+  const r3 = data.significance[0]!.comparisons[0]!;
+  assert.ok(r3.diff < -0.5 && r3.p_holm < 0.05, `Recall@3 drop is significant: ${r3.diff} p ${r3.p_holm}`);
+  assert.match(html, /<h2>Significance against base: Recall@3, MRR@10, nDCG@10, routing accuracy<\/h2>/);
+  assert.deepEqual(data.gate!.columns.map((c) => [c.label, c.word]), [['base', 'PASS'], ['worse', 'FAIL']]);
+  assert.equal(data.gate!.combined, 1);
+  assert.match(html, /every column against the same floors: 1 pass, 1 fail, 0 error \(the eval's exit code: 1\)/);
+  // every table sits in its own scroll box (usable at 390 px; the browser check is in view.test.ts)
+  const tables = html.match(/<table/g)!.length;
+  assert.equal(html.match(/<div class="scroll"><table/g)!.length, tables);
+});
+
+test('the eval description starts with the verdict; rankgate merge takes it off again', () => {
+  const doc = resultsDoc([{ label: 'cand', rankOf: (i) => (i % 8 < 4 ? 1 : 5) }], 8);
+  const parsed = parseResultsObject(doc, 'r.json');
+  const v = gateColumn(parsed.columns[0]!, { floors: DEFAULT_FLOORS, floorsSource: 'gate.yaml' });
+  const d = describeWithVerdict('my eval [draft]', [v], 1);
+  assert.equal(d, '[gate FAIL (exit 1): Recall@3 0.5000 < 0.8] my eval [draft]');
+  assert.equal(withoutVerdictTag(d), 'my eval [draft]');
+  assert.equal(describeWithVerdict(undefined, [v], 1, true), '[gate report only, would be FAIL (exit 1): Recall@3 0.5000 < 0.8]');
+  assert.equal(describeWithVerdict('x', 'config/gate.yaml: overall: unknown metric [recall]', 2), '[gate ERROR (exit 2): config/gate.yaml: overall: unknown metric (recall)] x');
+  const two = describeWithVerdict('sweep', [v, { ...v, column: 'b', code: 0, reasons: [] }], 1);
+  assert.equal(two, "[gate FAIL (exit 1): 1 of 2 columns fails; first 'cand': Recall@3 0.5000 < 0.8] sweep");
+});

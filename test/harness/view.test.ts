@@ -3,10 +3,14 @@
  * (the README's first command, shared with the default-config test) and on the quick sweep (promptfooconfig.sweep.ts,
  * 7 columns, three categories of the demo golden set on the demo index), and rankgate's own HTML report of that sweep.
  *
- * DOM checks: each column's headline "% passing" equals the success rate computed from the results JSON; an output
- * cell shows a ranked list with titles (not JSON); "#1 Recall@3" is visible in the column header and the row without
+ * DOM checks: each column's headline "% passing" equals the success rate computed from the results JSON; the eval's
+ * title (its description) starts with the gate's verdict; an output cell shows a ranked list with titles (not JSON),
+ * and a missed query names the expected document; "#1 Recall@3" is visible in the column header and the row without
  * "Show more..."; only the query is a variable column; the metrics dialog shows avg_recall_at_3 as its value, not
- * "0.00%"; the report has exactly one chart per chart section, every chart drawn, no console errors.
+ * "0.00%"; the report opens with the verdict block, has exactly one chart per chart section, every chart drawn, no
+ * console errors, and no horizontal page overflow at 390 px (a phone).
+ * Every wait is on the page's state (a selector, network idle, the report's data-charts-drawn attribute), never a
+ * fixed time, with generous ceilings: the checks hold on a loaded 2-core machine.
  * Screenshots go to $RANKGATE_TEST_OUTPUT (.ci/run sets it to test-output/, gitignored, kept as CI artifacts), else to
  * a folder in the system temp dir: `npm test` writes nothing into the repository. Their paths are printed as test
  * diagnostics (`node scripts/run-tests.mjs view --reporter spec`) and listed in view-artifacts.txt beside them.
@@ -26,6 +30,8 @@ const SHOTS = resolve(process.env.RANKGATE_TEST_OUTPUT ?? join(tmpdir(), 'rankga
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const ARTIFACTS = join(SHOTS, 'view-artifacts.txt');
+/** The ceiling of every wait on the page's state (a loaded 2-core machine takes long; a state that never comes fails). */
+const WAIT = 180_000;
 /** A path or figure worth seeing: a test diagnostic, and a line in view-artifacts.txt. */
 function note(t: { diagnostic(msg: string): void }, msg: string): void {
   t.diagnostic(msg);
@@ -121,12 +127,12 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>): Promise<T> {
+  async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>, viewport = { width: 1600, height: 1000 }): Promise<T> {
     if (!browser) {
       const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     }
-    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    const context = await browser.newContext({ viewport });
     try {
       const page = await context.newPage();
       const errors: string[] = [];
@@ -142,10 +148,19 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
 
   async function checkEval(t: { diagnostic(msg: string): void }, doc: PfDoc, shot: string): Promise<void> {
     await withPage(async (page) => {
-      await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
-      await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: 60_000 });
-      await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: 30_000 });
+      await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
+      await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: WAIT });
+      await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: WAIT });
       const body = await page.innerText('body');
+      // The eval's title (its description, set by the afterAll hook) starts with the gate's verdict.
+      const description = String((JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { config: { description: string } }).config.description);
+      assert.match(description, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
+      assert.ok(body.includes(description), `the verdict is on the page: ${description}`);
+      // and every column's header carries its own verdict (the prompt label under the chips)
+      for (const p of (JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { results: { prompts: { label: string }[] } }).results.prompts) {
+        assert.match(p.label, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
+        assert.ok(body.includes(p.label), `column verdict on the page: ${p.label}`);
+      }
       // The headline of every column is the success rate of the results JSON (query met its golden expectation).
       const shown = [...body.matchAll(/(\d+\.\d\d)% passing/g)].map((m) => m[1]);
       assert.deepEqual(shown, successRates(doc), 'headline % passing per column = rows with success / rows');
@@ -173,20 +188,36 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     await checkEval(t, def, join(SHOTS, 'view-default.png'));
   });
 
+  it('default eval: a missed query shows what was expected and that it is not in the top 10', async (t) => {
+    await withPage(async (page) => {
+      await page.goto(`http://127.0.0.1:${port}/eval/${def.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
+      const cell = page.locator('td', { hasText: 'MISS: expected' }).first();
+      await cell.waitFor({ timeout: WAIT });
+      await cell.scrollIntoViewIfNeeded();
+      const text = await cell.innerText();
+      // the cell's route line (src/report/output-text.ts) and the rank assertion's reason name the expected document
+      assert.match(text, /route \w+ · MISS: expected .+ \(grade \d\)(?: \+\d+ more)?, not in the top \d+/);
+      assert.match(text, /no relevant reference returned: expected .+, not in the top \d+/);
+      const shot = join(SHOTS, 'view-miss-cell.png');
+      await cell.screenshot({ path: shot });
+      note(t, `screenshot: ${shot}`);
+    });
+  });
+
   it('quick sweep: the same for all 7 columns, and the metrics dialog shows derived means as values', async (t) => {
     assert.equal(sweep.results.prompts.length, 7);
     await checkEval(t, sweep, join(SHOTS, 'view-sweep.png'));
     await withPage(async (page) => {
-      await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: 60_000 });
-      await page.locator('[data-testid="toggle-show-more"]').first().click();
+      await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
+      await page.locator('[data-testid="toggle-show-more"]').first().click({ timeout: WAIT });
       const dialog = page.locator('[role="dialog"]').first();
-      await dialog.waitFor({ timeout: 30_000 });
+      await dialog.waitFor({ timeout: WAIT });
       // The key metrics are the dialog's first rows too (its own sort puts '#1 ...' before letters).
       const firstRows = (await dialog.locator('tbody tr').allInnerTexts()).slice(0, 4).map((t) => t.trim().split(/\s/)[0]);
       assert.deepEqual(firstRows, ['#1', '#2', '#3', '#4'], 'key metrics first in the metrics dialog');
       await dialog.getByPlaceholder('Search...').fill('avg_recall_at_3');
       const row = dialog.locator('tr', { hasText: 'avg_recall_at_3' }).first();
-      await row.waitFor({ timeout: 30_000 });
+      await row.waitFor({ timeout: WAIT });
       const text = await row.innerText();
       // avg_recall_at_3 of the first column, as a percentage (weight 1 set by the afterAll hook), never "0.00%".
       const shipped = JSON.parse(readFileSync(sweepOut, 'utf8')).results.prompts[0].metrics.namedScores.avg_recall_at_3 as number;
@@ -196,8 +227,10 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       note(t, `screenshot: ${shot}`);
       // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
       await page.keyboard.press('Escape');
-      await page.getByText('Show Charts').first().click();
-      await page.waitForTimeout(1500);
+      await dialog.waitFor({ state: 'hidden', timeout: WAIT });
+      await page.getByText('Show Charts').first().click({ timeout: WAIT });
+      // drawn: promptfoo's chart canvases are on the page (not a fixed wait)
+      await page.locator('canvas').first().waitFor({ state: 'visible', timeout: WAIT });
       const charts = join(SHOTS, 'view-sweep-charts.png');
       await page.screenshot({ path: charts });
       note(t, `screenshot: ${charts}`);
@@ -213,8 +246,24 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     await withPage(async (page, errors) => {
       await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
       const t0 = Date.now();
-      await page.goto(`file://${reportHtml}`, { waitUntil: 'load' });
+      await page.goto(`file://${reportHtml}`, { waitUntil: 'load', timeout: WAIT });
+      // the report's own state: every chart drawn (src/report/html/render.ts sets data-charts-drawn)
+      await page.locator('html[data-charts-drawn]').waitFor({ state: 'attached', timeout: WAIT });
       note(t, `report load: ${Date.now() - t0} ms`);
+      // It opens with the gate's verdict, decided by gateColumn as `rankgate gate` decides it.
+      const gate = await rankgate(['gate', sweepOut]);
+      const word = { 0: 'PASS', 1: 'FAIL', 2: 'ERROR' }[gate.code as 0 | 1 | 2];
+      const verdict = page.locator('#verdict');
+      assert.equal(await verdict.getAttribute('data-verdict'), word, `the report says what rankgate gate said (exit ${gate.code})`);
+      assert.equal(await page.locator('body > *').nth(1).getAttribute('id'), 'verdict', 'the verdict comes right after the title');
+      const vtext = await verdict.innerText();
+      assert.match(vtext, /overall Recall@3 ≥ 0\.8\s+\d\.\d{4}\s+(pass|fail)/);
+      assert.match(vtext, /Regression check: /);
+      assert.match(vtext, /The gate (passes|fails)|Nothing trustworthy was measured/);
+      const vshot = join(SHOTS, 'view-report-verdict.png');
+      await verdict.screenshot({ path: vshot });
+      note(t, `screenshot: ${vshot}`);
+      assert.match(await page.locator('#significance h2').innerText(), /Recall@3, MRR@10, nDCG@10, routing accuracy/);
       const sections = await page.locator('section.chart-section').all();
       assert.ok(sections.length >= 5, 'overall, categories, sweep, latency, significance');
       for (const s of sections) {
@@ -230,5 +279,25 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       await page.screenshot({ path: shot, fullPage: false });
       note(t, `screenshot: ${shot}`);
     });
+    // A phone, 390 px wide: no horizontal page overflow; wide tables scroll in their own box.
+    await withPage(
+      async (page, errors) => {
+        await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
+        await page.goto(`file://${reportHtml}`, { waitUntil: 'load', timeout: WAIT });
+        await page.locator('html[data-charts-drawn]').waitFor({ state: 'attached', timeout: WAIT });
+        const [scrollWidth, clientWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+        assert.equal(clientWidth, 390);
+        assert.ok(scrollWidth <= clientWidth, `no horizontal page overflow at 390 px: the page is ${scrollWidth} px wide`);
+        const loose = await page.evaluate(() => [...document.querySelectorAll('table')].filter((t) => !t.parentElement?.classList.contains('scroll')).length);
+        assert.equal(loose, 0, 'every table in its own scroll box');
+        const floors = await page.locator('#verdict table.floors').boundingBox();
+        assert.ok(floors && floors.x >= 0 && floors.x + floors.width <= 390, `the floors table fits the phone: ${JSON.stringify(floors)}`);
+        assert.deepEqual(errors, [], 'no console errors');
+        const shot = join(SHOTS, 'view-report-verdict-390.png');
+        await page.locator('#verdict').screenshot({ path: shot });
+        note(t, `screenshot: ${shot}`);
+      },
+      { width: 390, height: 844 },
+    );
   });
 });

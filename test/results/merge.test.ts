@@ -130,6 +130,18 @@ describe('rankgate merge (src/results/merge.ts)', () => {
     for (const r of m.results.results) assert.deepEqual((r.testCase!.metadata as { selection: unknown }).selection, SEL);
     assert.notEqual(m.evalId, 'eval-1');
     assert.equal(m.results.timestamp, '2026-11-23T10:01:00.000Z');
+    // One shard's verdict (the gate hook's tag in front of the description) is not the merged run's.
+    const tagged = (d: ResultsDoc, tag: string) => ({ ...d, config: { ...d.config, description: `[${tag}] demo eval` } }) as ResultsDoc;
+    const described = mergeResults([
+      { file: 's1.json', doc: tagged(doc(S1, { index: 1, count: 2 }), 'gate FAIL (exit 1): Recall@3 0.5000 < 0.8') },
+      { file: 's2.json', doc: tagged(doc(S2, { index: 2, count: 2 }), 'gate PASS (exit 0): every floor met') },
+    ]).doc;
+    assert.equal(described.config!.description, 'demo eval');
+    const labelled = mergeResults([
+      { file: 's1.json', doc: { ...doc(S1, { index: 1, count: 2 }), results: { ...doc(S1, { index: 1, count: 2 }).results, prompts: doc(S1, { index: 1, count: 2 }).results.prompts.map((p) => ({ ...p, label: '[gate FAIL (exit 1): Recall@3 0.5000 < 0.8] {{query}}' })) } } as ResultsDoc },
+      { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
+    ]).doc;
+    assert.equal(labelled.results.prompts[0]!.label, '{{query}}', "and a shard's verdict in a column's prompt label");
   });
 
   it('three shards merge to the same sums and means as two', () => {

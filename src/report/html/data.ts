@@ -7,14 +7,20 @@
  * - per category and column: Recall@3 and nDCG@10 with CIs;
  * - sweep panels: nDCG@10 and Recall@3 of the hybrid columns on an RRF k x weights grid, one panel per chunk size x embedder;
  * - latency per column: min, quartiles, p95, max;
- * - significance of every column against the reference (the first column, or the baseline file's first column):
- *   paired over shared queries, Holm-adjusted randomization p (src/metrics compareVectors);
+ * - the gate's verdict (decided by src/gate/verdict.ts gateColumn, passed in): every floor with its value, the
+ *   regression check, the reasons, a plain-language conclusion (src/report/verdict-text.ts), every column's code;
+ * - significance of every column against the reference (the first column, or the baseline file's first column) for
+ *   each gated metric (Recall@3, MRR@10, nDCG@10, routing): paired over shared queries, randomization p
+ *   Holm-adjusted across the comparisons of that metric (src/metrics compareVectors);
  * - regressed and improved queries (nDCG@10) of the candidate columns against the reference, with their top results;
  * - the cross-validated pick-the-best estimate (src/metrics/selection.ts).
  */
-import { compareVectors, type VectorComparison } from '../../metrics/index.ts';
+import { CompareInputError, compareVectors, type VectorComparison } from '../../metrics/index.ts';
 import { mulberry32, type SelectionResult } from '../../metrics/selection.ts';
 import { metricVectors, selectionEstimate } from '../../gate/compare.ts';
+import { combinedCode, type ColumnVerdict, type ExitCode } from '../../gate/verdict.ts';
+import type { Floors } from '../../gate/floors.ts';
+import { VERDICT_WORD, floorRows, regressionView, verdictConclusion, type FloorRow, type RegressionView } from '../verdict-text.ts';
 import { percentile } from '../../results/summary.ts';
 import type { Column, ParsedResults, QueryRecord } from '../../results/read.ts';
 import { hitTitle, snippet } from '../output-text.ts';
@@ -70,6 +76,39 @@ export interface CandidateChanges {
   improved: QueryChange[];
 }
 
+/** The metrics the gate checks, each tested for significance (metricVectors keys). */
+export const SIGNIFICANCE_METRICS = [
+  { key: 'recall_at_3', label: 'Recall@3' },
+  { key: 'mrr', label: 'MRR@10' },
+  { key: 'ndcg_at_10', label: 'nDCG@10' },
+  { key: 'routing_ok', label: 'routing accuracy' },
+] as const;
+
+export interface SignificanceData {
+  metric: string;
+  label: string;
+  queries: number;
+  comparisons: VectorComparison[];
+}
+
+/** The verdict block of the report: what `rankgate gate` decided for one column, said for people. */
+export interface GateData {
+  column: string;
+  code: ExitCode;
+  word: 'PASS' | 'FAIL' | 'ERROR';
+  floorsSource: string;
+  evaluated: number;
+  expected: number | null;
+  floors: FloorRow[];
+  regression: RegressionView;
+  reasons: string[];
+  notes: string[];
+  conclusion: string;
+  /** Every column against the same floors (the eval's afterAll hook gates each; its exit code is the combined one). */
+  columns: { label: string; code: ExitCode; word: string; reason: string | null }[];
+  combined: ExitCode;
+}
+
 export interface ReportData {
   title: string;
   generated: string;
@@ -78,7 +117,9 @@ export interface ReportData {
   columns: ColumnData[];
   categories: string[];
   sweep: SweepPanel[];
-  significance: { metric: string; queries: number; comparisons: VectorComparison[] } | null;
+  gate: GateData | null;
+  /** One entry per gated metric that has shared queries; empty with one column and no baseline. */
+  significance: SignificanceData[];
   changes: CandidateChanges[];
   selection: SelectionResult | null;
 }
@@ -208,6 +249,28 @@ export interface ReportDataOptions {
   seed?: number;
   /** Candidate columns listed with their regressed/improved queries (default 3). */
   maxCandidates?: number;
+  /** The gate's verdict of every column (gateColumn), the one the block shows (`gated`, default 0), and the floors. */
+  gate?: { verdicts: ColumnVerdict[]; gated?: number; floors: Floors; floorsSource: string } | null;
+}
+
+export function gateData(g: NonNullable<ReportDataOptions['gate']>): GateData | null {
+  const v = g.verdicts[g.gated ?? 0];
+  if (!v) return null;
+  return {
+    column: v.column,
+    code: v.code,
+    word: VERDICT_WORD[v.code],
+    floorsSource: g.floorsSource,
+    evaluated: v.evaluated,
+    expected: v.expected,
+    floors: floorRows(v),
+    regression: regressionView(v, g.floors),
+    reasons: v.reasons,
+    notes: v.notes,
+    conclusion: verdictConclusion(v, g.floors),
+    columns: g.verdicts.map((x) => ({ label: x.column, code: x.code, word: VERDICT_WORD[x.code], reason: x.reasons[0] ?? null })),
+    combined: combinedCode(g.verdicts.map((x) => x.code)),
+  };
 }
 
 export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions = {}): ReportData {
@@ -218,14 +281,17 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
   const columns = parsed.columns.map((c) => columnData(c, seed));
   const cats = [...new Set(parsed.columns.flatMap((c) => c.queries.map((q) => q.category)))].sort();
 
-  let significance: ReportData['significance'] = null;
+  const significance: SignificanceData[] = [];
   if (cands.length) {
-    const vectors = metricVectors({ ...parsed, columns: [ref, ...cands] }, 'ndcg_at_10');
-    try {
-      const s = compareVectors(vectors, { missing: 'intersect', randomization: { seed }, bootstrap: { seed } });
-      significance = { metric: 'ndcg_at_10', queries: s.queries.length, comparisons: s.comparisons };
-    } catch {
-      significance = null; // no shared query: nothing to test
+    for (const m of SIGNIFICANCE_METRICS) {
+      const vectors = metricVectors({ ...parsed, columns: [ref, ...cands] }, m.key);
+      try {
+        const s = compareVectors(vectors, { missing: 'intersect', randomization: { seed }, bootstrap: { seed } });
+        significance.push({ metric: m.key, label: m.label, queries: s.queries.length, comparisons: s.comparisons });
+      } catch (e) {
+        // no shared query measures this metric (e.g. no routed query): nothing to test; anything else is a bug
+        if (!(e instanceof CompareInputError)) throw e;
+      }
     }
   }
   // Candidates with their query changes: every column against a baseline file, else the most different columns.
@@ -245,6 +311,7 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
     columns: baseCol ? [columnData(ref, seed), ...columns] : columns,
     categories: cats,
     sweep: sweepPanels(parsed),
+    gate: opts.gate ? gateData(opts.gate) : null,
     significance,
     changes: picked.map((c) => queryChanges(ref, c)),
     selection: parsed.columns.length > 1 ? selectionEstimate(metricVectors(parsed, 'ndcg_at_10'), { seed }) : null,

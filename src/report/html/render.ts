@@ -12,6 +12,7 @@
  */
 import type { ReportData } from './data.ts';
 import { KEY_METRICS } from './data.ts';
+import { metricName } from '../verdict-text.ts';
 
 const esc = (s: unknown) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -35,30 +36,75 @@ function overallTable(d: ReportData): string {
         '</tr>',
     )
     .join('');
-  return `<table><thead><tr><th>column</th><th>queries</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
+  return scroll(`<table><thead><tr><th>column</th><th>queries</th>${head}</tr></thead><tbody>${rows}</tbody></table>`);
 }
 
 function significanceTable(d: ReportData): string {
-  if (!d.significance) return '<p>One column and no baseline: nothing to compare.</p>';
-  const rows = d.significance.comparisons
-    .map((c) => {
-      const cls = c.p_holm < 0.05 ? (c.diff > 0 ? 'good' : 'bad') : '';
-      return `<tr class="${cls}"><td class="label">${esc(c.run)}</td><td>${f(c.mean)}</td><td>${c.diff >= 0 ? '+' : ''}${f(c.diff)}</td><td>[${f(c.ci_low)}, ${f(c.ci_high)}]</td><td>${f(c.p_randomization, 4)}</td><td>${f(c.p_holm, 4)}</td><td>${c.wins}/${c.ties}/${c.losses}</td></tr>`;
-    })
+  if (!d.significance.length) return '<p>One column and no baseline: nothing to compare.</p>';
+  const rows = d.significance
+    .flatMap((m) =>
+      m.comparisons.map((c, i) => {
+        const cls = c.p_holm < 0.05 ? (c.diff > 0 ? 'good' : 'bad') : '';
+        return `<tr class="${cls}"><td class="label">${i === 0 ? `<b>${esc(m.label)}</b> <span class="ci">${m.queries} shared queries</span>` : ''}</td><td class="label">${esc(c.run)}</td><td>${f(c.mean)}</td><td>${c.diff >= 0 ? '+' : ''}${f(c.diff)}</td><td>[${f(c.ci_low)}, ${f(c.ci_high)}]</td><td>${f(c.p_randomization, 4)}</td><td>${f(c.p_holm, 4)}</td><td>${c.wins}/${c.ties}/${c.losses}</td></tr>`;
+      }),
+    )
     .join('');
-  return `<table><thead><tr><th>column</th><th>nDCG@10</th><th>diff</th><th>95% CI of diff</th><th>p (randomization)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return scroll(`<table><thead><tr><th>metric</th><th class="label">column</th><th>mean</th><th>diff</th><th>95% CI of diff</th><th>p (randomization)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>${rows}</tbody></table>`);
+}
+
+/** A table in its own horizontally scrolling box: the page never scrolls sideways on a phone. */
+const scroll = (table: string) => `<div class="scroll">${table}</div>`;
+
+const STATUS_CLASS: Record<string, string> = { pass: 'good', fail: 'bad', 'not measured': 'bad', 'not checked': 'warn' };
+
+/** The gate's verdict, first thing in the report (decided by src/gate/verdict.ts; rendered here only). */
+function verdictHtml(d: ReportData): string {
+  const g = d.gate;
+  if (!g) return '';
+  const floors = g.floors.length
+    ? scroll(
+        `<table class="floors"><thead><tr><th>floor</th><th>measured</th><th>result</th></tr></thead><tbody>${g.floors
+          .map(
+            (x) =>
+              `<tr><td class="label">${esc(x.scope)} ${esc(metricName(x.metric))} &ge; ${x.min}</td><td>${f(x.value, 4)}</td><td class="${STATUS_CLASS[x.status]}">${esc(x.status)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`,
+      )
+    : '<p>No floor configured.</p>';
+  const reg = g.regression;
+  const regHtml = `<h3>Regression check: ${reg.state === 'on' ? (reg.failed ? `<span class="bad">${reg.failed} significant drop(s)</span>` : '<span class="good">no significant drop</span>') : reg.state === 'off' ? '<span class="warn">off</span>' : 'not configured'}${
+    reg.baseline ? ` <span class="ci">baseline ${esc(reg.baseline)}</span>` : ''
+  }</h3><pre class="lines">${reg.lines.map(esc).join('\n')}</pre>`;
+  // the floors and the regression check have their own tables: the other reasons (exit 2 above all) stand here
+  const other = g.reasons.filter((r) => !r.startsWith('floor: ') && !r.startsWith('regression: '));
+  const reasons = other.length ? `<ul class="reasons">${other.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>` : '';
+  const notesShown = g.notes.filter((n) => !reg.lines.includes(n));
+  const notes = notesShown.length ? `<details><summary>${notesShown.length} note(s)</summary><ul>${notesShown.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></details>` : '';
+  const others =
+    g.columns.length > 1
+      ? `<details><summary>every column against the same floors: ${g.columns.filter((c) => c.code === 0).length} pass, ${g.columns.filter((c) => c.code === 1).length} fail, ${g.columns.filter((c) => c.code === 2).length} error (the eval's exit code: ${g.combined})</summary>${scroll(
+          `<table><thead><tr><th>column</th><th>verdict</th><th>first reason</th></tr></thead><tbody>${g.columns
+            .map((c) => `<tr><td class="label">${esc(c.label)}</td><td class="${c.code === 0 ? 'good' : 'bad'}">${c.word} (exit ${c.code})</td><td class="label">${esc(c.reason ?? '')}</td></tr>`)
+            .join('')}</tbody></table>`,
+        )}</details>`
+      : '';
+  return `<section id="verdict" class="verdict v-${g.word.toLowerCase()}" data-verdict="${g.word}" data-exit-code="${g.code}">
+<h2><span class="badge">${g.word}</span> rankgate gate, exit ${g.code}</h2>
+<p class="ci">column '${esc(g.column)}' · ${g.evaluated}${g.expected !== null ? ` of ${g.expected}` : ''} queries · floors: ${esc(g.floorsSource)}</p>
+<p class="conclusion">${esc(g.conclusion)}</p>
+${reasons}${floors}${regHtml}${notes}${others}</section>`;
 }
 
 function changesHtml(d: ReportData): string {
   if (!d.changes.length) return '<p>Nothing to compare against.</p>';
   const list = (qs: ReportData['changes'][number]['regressed'], kind: string) =>
     qs.length
-      ? `<table class="changes"><thead><tr><th>query</th><th>nDCG@10</th><th>top results: ${esc(d.reference)}</th><th>top results: this column</th></tr></thead><tbody>${qs
+      ? `<div class="scroll"><table class="changes"><thead><tr><th>query</th><th>nDCG@10</th><th>top results: ${esc(d.reference)}</th><th>top results: this column</th></tr></thead><tbody>${qs
           .map(
             (q) =>
               `<tr><td><b>${esc(q.id)}</b> <span class="cat">${esc(q.category)}</span><br>${esc(q.query)}</td><td class="${kind === 'regressed' ? 'bad' : 'good'}">${f(q.before)} → ${f(q.after)}</td><td>${q.beforeTop.map(esc).join('<br>')}</td><td>${q.afterTop.map(esc).join('<br>')}</td></tr>`,
           )
-          .join('')}</tbody></table>`
+          .join('')}</tbody></table></div>`
       : `<p>No ${kind} queries.</p>`;
   return d.changes
     .map(
@@ -86,7 +132,7 @@ first column ${f(s.baselineMean, 4)} · the in-sample best wins ${(100 * s.stabi
 
 export function renderHtml(d: ReportData, echartsSource: string): string {
   const sweep = d.sweep.length
-    ? `<section class="chart-section" id="sweep"><h2>Sweep: nDCG@10 by RRF k × weights</h2><p>One panel per chunk size × embedder; hybrid columns only.</p><div class="chart" id="chart-sweep" style="height:${Math.max(1, Math.ceil(d.sweep.length / 3)) * 300 + 80}px"></div></section>`
+    ? `<section class="chart-section" id="sweep"><h2>Sweep: nDCG@10 by RRF k × weights</h2><p>One panel per chunk size × embedder; hybrid columns only.</p><div class="chart" id="chart-sweep"></div></section>`
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -95,10 +141,19 @@ export function renderHtml(d: ReportData, echartsSource: string): string {
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1400px;padding:16px 24px;color:#1f2328}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}h4{margin:10px 0 4px;font-size:13px}
 .meta{color:#57606a}.chart{width:100%;height:380px}table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:right;vertical-align:top}
-td.label,th:first-child{text-align:left}.changes td{text-align:left;max-width:420px}.ci{color:#6e7781;font-size:11px}.bad{color:#cf222e}.good{color:#1a7f37}tr.bad td,tr.good td{font-weight:600}
+td.label,th.label,th:first-child{text-align:left}.changes td{text-align:left;max-width:420px}.ci{color:#6e7781;font-size:11px}.bad{color:#cf222e}.good{color:#1a7f37}tr.bad td,tr.good td{font-weight:600}
 .cat{color:#6e7781;font-size:11px}.big{font-size:15px}.note{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;border-radius:6px}
+.warn{color:#9a6700}.scroll{overflow-x:auto;max-width:100%;margin:8px 0}.scroll table{margin:0}p,li,pre,summary,h2,h3{overflow-wrap:anywhere}th,td:not(.label){white-space:nowrap}
+.verdict{border:2px solid #d0d7de;border-radius:8px;padding:4px 16px 12px;margin:12px 0 20px}.verdict h2{border:0;margin:10px 0 6px}
+.v-pass{border-color:#1a7f37;background:#f0fff4}.v-fail{border-color:#cf222e;background:#fff5f5}.v-error{border-color:#9a6700;background:#fff8e6}
+.badge{display:inline-block;padding:1px 10px;border-radius:6px;color:#fff;font-weight:700;letter-spacing:.04em}.v-pass .badge{background:#1a7f37}.v-fail .badge{background:#cf222e}.v-error .badge{background:#9a6700}
+.conclusion{font-size:15px;margin:6px 0 10px}.reasons{margin:6px 0;padding-left:20px}.reasons li{color:#cf222e}
+pre.lines{white-space:pre-wrap;font-size:12px;margin:4px 0;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 8px}
+table.floors td.good,table.floors td.bad,table.floors td.warn{font-weight:600}details{margin:6px 0}summary{cursor:pointer}
+@media (max-width:600px){body{padding:10px 12px}h1{font-size:19px}.verdict{padding:2px 10px 10px}}
 </style></head><body>
 <h1>${esc(d.title)}</h1>
+${verdictHtml(d)}
 <p class="meta">results of ${esc(d.generated)} · ${d.columns.length} column(s) · reference: <b>${esc(d.reference)}</b>${d.baselineFile ? ` (baseline file ${esc(d.baselineFile)})` : ' (the first column)'}</p>
 <p class="note"><b>Query success rate</b> is what promptfoo's view calls "% passing": the share of queries that met their golden expectation
 (a relevant reference in the top 3, and the stated route where the golden entry states one). Recall@3, MRR@10 and nDCG@10 are means over
@@ -107,7 +162,7 @@ queries with a relevant reference; routing accuracy over queries whose golden en
 <section class="chart-section" id="categories"><h2>Recall@3 per category</h2><div class="chart" id="chart-categories"></div></section>
 ${sweep}
 <section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95.</p><div class="chart" id="chart-latency"></div></section>
-<section class="chart-section" id="significance"><h2>Significance: nDCG@10 against ${esc(d.reference)}</h2><p>Paired over shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance?.comparisons.length ?? 0} comparisons; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
+<section class="chart-section" id="significance"><h2>Significance against ${esc(d.reference)}: ${d.significance.length ? d.significance.map((m) => esc(m.label)).join(', ') : 'the gated metrics'}</h2><p>The difference of each gated metric per column with its 95% bootstrap CI (one line per column, one colour per metric), paired over the shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance[0]?.comparisons.length ?? 0} comparison(s) of each metric; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
 ${selectionHtml(d)}
 <section id="changes"><h2>Regressed and improved queries</h2>${changesHtml(d)}</section>
 <script>${echartsSource}</script>
@@ -125,7 +180,14 @@ const CLIENT_JS = String.raw`
   // No animation: a static report (and a screenshot right after load shows the final bars).
   const init = (id, h) => { const el = document.getElementById(id); if (!el) return null; if (h) el.style.height = h + 'px'; const c = echarts.init(el, null, { renderer: 'svg' }); c.setOption({ animation: false }); return c; };
   const labels = D.columns.map((c) => c.label);
-  const short = (s) => (s.length > 34 ? s.slice(0, 32) + '…' : s);
+  // A phone (390 px): narrower label gutters, one sweep panel per row, rotated category labels.
+  const narrow = document.documentElement.clientWidth < 600;
+  const LEFT = narrow ? 100 : 260;
+  const MAXLABEL = narrow ? 14 : 34;
+  const short = (s) => (s.length > MAXLABEL ? s.slice(0, MAXLABEL - 2) + '…' : s);
+  // labels of a category axis of columns: cut on a wide screen, wrapped in the narrow gutter of a phone
+  const colLabels = narrow ? { width: LEFT - 8, overflow: 'break', fontSize: 10, lineHeight: 11 } : { formatter: short };
+  const ROW = narrow ? 40 : 22;
   const whisker = (seriesIndex, count, getter) => ({
     type: 'custom', name: 'CI', silent: true, z: 10,
     renderItem: (params, api) => {
@@ -145,7 +207,7 @@ const CLIENT_JS = String.raw`
   // Overall: metrics on the x axis, one bar per column, CI whiskers.
   const metrics = [['success', 'query success'], ['recall_at_3', 'Recall@3'], ['mrr', 'MRR@10'], ['ndcg_at_10', 'nDCG@10'], ['routing', 'routing acc.']];
   const many = D.columns.length > 8;
-  const ov = init('chart-overall', many ? Math.min(2400, 120 + D.columns.length * 22) : 380);
+  const ov = init('chart-overall', many ? Math.min(2400, 120 + D.columns.length * ROW) : 380);
   if (ov) {
     if (!many) {
       const series = [];
@@ -153,14 +215,14 @@ const CLIENT_JS = String.raw`
         series.push({ type: 'bar', name: c.label, data: metrics.map(([k]) => c.overall[k].mean), barGap: '0%' });
       });
       D.columns.forEach((c, i) => series.push(whisker(i, D.columns.length, metrics.map(([k], x) => [x, c.overall[k].lo, c.overall[k].hi]))));
-      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: labels, type: 'scroll', top: 0 }, grid: { left: 50, right: 20, top: 50, bottom: 30 },
-        xAxis: { type: 'category', data: metrics.map((m) => m[1]) }, yAxis: { type: 'value', min: 0, max: 1 }, series });
+      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: labels, type: 'scroll', top: 0 }, grid: { left: 40, right: 10, top: 50, bottom: narrow ? 60 : 30 },
+        xAxis: { type: 'category', data: metrics.map((m) => m[1]), axisLabel: { interval: 0, rotate: narrow ? 35 : 0 } }, yAxis: { type: 'value', min: 0, max: 1 }, series });
     } else {
       // Many columns (a sweep): one row per column, the four quality metrics side by side.
       const keys = metrics.slice(1, 4);
       const series = keys.map(([k, name]) => ({ type: 'bar', name, data: D.columns.map((c) => c.overall[k].mean) }));
-      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: keys.map((k) => k[1]) }, grid: { left: 260, right: 20, top: 40, bottom: 30 },
-        yAxis: { type: 'category', data: labels, inverse: true, axisLabel: { formatter: short } }, xAxis: { type: 'value', min: 0, max: 1 }, series });
+      ov.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: keys.map((k) => k[1]) }, grid: { left: LEFT, right: 20, top: 40, bottom: 30 },
+        yAxis: { type: 'category', data: labels, inverse: true, axisLabel: colLabels }, xAxis: { type: 'value', min: 0, max: 1 }, series });
     }
   }
   // Per category: categories on x, one bar per column (Recall@3), CI whiskers; at most 8 columns (the first ones).
@@ -171,18 +233,19 @@ const CLIENT_JS = String.raw`
     const series = cc.map((c) => ({ type: 'bar', name: c.label, barGap: '0%', data: cats.map((k) => (c.categories[k] ? c.categories[k].recall_at_3.mean : null)) }));
     cc.forEach((c, i) => series.push(whisker(i, cc.length, cats.map((k, x) => [x, c.categories[k] ? c.categories[k].recall_at_3.lo : null, c.categories[k] ? c.categories[k].recall_at_3.hi : null]))));
     cat.setOption({ tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } }, legend: { data: cc.map((c) => c.label), type: 'scroll', top: 0 },
-      grid: { left: 50, right: 20, top: 50, bottom: 40 }, xAxis: { type: 'category', data: cats, axisLabel: { interval: 0 } }, yAxis: { type: 'value', min: 0, max: 1 }, series });
+      grid: { left: 40, right: 10, top: 50, bottom: narrow ? 90 : 40 }, xAxis: { type: 'category', data: cats, axisLabel: { interval: 0, rotate: narrow ? 45 : 0 } }, yAxis: { type: 'value', min: 0, max: 1 }, series });
   }
-  // Sweep: one heatmap panel per chunk size x embedder, 3 per row.
-  const sw = init('chart-sweep');
+  // Sweep: one heatmap panel per chunk size x embedder, 3 per row (1 on a phone).
+  const perRow = narrow ? 1 : 3;
+  const sw = init('chart-sweep', Math.max(1, Math.ceil(D.sweep.length / perRow)) * 300 + 80);
   if (sw) {
     const grid = [], xAxis = [], yAxis = [], series = [], title = [];
     const all = D.sweep.flatMap((p) => p.ndcg.map((v) => v[2]));
     D.sweep.forEach((p, i) => {
-      const col = i % 3, row = Math.floor(i / 3);
-      const left = 8 + col * 32 + '%', top = 40 + row * 300;
-      title.push({ text: p.title, left: 8 + col * 32 + 12 + '%', top: top - 30, textStyle: { fontSize: 13 } });
-      grid.push({ left, width: '26%', top, height: 220, containLabel: false });
+      const col = i % perRow, row = Math.floor(i / perRow);
+      const left = narrow ? 100 : 8 + col * 32 + '%', top = 40 + row * 300;
+      title.push({ text: p.title, left: narrow ? 10 : 8 + col * 32 + 12 + '%', top: top - 30, textStyle: { fontSize: 13 } });
+      grid.push(narrow ? { left, right: 10, top, height: 220, containLabel: false } : { left, width: '26%', top, height: 220, containLabel: false });
       xAxis.push({ type: 'category', gridIndex: i, data: p.rrfK.map((k) => 'k ' + k), name: 'RRF k', nameLocation: 'middle', nameGap: 24 });
       yAxis.push({ type: 'category', gridIndex: i, data: p.weights, axisLabel: { fontSize: 10 } });
       series.push({ type: 'heatmap', xAxisIndex: i, yAxisIndex: i, data: p.ndcg, label: { show: true, formatter: (v) => v.value[2].toFixed(3) }, name: p.title });
@@ -192,29 +255,46 @@ const CLIENT_JS = String.raw`
   }
   // Latency: box plot per column, p95 as a scatter dot.
   const lc = D.columns.filter((c) => c.latency);
-  const lat = init('chart-latency', Math.max(320, 80 + lc.length * 22));
+  const lat = init('chart-latency', Math.max(320, 80 + lc.length * ROW));
   if (lat) {
-    lat.setOption({ tooltip: { trigger: 'item' }, grid: { left: 260, right: 30, top: 20, bottom: 40 },
-      yAxis: { type: 'category', data: lc.map((c) => c.label), inverse: true, axisLabel: { formatter: short } }, xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 26 },
+    lat.setOption({ tooltip: { trigger: 'item' }, grid: { left: LEFT, right: 30, top: 20, bottom: 40 },
+      yAxis: { type: 'category', data: lc.map((c) => c.label), inverse: true, axisLabel: colLabels }, xAxis: { type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 26 },
       series: [
         { type: 'boxplot', name: 'latency', data: lc.map((c) => [c.latency.min, c.latency.q1, c.latency.median, c.latency.q3, c.latency.max]) },
         { type: 'scatter', name: 'p95', symbolSize: 7, data: lc.map((c, i) => [c.latency.p95, i]) }] });
   }
-  // Significance: forest plot of the nDCG@10 difference with its 95% CI per column.
+  // Significance: a forest plot of every gated metric's difference per column with its 95% CI; one colour per
+  // metric, the metrics side by side within a column's row; a filled dot = p(Holm) < 0.05.
   const sg = D.significance;
-  const sig = init('chart-significance', sg ? Math.max(260, 80 + sg.comparisons.length * 22) : 120);
-  if (sig && sg) {
-    const comps = sg.comparisons;
-    sig.setOption({ tooltip: { trigger: 'item', formatter: (x) => { const c = comps[x.dataIndex]; return c ? c.run + '<br>diff ' + c.diff.toFixed(4) + ' [' + c.ci_low.toFixed(4) + ', ' + c.ci_high.toFixed(4) + ']<br>p(Holm) ' + c.p_holm.toFixed(4) : ''; } },
-      grid: { left: 260, right: 30, top: 20, bottom: 40 }, yAxis: { type: 'category', data: comps.map((c) => c.run), inverse: true, axisLabel: { formatter: short } },
-      xAxis: { type: 'value', name: 'nDCG@10 difference', nameLocation: 'middle', nameGap: 26 },
-      series: [
-        { type: 'custom', name: 'CI', renderItem: (params, api) => { const y = api.coord([0, api.value(2)])[1]; const a = api.coord([api.value(0), 0])[0], b = api.coord([api.value(1), 0])[0];
-            return { type: 'line', shape: { x1: a, y1: y, x2: b, y2: y }, style: { stroke: '#57606a', lineWidth: 2 } }; }, encode: { x: [0, 1], y: 2 }, data: comps.map((c, i) => [c.ci_low, c.ci_high, i]) },
-        { type: 'scatter', name: 'diff', symbolSize: 9, data: comps.map((c, i) => ({ value: [c.diff, i], itemStyle: { color: c.p_holm < 0.05 ? (c.diff > 0 ? '#1a7f37' : '#cf222e') : '#57606a' } })),
-          markLine: { silent: true, symbol: 'none', data: [{ xAxis: 0 }], lineStyle: { color: '#24292f', type: 'dashed' } } }] });
+  const runs = sg.length ? sg[0].comparisons.map((c) => c.run) : [];
+  const sig = init('chart-significance', sg.length ? Math.max(260, 90 + runs.length * 20 * sg.length) : 120);
+  if (sig && sg.length) {
+    const colours = ['#0969da', '#8250df', '#bf3989', '#9a6700'];
+    const series = sg.map((m, j) => ({
+      type: 'custom', name: m.label, itemStyle: { color: colours[j % colours.length] },
+      renderItem: (params, api) => {
+        const band = api.size([0, 1])[1];
+        const y = api.coord([0, api.value(2)])[1] + (j - (sg.length - 1) / 2) * (band / (sg.length + 1));
+        const a = api.coord([api.value(0), 0])[0], b = api.coord([api.value(1), 0])[0], x = api.coord([api.value(3), 0])[0];
+        const colour = colours[j % colours.length];
+        return { type: 'group', children: [
+          { type: 'line', shape: { x1: a, y1: y, x2: b, y2: y }, style: { stroke: colour, lineWidth: 2 } },
+          { type: 'circle', shape: { cx: x, cy: y, r: 4.5 }, style: { fill: api.value(4) < 0.05 ? colour : '#fff', stroke: colour, lineWidth: 2 } }] };
+      },
+      encode: { x: [0, 1, 3], y: 2 },
+      data: m.comparisons.map((c, i) => [c.ci_low, c.ci_high, runs.indexOf(c.run) >= 0 ? runs.indexOf(c.run) : i, c.diff, c.p_holm, c.run]),
+    }));
+    series.push({ type: 'line', name: 'zero', silent: true, data: [], markLine: { silent: true, symbol: 'none', data: [{ xAxis: 0 }], lineStyle: { color: '#24292f', type: 'dashed' } } });
+    sig.setOption({
+      tooltip: { trigger: 'item', formatter: (x) => { const v = x.value; return v ? x.seriesName + ' · ' + v[5] + '<br>diff ' + v[3].toFixed(4) + ' [' + v[0].toFixed(4) + ', ' + v[1].toFixed(4) + ']<br>p(Holm) ' + v[4].toFixed(4) : ''; } },
+      legend: { data: sg.map((m) => m.label), top: 0 },
+      grid: { left: LEFT, right: 20, top: narrow ? 56 : 36, bottom: 40 }, yAxis: { type: 'category', data: runs, inverse: true, axisLabel: colLabels },
+      xAxis: { type: 'value', name: 'difference against the reference', nameLocation: 'middle', nameGap: 26 },
+      series });
   }
   window.__rankgateCharts = document.querySelectorAll('.chart svg').length;
+  // a state tests (and people's scripts) can wait on instead of a fixed time
+  document.documentElement.dataset.chartsDrawn = String(window.__rankgateCharts);
   window.addEventListener('resize', () => document.querySelectorAll('.chart').forEach((el) => { const c = echarts.getInstanceByDom(el); if (c) c.resize(); }));
 })();
 `;
