@@ -29,6 +29,7 @@ import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
+import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
 import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
@@ -231,6 +232,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
         // The baseline's column: the first (a sweep's other columns are compared by the shipping criteria).
         baseline: col.index === 0 ? baseline : null,
+        corpus: col.index === 0 ? await runCorpusFor(col, baseline?.data) : undefined,
         selectionHint,
         report: { evalId: context.evalId ?? null },
       });

@@ -43,6 +43,7 @@
  * assertions and reports read through parseOutput(output, metadata)), diagnostics (first-stage candidates),
  * resolution (passage_substring -> chunk ids of this column's index variant), params, service }.
  */
+import { isAbsolute, resolve } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
 import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
@@ -241,6 +242,8 @@ export default class SearchProvider {
       params.filters = filters;
     }
     if (this.ready) await this.ready;
+    const refs = await this.expectedDocumentsChecked(context);
+    if (refs) return { error: refs };
     let svc: SearchServiceLike;
     try {
       svc = await this.service();
@@ -307,6 +310,19 @@ export default class SearchProvider {
       rankgate: RANKGATE_VERSION,
     };
     return { output: renderOutputText(output, validGolden(golden), metadata), latencyMs, metadata };
+  }
+
+  /**
+   * rankgate's own search with `corpus:` knows the corpus: the golden files of the selection are checked against it
+   * once, at the first query (src/golden/corpus-refs.ts); an expected document no document has makes every row an
+   * error with that line (the gate: exit 2), never a quiet 0.
+   */
+  private expectedDocumentsChecked(context?: CallContext): Promise<string | null> | null {
+    const c = this.config;
+    const files = (context?.test?.metadata?.selection as { files?: unknown } | undefined)?.files;
+    if (c.url || c.module || !c.corpus || !Array.isArray(files) || !files.length) return null;
+    const corpus = isAbsolute(c.corpus) ? c.corpus : resolve(this.basePath, c.corpus);
+    return import('../src/golden/corpus-refs.ts').then((m) => m.evalStartCheck(corpus, c.corpusFormat, files.map(String), c.corpus!));
   }
 
   /** promptfoo calls cleanup() after the eval: close the shared service when its last column is done. */

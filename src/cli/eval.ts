@@ -21,6 +21,7 @@ import { precheckYaml } from '../util/yaml.ts';
 import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { readBaseline } from '../gate/baseline.ts';
+import { runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport } from '../results/summary.ts';
@@ -138,6 +139,7 @@ export async function run(argv: string[]): Promise<number> {
     allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
     acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
     baseline,
+    corpus: await runCorpusFor(first, baseline?.data),
     report: { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() },
   });
   const report = verdict.report;

@@ -18,6 +18,7 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, readResultsFile, type Column } from '../results/read.ts';
@@ -81,6 +82,7 @@ export async function run(argv: string[]): Promise<number> {
     allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
     acceptMismatch: v['accept-baseline-mismatch'],
     baseline,
+    corpus: await runCorpusFor(col, baseline?.data),
     report: { evalId: results.evalId, timestamp: results.timestamp },
   });
   if (v['update-baseline']) {
@@ -130,8 +132,12 @@ export async function run(argv: string[]): Promise<number> {
     if (why.length) {
       throw new UserError(`--update-baseline: ${why.join('; ')}; ${target} was left as it was: a baseline must come from a complete, unfiltered run without errors`, 2);
     }
-    writeBaseline(target, baselineFrom(col, report));
-    console.log(`baseline written: ${target} (${col.queries.length} queries, configuration of '${col.label}'${col.identity?.corpus ? `, corpus ${col.identity.corpus}` : ''})`);
+    const corpus = col.identity?.corpus ? await runCorpus(col) : undefined;
+    writeBaseline(target, baselineFrom(col, report, corpus?.known ? corpus.documents : undefined));
+    console.log(
+      `baseline written: ${target} (${col.queries.length} queries, configuration of '${col.label}'${col.identity?.corpus ? `, corpus ${col.identity.corpus}` : ''}` +
+        `${corpus?.known ? ` with ${Object.keys(corpus.documents).length} document hashes` : corpus ? `; no document hashes: ${corpus.reason}` : ''})`,
+    );
   }
   const lines = verdictLines(verdict);
   if (verdict.code === 0) console.log(lines.join('\n'));

@@ -16,6 +16,7 @@ import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
+import type { DocumentManifest } from '../ingest/identity.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -38,6 +39,8 @@ export interface BaselineIdentity {
   corpus: string | null;
   /** Golden selection (contract A); null when the rows did not carry one. */
   selection: SelectionInfo | null;
+  /** Per-document content hashes and paths of the corpus (when rankgate knows it): which documents a later run changed. */
+  documents?: DocumentManifest;
 }
 
 export interface Baseline {
@@ -53,7 +56,8 @@ export interface Baseline {
 
 const WATCHED = ['recall_at_3', 'mrr', 'trec_recall_at_10', 'routing_ok'] as const;
 
-export function baselineFrom(col: Column, report: Des058Report): Baseline {
+/** `documents`: the run's corpus as re-read and verified (src/gate/corpus-change.ts runCorpus): its document hashes are kept. */
+export function baselineFrom(col: Column, report: Des058Report, documents?: DocumentManifest): Baseline {
   const queries: Record<string, BaselineQuery> = {};
   for (const q of col.queries) {
     queries[q.id] = {
@@ -79,7 +83,7 @@ export function baselineFrom(col: Column, report: Des058Report): Baseline {
       categories: report.categories,
     },
     queries,
-    identity: identityOf(col),
+    identity: { ...identityOf(col), ...(documents ? { documents } : {}) },
   };
 }
 
@@ -367,8 +371,10 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
   const out: Mismatch[] = [];
   const now = identityOf(col);
   const was = b.identity;
-  if (was) {
-    if (was.corpusId !== now.corpusId || was.corpus !== now.corpus)
+  // a run whose every query errored searched nothing: what it was measured on is unknown, not another corpus
+  if (was && (col.identity || col.queries.some((q) => q.error === null))) {
+    // the same source with edited content is compared and said LOUD (src/gate/corpus-change.ts); another source is not
+    if ((was.corpusId !== now.corpusId || was.corpus !== now.corpus) && !(was.corpus && was.corpus === now.corpus))
       out.push({ field: 'corpus', baseline: `${s(was.corpus)} (${s(was.corpusId)})`, run: `${s(now.corpus)} (${s(now.corpusId)})`, fatal: true });
     if (was.engine !== now.engine) out.push({ field: 'engine', baseline: s(was.engine), run: s(now.engine), fatal: false });
     if (was.variant !== now.variant) out.push({ field: 'index variant', baseline: s(was.variant), run: s(now.variant), fatal: false });

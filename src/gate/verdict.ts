@@ -6,14 +6,17 @@
  *   1  a quality floor fails, or a significant regression against the baseline
  *   2  nothing trustworthy was measured: no evaluated query, a partial run (fewer queries than the golden
  *      selection), errored queries (above gate.yaml max_error_rate), a floor nothing measures, a judged gate
- *      without judged scores or with judge errors, a baseline of
- *      another corpus or golden set; bad input and bad configuration (UserError) too
+ *      without judged scores or with judge errors, result ids that cannot match the golden set's (src/gate/idspace.ts),
+ *      a baseline of another corpus source or golden set (the same source, edited, is compared: src/gate/corpus-change.ts);
+ *      bad input and bad configuration (UserError) too
  *
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
 import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
 import { applyGate, type Floors } from './floors.ts';
+import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
+import { idSpaceProblem } from './idspace.ts';
 import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 
@@ -31,6 +34,8 @@ export interface GateOptions {
   acceptMismatch?: boolean;
   /** The golden selection when the column itself does not say (the hook: the suite's tests). */
   selectionHint?: SelectionInfo | null;
+  /** The run's corpus as re-read (src/gate/corpus-change.ts runCorpus): which documents changed since the baseline. */
+  corpus?: RunCorpus;
   report?: ReportOptions;
 }
 
@@ -61,6 +66,8 @@ export interface ColumnVerdict {
   report: Des058Report;
   regression: RegressionResult | null;
   delta: BaselineDelta | null;
+  /** The same corpus source with other content than the baseline's: what changed (null: nothing to say). */
+  corpusChange?: CorpusChange | null;
 }
 
 /** The distinct first lines of the errored queries, most frequent first. */
@@ -148,6 +155,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   let lacking: string | null = null;
   let regression: RegressionResult | null = null;
   let delta: BaselineDelta | null = null;
+  let change: CorpusChange | null = null;
   if (opts.baseline && floors.regression !== undefined) {
     const b = opts.baseline;
     if (!rowsMode || evaluated === 0) {
@@ -182,6 +190,10 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           two.push(`${line}: the comparison is meaningless; re-baseline, or accept with --accept-baseline-mismatch or regression.accept_mismatch: true`);
         else notes.push(`LOUD: ${line}${m.fatal ? ' (accepted)' : ''}`);
       }
+      change = corpusChange(b.data, col, opts.corpus);
+      if (change) notes.push(...corpusChangeNotes(change, b.path, r.shared));
+      const unknownCorpus = unknownCorpusNote(col, opts.corpus);
+      if (unknownCorpus) notes.push(unknownCorpus);
       if (r.partial && !cov.unexplained.length) notes.push(`partial: compared on the ${r.shared} queries this run shares with the baseline's ${r.baseline_queries} (the others were not run)`);
       if (r.excluded_errors) notes.push(`${r.excluded_errors} errored queries left out of the regression check (reported as errors, not as regressions)`);
       if (!two.some((l) => l.startsWith(`baseline ${b.path}`)))
@@ -194,6 +206,13 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.json --update-baseline)`);
   }
 
+  // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
+  const ids = rowsMode ? idSpaceProblem(col) : null;
+  if (ids) {
+    two.push(ids);
+    one.length = 0;
+  }
+
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;
   report.gate_passed = code === 0;
   let reasons = [...two, ...one];
@@ -204,7 +223,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     reasons = two;
     if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change };
 }
 
 function fmtP(p: number): string {
@@ -264,4 +283,5 @@ export function combinedCode(codes: readonly ExitCode[]): ExitCode {
 
 export const EXIT_CODE_HELP = `exit codes: 0 every floor and the regression check pass; 1 a quality floor or a significant regression fails;
             2 bad input, bad configuration or an infrastructure failure (no evaluated query, a partial run, errored
-            queries, a floor nothing measures, a baseline of another corpus or golden set): nothing trustworthy measured`;
+            queries, a floor nothing measures, result ids that cannot match the golden set's, a baseline of another
+            corpus source or golden set): nothing trustworthy measured`;

@@ -39,13 +39,47 @@ export function corpusLabel(path: string): string {
   return rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel) ? abs : rel.split(sep).join('/');
 }
 
+/** sha256 of one document's content (everything but its id): the per-document hash of the corpus identity. */
+export function documentHash(d: CorpusDocument): string {
+  const { id: _id, ...content } = d;
+  return sha256(canonical(content));
+}
+
+/**
+ * What a baseline records per document (gate: which documents were added, changed or removed since): the first 16 hex
+ * characters of documentHash (64 bits: a changed document goes unnoticed with odds 2^-64) and the document's path
+ * (left out when it is the id or not the document's own: ownPaths).
+ */
+export interface DocumentManifestEntry {
+  h: string;
+  p?: string;
+}
+export type DocumentManifest = Record<string, DocumentManifestEntry>;
+
+export function documentManifest(documents: readonly CorpusDocument[]): DocumentManifest {
+  const out: DocumentManifest = {};
+  const paths = ownPaths(documents);
+  for (const d of [...documents].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    const p = paths.get(d);
+    out[d.id] = { h: documentHash(d).slice(0, 16), ...(p !== undefined && p !== d.id ? { p } : {}) };
+  }
+  return out;
+}
+
+/**
+ * Each document's own path ('/'-separated): a path that names one document. A path shared by many (every record of a
+ * JSONL or BEIR corpus has its file's name) names none of them and is left out.
+ */
+export function ownPaths(documents: readonly CorpusDocument[]): Map<CorpusDocument, string> {
+  const count = new Map<string, number>();
+  for (const d of documents) if (d.path !== undefined) count.set(d.path, (count.get(d.path) ?? 0) + 1);
+  const out = new Map<CorpusDocument, string>();
+  for (const d of documents) if (d.path !== undefined && count.get(d.path) === 1) out.set(d, d.path.split(sep).join('/'));
+  return out;
+}
+
 export function corpusIdentity(documents: readonly CorpusDocument[], path?: string): CorpusIdentity {
-  const lines = documents
-    .map((d) => {
-      const { id, ...content } = d;
-      return `${id}\t${sha256(canonical(content))}\n`;
-    })
-    .sort();
+  const lines = documents.map((d) => `${d.id}\t${documentHash(d)}\n`).sort();
   const h = createHash('sha256');
   for (const l of lines) h.update(l, 'utf8');
   return { id: h.digest('hex'), path: path === undefined ? null : corpusLabel(path), documents: documents.length };

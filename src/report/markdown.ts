@@ -1,5 +1,6 @@
 /** Markdown renderings of a report: the eval summary, the gate output and the PR comment body. */
 import type { BaselineDelta } from '../gate/baseline.ts';
+import type { CorpusChange } from '../gate/corpus-change.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
@@ -64,7 +65,8 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
   return lines.join('\n');
 }
 
-export function deltaSection(delta: BaselineDelta | null | undefined): string {
+/** `change`: the corpus changed since the baseline; regressed and improved queries whose expected documents changed say so. */
+export function deltaSection(delta: BaselineDelta | null | undefined, change?: CorpusChange | null): string {
   if (!delta) return '_No baseline: this is the first run (nothing to compare with)._';
   const out = [
     `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
@@ -74,6 +76,7 @@ export function deltaSection(delta: BaselineDelta | null | undefined): string {
       (delta.removed.length ? `, ${delta.removed.length} no longer in the set` : '') +
       '.',
   ];
+  const touched = new Map((change?.queries ?? []).map((q) => [q.id, q.documents]));
   const list = (title: string, xs: BaselineDelta['regressed']) => {
     if (!xs.length) return;
     out.push('', `${title}:`, '');
@@ -81,12 +84,28 @@ export function deltaSection(delta: BaselineDelta | null | undefined): string {
       const ch = Object.entries(q.changes)
         .map(([k, [a, b]]) => `${k} ${f(a, 2)} → ${f(b, 2)}`)
         .join(', ');
-      out.push(`- ${mdCode(q.id)} (${cell(q.category)}): ${ch}`);
+      const docs = touched.get(q.id);
+      out.push(`- ${mdCode(q.id)} (${cell(q.category)}): ${ch}${docs ? ` · **expected document changed: ${docs.map((d) => mdCode(d)).join(', ')}**` : ''}`);
     }
     if (xs.length > 25) out.push(`- … and ${xs.length - 25} more`);
   };
   list('Regressed', delta.regressed);
   list('Improved', delta.improved);
+  if (change) out.push('', corpusChangeSection(change));
+  return out.join('\n');
+}
+
+/** The documents added, changed and removed since the baseline (the same corpus source, edited), LOUD. */
+export function corpusChangeSection(c: CorpusChange): string {
+  const head = `**⚠️ The corpus ${mdCode(c.corpus)} changed since the baseline**: the shared queries were compared per query, on the new content.`;
+  if (!c.known) return `${head} Which documents changed is unknown: ${mdText(c.reason)}.`;
+  const docs = (xs: string[]) => (xs.length ? xs.slice(0, 50).map((x) => mdCode(x)).join(', ') + (xs.length > 50 ? `, … and ${xs.length - 50} more` : '') : 'none');
+  const out = [head, '', `- changed (${c.changed.length}): ${docs(c.changed)}`, `- added (${c.added.length}): ${docs(c.added)}`, `- removed (${c.removed.length}): ${docs(c.removed)}`];
+  out.push(
+    c.queries.length
+      ? `- golden queries whose expected documents changed (${c.queries.length}): ${c.queries.slice(0, 50).map((q) => `${mdCode(q.id)} (${mdText(q.documents.join(', '))})`).join(', ')}`
+      : '- no golden query expects a document that changed',
+  );
   return out.join('\n');
 }
 
@@ -140,7 +159,7 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     '## Change against the baseline',
     '',
-    deltaSection(delta),
+    deltaSection(delta, verdict?.corpusChange),
     '',
     '## Failure buckets',
     '',
@@ -177,7 +196,7 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     '',
     mermaidCategoryChart(report, delta),
     '',
-    deltaSection(delta),
+    deltaSection(delta, verdict?.corpusChange),
     '',
   ].join('\n');
 }

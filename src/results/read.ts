@@ -25,7 +25,7 @@ export interface QueryRecord {
   routing: RoutingScores | null;
   integrity: IntegrityIssue[];
   latencyMs: number | null;
-  top: { rank: number; chunkId: string; documentId: string; score: number; content: string }[];
+  top: { rank: number; chunkId: string; documentId: string; score: number; content: string; path?: string }[];
   /** promptfoo's own verdict of the row (all assertions passed). */
   promptfooPass: boolean;
   judged: boolean;
@@ -288,7 +288,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
         .slice()
         .sort((a, b) => a.rank - b.rank)
         .slice(0, 3)
-        .map((h) => ({ rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: h.content })),
+        .map((h) => ({ rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: h.content, ...(h.path !== undefined ? { path: h.path } : {}) })),
       promptfooPass: row.success === true,
       judged,
       judgedScores: js?.scores ?? null,

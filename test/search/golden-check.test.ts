@@ -8,6 +8,7 @@ import { ingestCorpus } from '../../src/ingest/pipeline.ts';
 import { run } from '../../src/cli/golden-check.ts';
 import { isUserError } from '../../src/errors.ts';
 import { FIXTURE_DOCS, HashEmbedder } from './fixture.ts';
+import { capture } from '../helpers/capture.ts';
 
 function entry(id: string, substrings: string[]) {
   return {
@@ -18,21 +19,6 @@ function entry(id: string, substrings: string[]) {
     expected_passages: substrings.map((s) => ({ passage_substring: s, relevance: 'high' })),
     expected_routing: 'search',
   };
-}
-
-async function capture(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  const o = console.log;
-  const e = console.error;
-  let out = '';
-  let err = '';
-  console.log = (...a: unknown[]) => void (out += a.join(' ') + '\n');
-  console.error = (...a: unknown[]) => void (err += a.join(' ') + '\n');
-  try {
-    return { code: await fn(), out, err };
-  } finally {
-    console.log = o;
-    console.error = e;
-  }
 }
 
 test('golden check: names each query whose substring resolves to nothing, warns on > 3 chunks', async () => {
@@ -66,6 +52,14 @@ test('golden check: names each query whose substring resolves to nothing, warns 
     assert.match(r.err, /error: .*bad\.json: query q-missing: passage_substring "this sentence is not in the corpus" resolves to no chunk in c48:hash-64/);
     assert.doesNotMatch(r.err, /q-ok/);
     assert.match(r.err, /warning: .*bad\.json: query q-vague: .* matches 7 chunks in c48:hash-64/);
+
+    // the index knows its documents: an expected path no document has is exit 2, FILE:LINE, did-you-mean
+    const paths = join(dir, 'paths.yaml');
+    writeFileSync(paths, '- id: q-path\n  query: slow breathing\n  category: direct\n  expected_paths: [books/en/quiet-breth.md, books/en/quiet-breath.md]\n');
+    const p = await capture(() => run(['--db', dataDir, '--embedder', 'hash-64', paths]));
+    assert.equal(p.code, 2, p.out + p.err);
+    assert.match(p.err, /paths\.yaml:4 \(q-path\) expected path: no document of corpus of the index in .* has path \(or id\) "books\/en\/quiet-breth\.md"; did you mean "books\/en\/quiet-breath\.md"\?/);
+    assert.equal(p.err.trim().split('\n').length, 1, p.err);
 
     await assert.rejects(
       run(['--db', dataDir, '--embedder', 'hash-64', '--chunk-size', 'abc', good]),
