@@ -60,7 +60,7 @@ describe('rankgate eval', () => {
     assert.match(c.stderr, /missing\.yaml: no such promptfoo config/);
     const j = await rankgate(['eval', '--judge', 'gpt']);
     assert.equal(j.code, 2);
-    assert.match(j.stderr, /--judge: expected one of auto, bedrock, similarity, off, got 'gpt'/);
+    assert.match(j.stderr, /judge mode "gpt" \(--judge\): expected one of bedrock, similarity, off, auto, or a promptfoo chat provider id/);
     const u = await rankgate(['eval', '--allow-partal']);
     assert.equal(u.code, 2);
     assert.match(u.stderr, /unknown option '--allow-partal'; did you mean '--allow-partial'\?/);

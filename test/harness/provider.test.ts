@@ -32,7 +32,7 @@ describe('provider: module: services', () => {
     // Contract C: a person reads the ranked list; 'Love is the thread' resolves to d2#c300-1 (rank 3), the expected passage.
     assert.equal(typeof r.output, 'string');
     const lines = r.output!.split('\n');
-    assert.match(lines[0]!, /^route search · expected result at #3 \(grade 3\) · 4 results$/);
+    assert.match(lines[0]!, /^route search · expected result at #3 \(grade 3\): notes\/d2\.md · 4 results$/);
     assert.match(r.output!, /^#3 ✓ notes\/d2\.md · expected, grade 3$/m);
     assert.match(r.output!, /^#1 {3}notes\/d2\.md$/m, 'unmarked result: no check mark');
     assert.match(lines[2]!, /^ {4}"Grief softens when it is held with patience\./, 'a snippet under each result');

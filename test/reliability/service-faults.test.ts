@@ -535,7 +535,7 @@ describe('rankgate serve under damage and load (real processes)', () => {
   it('refuses to start on a missing index variant or an unknown embedder: one line, exit 2, never "listening"', async () => {
     for (const [flags, re] of [
       [['--chunk-size', '999'], /^rankgate serve: index variant c999:use-lite not found in .*\(available: c300:use-lite\); run: rankgate ingest --chunk-size 999 --embedder use-lite$/],
-      [['--embedder', 'use-light'], /^rankgate serve: --embedder: unknown embedder "use-light"; did you mean "use-lite"\?/],
+      [['--embedder', 'use-light'], /^rankgate serve: --embedder: unknown embedder "use-light": no such id or family prefix; did you mean "use-lite"\?/],
       [['--max-qeue', '3'], /^rankgate serve: unknown option '--max-qeue'; did you mean '--max-queue'\?/],
     ] as const) {
       const r = await rankgate(['serve', '--port', '0', '--db', db, ...flags], {}, 60_000);
