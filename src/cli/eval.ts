@@ -25,7 +25,7 @@ import { runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport } from '../results/summary.ts';
-import { readResultsFile } from '../results/read.ts';
+import { readResultsFile } from '../results/stream.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';

@@ -18,7 +18,8 @@ import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { createJudge, type Judge } from '../judge/index.ts';
 import type { RelevanceVerdict } from '../judge/prompt.ts';
 import { parseOutput, refMatchesHit } from '../results/score.ts';
-import { pickColumn, readResultsFile } from '../results/read.ts';
+import { pickColumn } from '../results/read.ts';
+import { readResultsFile } from '../results/stream.ts';
 import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
 

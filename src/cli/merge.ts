@@ -1,5 +1,5 @@
 /**
- * rankgate merge OUT.json SHARD.json... [--quiet]
+ * rankgate merge OUT.jsonl SHARD.jsonl... [--quiet]   (or OUT.json SHARD.json...: JSONL shards merge to JSONL)
  *
  * Merges the promptfoo results files of the shards of one eval (RANKGATE_SHARD=i/N, or --filter-range) into one
  * promptfoo results file equal to a single-process run's (src/results/merge.ts): `rankgate gate`, `rankgate report`
@@ -8,11 +8,12 @@
  */
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
-import { writeFileAtomic } from '../util/atomic.ts';
+import { isJsonl } from '../results/stream.ts';
+import { writeFileAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 
-const USAGE = 'usage: rankgate merge OUT.json SHARD.json [SHARD.json...] [--quiet]';
+const USAGE = 'usage: rankgate merge OUT.jsonl SHARD.jsonl [SHARD.jsonl...] [--quiet]   (JSON shards: OUT.json SHARD.json...)';
 
 export async function run(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseCliArgs(argv, { quiet: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } }, USAGE);
@@ -24,7 +25,13 @@ export async function run(argv: string[]): Promise<number> {
   const [out, ...shards] = positionals as [string, ...string[]];
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
-  const { doc, summary } = mergeResultFiles(shards);
+  const { doc, summary, format } = mergeResultFiles(shards);
+  if (format === 'jsonl') {
+    if (!isJsonl(out)) throw new UserError(`${out}: the shards are JSONL: name the merged file .jsonl (rows only, as promptfoo's --output results.jsonl)`);
+    writeLinesAtomic(out, (function* () {
+      for (const r of doc.results.results) yield redactText(JSON.stringify(r));
+    })());
+  } else {
   let text: string;
   try {
     text = JSON.stringify(doc, null, 2) + '\n';
@@ -37,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   writeFileAtomic(out, redactText(text));
+  }
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
     console.log(
