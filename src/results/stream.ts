@@ -94,3 +94,20 @@ export function readResultsFile(path: string, routingOpts: RoutingOptions = {}):
   }
   return parseResultsJson(text, path, routingOpts);
 }
+
+/** The raw rows of a results file one at a time (JSON: results.results; JSONL: each line, the re-gate header skipped). */
+export function* resultRows(path: string): Generator<Record<string, unknown>> {
+  if (!isJsonl(path)) {
+    let doc: { results?: { results?: unknown } };
+    try {
+      doc = JSON.parse(readFileSync(path, 'utf8')) as typeof doc;
+    } catch (e) {
+      throw new UserError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message.split('\n')[0]})`);
+    }
+    const rows = doc?.results?.results;
+    if (!Array.isArray(rows)) throw new UserError(`${path}: expected promptfoo output JSON with results.results[] (write it with \`promptfoo eval --output results.jsonl\`)`);
+    yield* rows as Record<string, unknown>[];
+    return;
+  }
+  for (const { row, line } of jsonlRows(path)) if (!(line === 1 && REGATE_KEY in row)) yield row;
+}
