@@ -32,14 +32,19 @@ export function compactHarness(output: HarnessOutput, golden: GoldenQuery | unde
   const integrity = output.integrity ?? checkIntegrity(output, 10);
   const refs = golden?.expected ?? [];
   const noResults = golden?.expected_routing === 'no_results' && refs.length === 0;
+  const byPath = refs.some((r) => r.path !== undefined);
   const order = [...output.hits].sort((a, b) => a.rank - b.rank);
   const pos = new Map(order.map((h, i) => [h, i]));
   const hits = output.hits.map((h) => {
     const p = pos.get(h)!;
     const full = (opts.judged && p < 10) || (noResults && p < 3) || refs.some((r) => refMatchesHit(r, h, meta));
     if (full) return h;
-    const content = p < SNIPPET_TOP ? cut(h.content ?? '', SNIPPET_CHARS) : '';
-    return content === h.content ? h : { ...h, content };
+    if (p < SNIPPET_TOP) {
+      const content = cut(h.content ?? '', SNIPPET_CHARS);
+      return content === h.content ? h : { ...h, content };
+    }
+    // below the top 3: what scoring and the ranking need (a path reference matches on path); the readable cell has the rest
+    return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '', ...(byPath && h.path !== undefined ? { path: h.path } : {}) };
   });
   return { ...output, hits, integrity };
 }
