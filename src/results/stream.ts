@@ -79,7 +79,7 @@ export function readResultsJsonl(path: string, routingOpts: RoutingOptions = {})
   }
   parser ??= resultsParser({ evalId: regate?.evalId ?? undefined, timestamp: regate?.timestamp, prompts: null }, path, routingOpts);
   const parsed = parser.finish();
-  if (parsed.columns.length === 0) throw new UserError(`${path}: no result rows (expected the file written by \`promptfoo eval --output results.jsonl\`)`);
+  if (parsed.columns.length === 0) throw new UserError(`${path}: no result rows (expected the file written by \`promptfoo eval --output results.jsonl\`; with --no-write promptfoo 0.121 writes no rows to JSONL)`);
   return { ...parsed, ...(regate ? { regate } : {}) };
 }
 
