@@ -6,6 +6,7 @@
  * and `rankgate compare --results` then run on it unchanged, and `promptfoo import OUT.json` shows it in the viewer.
  * Written atomically. Exit 0 when merged, 2 when the shards cannot be merged (one line saying why).
  */
+import { resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
 import { isJsonl } from '../results/stream.ts';
@@ -22,7 +23,14 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length < 2) throw new UserError(`expected OUT.json and at least one shard results file, got ${positionals.length} file(s)\n${USAGE}`);
-  const [out, ...shards] = positionals as [string, ...string[]];
+  const [out, ...given] = positionals as [string, ...string[]];
+  // A shard's re-gate record (<stem>.rankgate.jsonl, assertions/gate.ts) beside its output, as a glob picks it up:
+  // the output is used. A record alone (the shard's output was lost) is merged from its compact rows.
+  const named = new Set(given.map((f) => resolve(f)));
+  const shards = given.filter((f) => {
+    const stem = /^(.*)\.rankgate\.jsonl$/i.exec(f)?.[1];
+    return !(stem && (named.has(resolve(`${stem}.jsonl`)) || named.has(resolve(`${stem}.json`))));
+  });
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
   const { doc, summary, format } = mergeResultFiles(shards);
