@@ -9,6 +9,7 @@
 import { basename, dirname, join } from 'node:path';
 import { GoldenQuerySchema } from '../golden/schema.ts';
 import { writeLinesAtomic } from '../util/atomic.ts';
+import { redactText } from '../util/redact.ts';
 import { compactDiagnostics, compactHarness } from './compact.ts';
 import { REGATE_KEY, type RegateHeader } from './stream.ts';
 import type { HarnessMetadata, HarnessOutput } from './types.ts';
@@ -96,8 +97,8 @@ export function writeRegateFile(path: string, header: RegateHeader, rows: Iterab
   writeLinesAtomic(
     path,
     (function* () {
-      yield JSON.stringify({ [REGATE_KEY]: header });
-      for (const r of rows) yield JSON.stringify(compactRow(r));
+      yield redactText(JSON.stringify({ [REGATE_KEY]: header }));
+      for (const r of rows) yield redactText(JSON.stringify(compactRow(r)));
     })(),
   );
 }
