@@ -17,10 +17,12 @@ import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../..
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
 import { isUserError } from '../../src/errors.ts';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
+import { selectionIdentity } from '../../src/golden/testcases.ts';
+import { shardOf } from '../../src/golden/promptfoo.ts';
 import type { HarnessOutput } from '../../src/results/types.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SEL = { id: 'feedfacecafe0001', size: 4, files: ['datasets/golden/x.json'] };
+const SEL = { ...selectionIdentity(['q1', 'q2', 'q3', 'q4'].map((id) => ({ id }))), files: ['datasets/golden/x.json'] };
 const LONG = 'Calm is a lamp that burns steadily when the mind is still and the breath is slow. '.repeat(20).trim();
 
 function golden(id: string) {
@@ -142,13 +144,16 @@ describe('JSONL results (src/results/stream.ts)', () => {
       });
     const s1 = join(dir, 's1.jsonl');
     const s2 = join(dir, 's2.jsonl');
-    writeFileSync(s1, shard(['q1', 'q2'], 1).map((r) => JSON.stringify(r)).join('\n') + '\n');
-    writeFileSync(s2, shard(['q3', 'q4'], 2).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    // each query in the shard RANKGATE_SHARD puts it in (src/golden/promptfoo.ts shardOf)
+    const part = (i: number) => IDS.filter((id) => shardOf(id, 2) === i);
+    assert.ok(part(1).length && part(2).length, 'both shards hold queries');
+    writeFileSync(s1, shard(part(1), 1).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(s2, shard(part(2), 2).map((r) => JSON.stringify(r)).join('\n') + '\n');
     const out = join(dir, 'merged.jsonl');
     const m = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'merge', out, s2, s1], { encoding: 'utf8' });
     assert.equal(m.status, 0, m.stderr);
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => [l.testCase.metadata.id, l.testIdx]), [['q1', 0], ['q2', 1], ['q3', 2], ['q4', 3]]);
+    assert.deepEqual(lines.map((l) => [l.testCase.metadata.id, l.testIdx]), [...part(1), ...part(2)].map((id, i) => [id, i]), 'shard order, testIdx renumbered');
     assert.deepEqual(lines[3].testCase.metadata.selection, SEL);
     assert.deepEqual(summary(readResultsFile(out)).map((c) => c.q.map((q) => q.r)), [IDS.map((id) => ROWS.find((r) => r.testCase.metadata.id === id)!).map((r) => parseResultsObject(jsonDoc(ROWS), 'x').columns[0]!.queries.find((q) => q.id === r.testCase.metadata.id)!.retrieval)]);
     const json = join(dir, 's3.json');
