@@ -11,14 +11,7 @@ export const OUTPUT_FILE_MODE = 0o644;
  * file it replaces without those bits (a private 0600 stays private), else 0644; a stricter umask narrows it further.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
-  let mode = OUTPUT_FILE_MODE;
-  try {
-    mode = statSync(path).mode & 0o755;
-  } catch {
-    /* a new file */
-  }
+  const { tmp, mode } = prepare(path);
   try {
     writeFileSync(tmp, data, { flush: true, mode, flag: 'wx' });
     renameSync(tmp, path);
@@ -33,14 +26,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  * to the sibling temp file, each followed by '\n', then fsynced and renamed over the target.
  */
 export function writeLinesAtomic(path: string, lines: Iterable<string>): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`);
-  let mode = OUTPUT_FILE_MODE;
-  try {
-    mode = statSync(path).mode & 0o755;
-  } catch {
-    /* a new file */
-  }
+  const { tmp, mode } = prepare(path);
   let fd: number | null = null;
   try {
     fd = openSync(tmp, 'wx', mode);
@@ -62,4 +48,16 @@ export function writeLinesAtomic(path: string, lines: Iterable<string>): void {
     rmSync(tmp, { force: true });
     throw e;
   }
+}
+
+/** The target's folder made, its sibling temp path, and the mode of the new file (see writeFileAtomic). */
+function prepare(path: string): { tmp: string; mode: number } {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+  let mode = OUTPUT_FILE_MODE;
+  try {
+    mode = statSync(path).mode & 0o755;
+  } catch {
+    /* a new file */
+  }
+  return { tmp: join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Date.now()}`), mode };
 }
