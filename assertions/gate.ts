@@ -20,7 +20,7 @@
  * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
  * RANKGATE_ACCEPT_BASELINE_MISMATCH=1 (compare with a baseline of another corpus or golden set).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
@@ -34,6 +34,7 @@ import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
 import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
+import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
@@ -285,8 +286,25 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   }
   console.error(redactText(lines.join('\n')));
   if (gateMode === 'off') final.push('rankgate gate: report only (RANKGATE_GATE=off): the exit code is left to promptfoo');
+  // Before promptfoo writes its output: the verdict and the per-query scores to re-gate from (src/results/regate.ts).
+  const hookAt = Date.now();
+  const outputs = outputPathsOf(process.argv, (context.config as { outputPath?: unknown } | undefined)?.outputPath);
+  let regatePath = context.results.length ? regatePathFor(outputs) : null;
+  if (regatePath) {
+    try {
+      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final }, context.results);
+    } catch (e) {
+      console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      regatePath = null;
+    }
+  }
   process.once('exit', (pfCode: number) => {
     let out = code;
+    const unwritten = outputs.filter((o) => !writtenSince(o, hookAt));
+    if (regatePath && unwritten.length)
+      final.push(
+        `rankgate: promptfoo did not write ${unwritten.join(', ')}; this eval's verdict and per-query scores are in ${regatePath}: re-gate with \`npx rankgate gate ${regatePath}\``,
+      );
     // promptfoo's own failure after this hook (not its failed-rows code 100, which the gate replaces) is not a pass.
     if (out === 0 && pfCode !== 0 && pfCode !== 100) {
       out = 2;
@@ -295,6 +313,16 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     process.stderr.write(redactText('\n' + final.join('\n') + '\n'));
     if (gateMode !== 'off') process.exitCode = out;
   });
+}
+
+/** Did promptfoo write this output file after the hook ran (a file, modified since)? */
+function writtenSince(path: string, since: number): boolean {
+  try {
+    const st = statSync(path);
+    return st.isFile() && st.mtimeMs >= since - 2000;
+  } catch {
+    return false;
+  }
 }
 
 function selectionOfSuite(tests: { metadata?: Record<string, unknown> }[] | undefined): SelectionInfo | null {

@@ -14,14 +14,14 @@
  *   --reingest          rebuild the index even when ingest.json matches the corpus
  *   --work-dir DIR      where .rankgate/bench lives (default: the repository root)
  *   --anchors FILE      README with the published figures (default: README.md beside the folder)
- *   --report-only       no eval: re-score the last promptfoo results (.rankgate/bench/<name>/results.json)
+ *   --report-only       no eval: re-score the last promptfoo results (.rankgate/bench/<name>/results.jsonl)
  *
  * Steps: import queries + qrels with src/golden's BEIR reader -> promptfoo test cases (document-level
  * judgements); ingest corpus.jsonl into a PGlite data dir .rankgate/bench/<name>/db once (reused after);
  * `promptfoo eval` a generated config whose columns are keyword (BM25), semantic, hybrid (RRF defaults)
  * and the sweep; nDCG@10 / MRR@10 from assertions/rank.ts and Recall@100 from bench/beir/assert.ts, all on
  * document-collapsed rankings. Prints a Markdown table and writes .rankgate/bench/beir-<name>.md and .json
- * (atomically), and the promptfoo results as .rankgate/bench/<name>/results.json.
+ * (atomically), and the promptfoo results (JSONL, one row a line) as .rankgate/bench/<name>/results.jsonl.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -31,7 +31,7 @@ import { UserError } from '../src/errors.ts';
 import { writeFileAtomic } from '../src/util/atomic.ts';
 import { defaultAnchorsFile, importBeir, readAnchors } from './beir/import.ts';
 import { benchPaths, ensureIndex } from './beir/index-corpus.ts';
-import { REPO, bestHybrid, buildConfig, columnsFor, runPromptfoo, summarize, type PfOutput } from './beir/run.ts';
+import { REPO, bestHybrid, buildConfig, columnsFor, readPfRows, runPromptfoo, summarize, type PfOutput } from './beir/run.ts';
 import { renderMarkdown } from './beir/report.ts';
 
 function int(name: string, v: string | undefined, def: number, min: number): number {
@@ -92,13 +92,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const columns = columnsFor(sweep);
-  const resultsFile = join(paths.dir, 'results.json');
+  const resultsFile = join(paths.dir, 'results.jsonl');
   const outBase = join(workDir, '.rankgate', 'bench', `beir-${imp.name}`);
   let pf: PfOutput;
   let evalSeconds: number;
   if (values['report-only']) {
     if (!existsSync(resultsFile)) throw new UserError(`${resultsFile}: file not found, expected the results of an earlier run (drop --report-only)`);
-    pf = JSON.parse(readFileSync(resultsFile, 'utf8')) as PfOutput;
+    pf = readPfRows(resultsFile);
     const prev = existsSync(`${outBase}.json`) ? (JSON.parse(readFileSync(`${outBase}.json`, 'utf8')) as { evalSeconds?: number }) : {};
     evalSeconds = prev.evalSeconds ?? NaN;
     log(`re-scoring ${resultsFile} (no eval)`);

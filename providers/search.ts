@@ -51,6 +51,8 @@ import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '..
 import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
+import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
+import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
@@ -88,7 +90,7 @@ const NO_RETRY: NoRetry = { rateLimitKind: 'quota' };
 
 interface CallContext {
   vars?: Record<string, unknown>;
-  test?: { metadata?: Record<string, unknown> };
+  test?: { metadata?: Record<string, unknown>; assert?: { value?: unknown; config?: unknown }[] };
 }
 
 /** Per-query limit for in-process services (ours, module:) when the config sets no timeoutMs. */
@@ -116,6 +118,15 @@ function titleFields(h: object): { title?: string; heading?: string } {
 }
 
 /** The test's golden query for the marks in the readable output, when it is one (else no marks). */
+/** Does this judge assertion judge (its content is then kept for it)? A setting that does not validate: keep content. */
+function judgeOn(config: unknown): boolean {
+  try {
+    return validateJudgeConfig(config, 'judge').mode !== 'off';
+  } catch {
+    return true;
+  }
+}
+
 function validGolden(g: unknown): GoldenQuery | undefined {
   const r = GoldenQuerySchema.safeParse(g);
   return r.success ? r.data : undefined;
@@ -301,15 +312,20 @@ export default class SearchProvider {
       ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
       ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
     };
+    const g = validGolden(golden);
+    const rendered = renderOutputText(output, g, { resolution });
+    // A compact row (src/results/compact.ts): full content only where a reader of the row needs it.
+    const judged = (context?.test?.assert ?? []).some((a) => typeof a?.value === 'string' && /assertions\/judge\.ts:/.test(a.value) && judgeOn(a.config));
+    const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };
     const metadata: HarnessMetadata = {
-      harness: output,
-      diagnostics: res.diagnostics ?? null,
+      harness: compactHarness(output, g, full, { judged }),
+      diagnostics: compactDiagnostics(output, g, full) ?? null,
       ...(resolution ? { resolution } : {}),
       params,
       service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
       rankgate: RANKGATE_VERSION,
     };
-    return { output: renderOutputText(output, validGolden(golden), metadata), latencyMs, metadata };
+    return { output: rendered, latencyMs, metadata };
   }
 
   /**

@@ -4,13 +4,14 @@
  * `--output` JSON.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SearchParams } from '../../src/search/types.ts';
 import type { GoldenTestCase } from '../../src/golden/testcases.ts';
 import { UserError } from '../../src/errors.ts';
+import { resultRows } from '../../src/results/stream.ts';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROMPTFOO_BIN = join(REPO, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js');
@@ -120,7 +121,9 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
   try {
     const cfg = join(tmp, 'promptfooconfig.yaml');
     writeFileSync(cfg, JSON.stringify(o.config));
-    const out = join(tmp, 'results.json');
+    // JSONL: promptfoo streams the rows (a 9,708-row JSON passes V8's longest string); without --no-write, with which
+    // promptfoo 0.121 writes no rows to JSONL
+    const out = join(tmp, 'results.jsonl');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? join(REPO, '.promptfoo'),
@@ -133,7 +136,7 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
       FORCE_COLOR: '0',
     };
     delete env.DATABASE_URL; // the benchmark's own PGlite data dir, never a server named by the environment
-    const args = [PROMPTFOO_BIN, 'eval', '-c', cfg, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', '--no-write', '-j', String(o.concurrency)];
+    const args = [PROMPTFOO_BIN, 'eval', '-c', cfg, '--output', out, '--no-cache', '--no-table', '--no-progress-bar', '-j', String(o.concurrency)];
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res, rej) => {
       const child = spawn(process.execPath, args, { cwd: tmp, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -150,13 +153,13 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
     });
     let parsed: PfOutput;
     try {
-      parsed = JSON.parse(readFileSync(out, 'utf8')) as PfOutput;
+      parsed = readPfRows(out);
+      if (!parsed.results.results.length) throw new Error('no rows');
     } catch {
       const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
-      throw new UserError(`promptfoo eval exited with code ${r.code} and wrote no results JSON:\n${tail}`);
+      throw new UserError(`promptfoo eval exited with code ${r.code} and wrote no results:\n${tail}`);
     }
-    const { writeFileAtomic } = await import('../../src/util/atomic.ts');
-    writeFileAtomic(o.resultsFile, readFileSync(out));
+    renameOrCopy(out, o.resultsFile);
     return parsed;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -172,6 +175,36 @@ export interface PfRow {
   error?: string | null;
   latencyMs?: number;
 }
+/** The rows of a results file (JSON or JSONL), one at a time, each reduced to what summarize() reads. */
+export function readPfRows(file: string): PfOutput {
+  const rows: PfRow[] = [];
+  for (const r of resultRows(file) as Iterable<PfRow & { response?: { metadata?: { harness?: { latencyMs?: unknown } } } | null }>) {
+    const lat = r.response?.metadata?.harness?.latencyMs;
+    rows.push({
+      testIdx: r.testIdx,
+      provider: r.provider,
+      namedScores: r.namedScores,
+      gradingResult: r.gradingResult ? { namedScores: r.gradingResult.namedScores } : r.gradingResult,
+      response: r.response ? { error: r.response.error, metadata: { harness: { latencyMs: lat } } } : r.response,
+      error: r.error,
+      latencyMs: r.latencyMs,
+    });
+  }
+  return { results: { results: rows } };
+}
+
+/** Move the results into place (a rename; a copy across file systems), atomically either way. */
+function renameOrCopy(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  try {
+    renameSync(from, to);
+  } catch {
+    const tmp = `${to}.tmp-${process.pid}`;
+    copyFileSync(from, tmp);
+    renameSync(tmp, to);
+  }
+}
+
 export interface PfOutput {
   evalId?: string;
   results: { results: PfRow[]; prompts?: { provider?: string; label?: string }[] };

@@ -158,7 +158,7 @@ async function resultsCompare(
   file: string,
   opts: { metric?: string; seed?: number; folds?: number; repeats?: number; json?: boolean; markdown?: boolean; format: (measure: string, res: CompareVectorsResult) => string },
 ): Promise<number> {
-  const { readResultsFile } = await import('../results/read.ts');
+  const { readResultsFile } = await import('../results/stream.ts');
   const { compareResultColumns } = await import('../gate/compare.ts');
   const { comparisonMarkdown, selectionLines } = await import('../report/compare.ts');
   const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats });

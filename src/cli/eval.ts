@@ -25,7 +25,8 @@ import { runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport } from '../results/summary.ts';
-import { readResultsFile } from '../results/read.ts';
+import { readResultsFile } from '../results/stream.ts';
+import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
@@ -124,13 +125,19 @@ export async function run(argv: string[]): Promise<number> {
   };
   console.error(`rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''})`);
   const code = await runPromptfoo(['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
-  if (!existsSync(raw)) throw new UserError(`promptfoo eval exited with code ${code} and wrote no results (${raw}); see its output above`, 2);
-  // promptfoo writes the config as it loaded it (a databaseUrl with its password): redacted in place; and with the
-  // process's umask (0666 under umask 0): never writable by others
-  redactFile(raw);
-  chmodSync(raw, statSync(raw).mode & 0o755);
+  // the afterAll hook's record beside the output (src/results/regate.ts): the run's rows when promptfoo wrote none
+  const record = regatePathFor([raw]);
+  const source = existsSync(raw) ? raw : record && existsSync(record) ? record : null;
+  if (!source) throw new UserError(`promptfoo eval exited with code ${code} and wrote no results (${raw}); see its output above`, 2);
+  if (source !== raw) console.error(`rankgate eval: promptfoo wrote no ${raw}; reporting from the eval's own record ${source}`);
+  else {
+    // promptfoo writes the config as it loaded it (a databaseUrl with its password): redacted in place; and with the
+    // process's umask (0666 under umask 0): never writable by others
+    redactFile(raw);
+    chmodSync(raw, statSync(raw).mode & 0o755);
+  }
 
-  const results = readResultsFile(raw);
+  const results = readResultsFile(source);
   const first = results.columns[0];
   if (!first) throw new UserError(`${raw}: the eval produced no columns`);
   const verdict = gateColumn(first, {

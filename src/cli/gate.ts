@@ -21,13 +21,15 @@ import { baselineCoverage, baselineFrom, countByCategory, describeFilter, readBa
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
-import { pickColumn, readResultsFile, type Column } from '../results/read.ts';
+import { pickColumn, type Column } from '../results/read.ts';
+import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
                      [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]
-  RESULTS.json  promptfoo eval --output results.json (with or without --no-write)
+  RESULTS.json  promptfoo eval --output results.json or results.jsonl (with or without --no-write), or the
+                afterAll hook's re-gate file results.jsonl.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
   --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
 ${EXIT_CODE_HELP}`;
@@ -53,7 +55,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UserError(`expected one RESULTS.json (promptfoo eval --output), got ${positionals.length}\n${USAGE}`);
+  if (positionals.length !== 1) throw new UserError(`expected one results file (promptfoo eval --output results.jsonl), got ${positionals.length}\n${USAGE}`);
   const file = positionals[0]!;
   const floorsPath = v.floors ?? 'config/gate.yaml';
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
@@ -62,6 +64,9 @@ export async function run(argv: string[]): Promise<number> {
   const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
   const results = readResultsFile(file);
   const col = pickColumn(results, v.column, file);
+  const regate = (results as { regate?: RegateHeader }).regate;
+  if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
+  if (results.format === 'jsonl') console.log(JSONL_LIMITS);
 
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
   let baseline = null;

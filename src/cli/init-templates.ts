@@ -100,8 +100,8 @@ export function promptfooConfig(p: InitPlan): string {
     : '';
   return `# Search-quality eval of ${p.golden} (${f.n} queries), written by \`rankgate init\` on ${p.today}.
 #
-#   npx promptfoo eval -o results.json       # the eval; the gate (config/gate.yaml) sets the exit code
-#   npx rankgate gate results.json           # the verdict again, with the per-category table
+#   npx promptfoo eval -o results.jsonl      # the eval; the gate (config/gate.yaml) sets the exit code
+#   npx rankgate gate results.jsonl          # the verdict again, with the per-category table
 #   npx promptfoo view -y                    # the matrix in a browser (-y opens it, -n only serves it)
 #
 # Exit codes: 0 every floor passes, 1 a floor (or a significant regression) fails, 2 bad input or a broken
@@ -156,7 +156,7 @@ export function gateConfig(p: InitPlan): string {
   const lines = [
     `# Search-quality gate for ${p.golden} (${f.n} queries), written by \`rankgate init\` on ${p.today}.`,
     '# Applied by the afterAll hook of promptfooconfig.yaml (a bare `npx promptfoo eval` exits 1 when a floor fails)',
-    '# and by `npx rankgate gate results.json`. A single query failing its own assertions never fails the gate.',
+    '# and by `npx rankgate gate results.jsonl`. A single query failing its own assertions never fails the gate.',
     '#',
     `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
     `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
@@ -177,7 +177,7 @@ export function gateConfig(p: InitPlan): string {
   if (small.length) lines.push(`# Reported, not gated (under 10 queries): ${small.map(([c, n]) => `${c} (${n})`).join(', ')}.`);
   if (p.gateKeys.regression) {
     lines.push(
-      '# Regression check against the baseline below (`npx rankgate gate results.json --update-baseline` writes it; off',
+      '# Regression check against the baseline below (`npx rankgate gate results.jsonl --update-baseline` writes it; off',
       '# while the file does not exist): fails when a metric drops by more than max_drop (0..1 units like',
       `# the floors; here ${fl.maxDrop.toFixed(2)}: at least one query's worth of Recall@3) AND a paired test over the same queries gives p < alpha.`,
       'regression:',
@@ -286,15 +286,15 @@ jobs:
           fi
       - name: Eval (promptfoo)
         continue-on-error: true
-        run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.json
+        run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
       - name: Gate
         id: gate
         continue-on-error: true
         run: |
           if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
-            npx rankgate gate results.json --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md
+            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md
           else
-            npx rankgate gate results.json --comment comment.md
+            npx rankgate gate results.jsonl --comment comment.md
           fi
       - name: Job summary
         if: always() && hashFiles('comment.md') != ''
@@ -304,7 +304,8 @@ jobs:
         with:
           name: search-eval-results
           path: |
-            results.json
+            results.jsonl
+            results.rankgate.jsonl
             comment.md
           if-no-files-found: warn
       # A pull request from a fork gets a read-only token: the comment is skipped there (the table is in the job

@@ -246,7 +246,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
   files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
-  files.push({ path: '.gitignore', append: true, content: '# rankgate: the local index, promptfoo history, eval outputs\n.rankgate/\n.promptfoo/\nresults.json\ncomment.md\n' });
+  files.push({ path: '.gitignore', append: true, content: '# rankgate: the local index, promptfoo history, eval outputs\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
   files.push({
     path: '.env',
     append: true,
@@ -386,11 +386,11 @@ export async function run(argv: string[]): Promise<number> {
       '',
       'next:',
       ...(o.dir !== '.' ? [`  cd ${o.dir}`] : []),
-      '  npx promptfoo eval -o results.json     # exit 0 pass, 1 a floor fails, 2 bad input or broken setup',
-      '  npx rankgate gate results.json         # the verdict with the per-category table',
+      '  npx promptfoo eval -o results.jsonl    # exit 0 pass, 1 a floor fails, 2 bad input or broken setup',
+      '  npx rankgate gate results.jsonl        # the verdict with the per-category table',
       plan.gateKeys.regression
-        ? `  npx rankgate gate results.json --update-baseline   # writes ${plan.baseline}; commit it: PRs are compared with it`
-        : `  npx rankgate gate results.json --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
+        ? `  npx rankgate gate results.jsonl --update-baseline   # writes ${plan.baseline}; commit it: PRs are compared with it`
+        : `  npx rankgate gate results.jsonl --update-baseline --baseline ${plan.baseline}   # commit it: PRs are compared with it`,
       '  npx promptfoo view -y                  # the matrix in a browser (-n: serve without opening)',
     ];
     console.log(out.join('\n'));

@@ -10,7 +10,6 @@
  * bootstrap 95% interval (src/metrics/agreement.ts), overall and per category. `--out FILE` writes the same as JSON
  * (atomically): config/gate.yaml's `judge: { agreement: FILE, min_kappa: K }` reads it before judged floors count.
  */
-import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { agreement, type AgreementPair, type AgreementSummary } from '../metrics/agreement.ts';
@@ -18,7 +17,8 @@ import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { createJudge, type Judge } from '../judge/index.ts';
 import type { RelevanceVerdict } from '../judge/prompt.ts';
 import { parseOutput, refMatchesHit } from '../results/score.ts';
-import { pickColumn, readResultsFile } from '../results/read.ts';
+import { pickColumn } from '../results/read.ts';
+import { readResultsFile, resultRows } from '../results/stream.ts';
 import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
 
@@ -53,7 +53,7 @@ interface RawRow {
 }
 
 /** The items of one column whose golden grade is known (see the header). */
-export function agreementItems(rows: readonly RawRow[], columnIndex: number): AgreementItem[] {
+export function agreementItems(rows: Iterable<RawRow>, columnIndex: number): AgreementItem[] {
   const items: AgreementItem[] = [];
   for (const row of rows) {
     if ((row.promptIdx ?? 0) !== columnIndex || row.response?.error) continue;
@@ -182,8 +182,7 @@ export async function run(argv: string[]): Promise<number> {
   const file = positionals[0]!;
   const parsed = readResultsFile(file);
   const col = pickColumn(parsed, values.column, file);
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as { results: { results: RawRow[] } };
-  let items = agreementItems(doc.results.results, col.index);
+  let items = agreementItems(resultRows(file) as Iterable<RawRow>, col.index);
   if (!items.length) {
     throw new UserError(`${file}: column '${col.label}' has no result whose relevance the golden set knows (no returned result matches a graded reference, and no no_results query returned anything): nothing to compare the judge with`);
   }

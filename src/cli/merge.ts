@@ -1,18 +1,20 @@
 /**
- * rankgate merge OUT.json SHARD.json... [--quiet]
+ * rankgate merge OUT.jsonl SHARD.jsonl... [--quiet]   (or OUT.json SHARD.json...: JSONL shards merge to JSONL)
  *
  * Merges the promptfoo results files of the shards of one eval (RANKGATE_SHARD=i/N, or --filter-range) into one
  * promptfoo results file equal to a single-process run's (src/results/merge.ts): `rankgate gate`, `rankgate report`
  * and `rankgate compare --results` then run on it unchanged, and `promptfoo import OUT.json` shows it in the viewer.
  * Written atomically. Exit 0 when merged, 2 when the shards cannot be merged (one line saying why).
  */
+import { resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
-import { writeFileAtomic } from '../util/atomic.ts';
+import { isJsonl } from '../results/stream.ts';
+import { writeFileAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 
-const USAGE = 'usage: rankgate merge OUT.json SHARD.json [SHARD.json...] [--quiet]';
+const USAGE = 'usage: rankgate merge OUT.jsonl SHARD.jsonl [SHARD.jsonl...] [--quiet]   (JSON shards: OUT.json SHARD.json...)';
 
 export async function run(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseCliArgs(argv, { quiet: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } }, USAGE);
@@ -21,10 +23,23 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length < 2) throw new UserError(`expected OUT.json and at least one shard results file, got ${positionals.length} file(s)\n${USAGE}`);
-  const [out, ...shards] = positionals as [string, ...string[]];
+  const [out, ...given] = positionals as [string, ...string[]];
+  // A shard's re-gate record (<stem>.rankgate.jsonl, assertions/gate.ts) beside its output, as a glob picks it up:
+  // the output is used. A record alone (the shard's output was lost) is merged from its compact rows.
+  const named = new Set(given.map((f) => resolve(f)));
+  const shards = given.filter((f) => {
+    const stem = /^(.*)\.rankgate\.jsonl$/i.exec(f)?.[1];
+    return !(stem && (named.has(resolve(`${stem}.jsonl`)) || named.has(resolve(`${stem}.json`))));
+  });
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
-  const { doc, summary } = mergeResultFiles(shards);
+  const { doc, summary, format } = mergeResultFiles(shards);
+  if (format === 'jsonl') {
+    if (!isJsonl(out)) throw new UserError(`${out}: the shards are JSONL: name the merged file .jsonl (rows only, as promptfoo's --output results.jsonl)`);
+    writeLinesAtomic(out, (function* () {
+      for (const r of doc.results.results) yield redactText(JSON.stringify(r));
+    })());
+  } else {
   let text: string;
   try {
     text = JSON.stringify(doc, null, 2) + '\n';
@@ -37,6 +52,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   writeFileAtomic(out, redactText(text));
+  }
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
     console.log(

@@ -49,7 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UserError(`expected one RESULTS.json, got ${positionals.length ? positionals.join(' ') : 'none'}\n${USAGE}`);
   if (!values.html) throw new UserError(`--html FILE is required (where to write the report)\n${USAGE}`);
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
-  const { readResultsFile } = await import('../results/read.ts');
+  const { readResultsFile } = await import('../results/stream.ts');
   const { writeHtmlReport } = await import('../report/html/index.ts');
   const file = positionals[0]!;
   const parsed = readResultsFile(file);

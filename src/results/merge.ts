@@ -43,6 +43,7 @@ import { selectionIdentity } from '../golden/testcases.ts';
 import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
 import { percentile } from './summary.ts';
 import { parseResultsObject } from './read.ts';
+import { REGATE_KEY, isJsonl, jsonlRows } from './stream.ts';
 
 /** Exactly rounded sum of finite doubles (Shewchuk / Python math.fsum): independent of the order of xs. */
 export function fsum(xs: Iterable<number>): number {
@@ -597,8 +598,12 @@ export function withoutVerdictTag(description: string): string {
   return description.replace(/^\[gate [^\]]*\] ?/, '');
 }
 
-/** Read shard files (one-line errors) and merge them. */
-export function mergeResultFiles(files: string[]): { doc: ResultsDoc; summary: MergeSummary } {
+/** Read shard files (one-line errors) and merge them; JSONL shards (promptfoo's rows only) give JSONL rows. */
+export function mergeResultFiles(files: string[]): { doc: ResultsDoc; summary: MergeSummary; format: 'json' | 'jsonl' } {
+  const jsonl = files.filter(isJsonl);
+  if (jsonl.length && jsonl.length !== files.length)
+    fail(`${files.find((f) => !isJsonl(f))}: is JSON but ${jsonl[0]} is JSONL: give the shards of one run, all written with the same --output extension`);
+  if (jsonl.length) return { ...mergeResults(files.map((file) => ({ file, doc: jsonlDoc(file) }))), format: 'jsonl' };
   const inputs = files.map((file) => {
     let text: string;
     try {
@@ -612,5 +617,24 @@ export function mergeResultFiles(files: string[]): { doc: ResultsDoc; summary: M
       return fail(`${file}: not JSON (${(e as Error).message.split('\n')[0]}); expected the file written by \`promptfoo eval --output FILE.json\``);
     }
   });
-  return mergeResults(inputs);
+  return { ...mergeResults(inputs), format: 'json' };
+}
+
+/**
+ * A JSONL shard as a results document without a summary: its columns named by the rows (promptIdx, provider), no
+ * metrics (so no sums to check or add), no config (promptfoo's JSONL has none to compare).
+ */
+function jsonlDoc(file: string): ResultsDoc {
+  const rows: Row[] = [];
+  const prompts: Prompt[] = [];
+  for (const { row, line } of jsonlRows(file)) {
+    if (line === 1 && REGATE_KEY in row) continue; // the afterAll hook's record of a shard whose output was lost
+    const r = row as Row & { provider?: { id?: string; label?: string } };
+    const pi = r.promptIdx ?? 0;
+    if (!Number.isInteger(pi) || pi < 0 || pi > 10_000) fail(`${file}: line ${line}: promptIdx ${JSON.stringify(r.promptIdx)}: expected a column index`);
+    prompts[pi] ??= { provider: String(r.provider?.label ?? r.provider?.id ?? `column-${pi}`), raw: '' };
+    rows.push(r);
+  }
+  for (let i = 0; i < prompts.length; i++) prompts[i] ??= { provider: `column-${i}`, raw: '' };
+  return { results: { prompts, results: rows } };
 }

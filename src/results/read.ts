@@ -3,7 +3,6 @@
  * the same pure functions the assertions use (src/results/score.ts), so a report never depends on which
  * assertions a config happened to list. Rows whose provider call errored count as failures.
  */
-import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import type { SelectionFilter } from '../golden/testcases.ts';
@@ -83,6 +82,8 @@ export interface ParsedResults {
   evalId: string | null;
   timestamp: string;
   columns: Column[];
+  /** 'jsonl' when read from promptfoo's JSONL output: rows only, no column sums or counts to cross-check. */
+  format?: 'jsonl';
 }
 
 interface PfRow {
@@ -99,7 +100,7 @@ interface PfRow {
   namedScores?: Record<string, number>;
 }
 
-interface PfPrompt {
+export interface PfPrompt {
   provider?: string;
   label?: string;
   metrics?: { namedScores?: Record<string, number>; namedScoresCount?: Record<string, unknown>; testPassCount?: number; testFailCount?: number; testErrorCount?: number };
@@ -181,6 +182,30 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
     fail(file, 'expected promptfoo output JSON with results.prompts[] and results.results[] (write it with `promptfoo eval --output results.json`)');
   }
+  const parser = resultsParser({ evalId: top.evalId, timestamp: res.timestamp, prompts: res.prompts, config: top.config }, file, routingOpts);
+  res.results.forEach((row, i) => parser.addRow(row, i));
+  return parser.finish();
+}
+
+/** A results file's summary part: promptfoo's JSON has it; its JSONL (one row a line) has none (prompts null). */
+export interface ResultsHeader {
+  evalId?: string;
+  timestamp?: string;
+  /** results.prompts of a JSON file; null for JSONL: columns then come from the rows (promptIdx, provider), without sums. */
+  prompts: PfPrompt[] | null;
+  config?: { providers?: unknown; derivedMetrics?: unknown };
+}
+
+/**
+ * The row-at-a-time form of parseResultsObject (src/results/stream.ts feeds it a JSONL file line by line): a row is
+ * reduced to its QueryRecord as it is added, so memory grows with the queries, not with the bytes of the rows.
+ */
+export function resultsParser(header: ResultsHeader, file = 'results.json', routingOpts: RoutingOptions = {}): { addRow(row: unknown, i: number): void; finish(): ParsedResults } {
+  const top = { evalId: header.evalId, config: header.config };
+  const res = { timestamp: header.timestamp, prompts: header.prompts ?? [] };
+  const jsonl = header.prompts === null;
+  /** Per column, the sums of the rows' namedScores the summary cross-check needs (the rows themselves are not kept). */
+  const rowSums = new Map<number, Record<string, number>>();
   // The config's own derived metrics may be NaN (0/0, JSON null) legitimately: only the counters must be numbers.
   const dm = (top.config as { derivedMetrics?: unknown } | undefined)?.derivedMetrics;
   const derivedNames = new Set(Array.isArray(dm) ? dm.map((d) => String((d as { name?: unknown })?.name)) : []);
@@ -218,12 +243,20 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   });
   const seen = new Map<string, number>();
   const selIds = new Map<number, { id: string | null; at: number }>();
-  res.results.forEach((row, i) => {
+  const addRow = (raw: unknown, i: number): void => {
+    const row = raw as PfRow;
     if (!row || typeof row !== 'object') fail(file, `results[${i}]: expected a result row, got ${JSON.stringify(row)}`);
     const pi = row.promptIdx ?? 0;
     if (typeof pi !== 'number' || !Number.isInteger(pi)) fail(file, `results[${i}].promptIdx: expected an index into results.prompts, got ${JSON.stringify(row.promptIdx)}`);
+    if (jsonl && pi >= 0 && pi < 10_000 && !columns[pi]) {
+      const label = String(row.provider?.label ?? row.provider?.id ?? `column-${pi}`);
+      res.prompts[pi] = { provider: label };
+      columns[pi] = { index: pi, label, providerId: String(row.provider?.id ?? label), config: {}, namedScores: {}, queries: [], counts: null, selection: null, identity: null };
+    }
     const col = columns[pi];
     if (!col) fail(file, `results[${i}].promptIdx ${row.promptIdx} names no entry of results.prompts (${columns.length} column(s))`);
+    const sums = rowSums.get(pi) ?? rowSums.set(pi, {}).get(pi)!;
+    for (const k of SUMMED_KEYS) if (typeof row.namedScores?.[k] === 'number') sums[k] = (sums[k] ?? 0) + row.namedScores[k]!;
     const rowProvider = row.provider?.label ?? row.provider?.id;
     const promptProvider = res.prompts![pi]!.provider;
     if (typeof rowProvider === 'string' && typeof promptProvider === 'string' && rowProvider !== promptProvider && row.provider?.id !== promptProvider)
@@ -297,7 +330,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       judgeFailure,
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
-  });
+  };
+  const finish = (): ParsedResults => {
+  if (jsonl) columns.splice(0, columns.length, ...columns.filter((c): c is Column => !!c));
   for (const c of columns) {
     c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const rows = c.queries.length;
@@ -311,7 +346,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
       for (const k of ['n_ranked', 'recall_at_3', 'routing_ok']) {
         const sum = c.namedScores[k];
         if (typeof sum !== 'number') continue;
-        const rowsSum = res.results.filter((r) => (r.promptIdx ?? 0) === c.index).reduce((a, r) => a + (typeof r.namedScores?.[k] === 'number' ? r.namedScores[k]! : 0), 0);
+        const rowsSum = rowSums.get(c.index)?.[k] ?? 0;
         if (Math.abs(rowsSum - sum) > 1e-6)
           fail(file, `column '${c.label}': results.prompts[${c.index}].metrics.namedScores.${k} = ${sum} but its rows sum to ${rowsSum}: the summary and the rows disagree`);
       }
@@ -341,7 +376,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   const empty = columns.find((c) => c.queries.length === 0 && counted(c) > 0);
   if (withRows && empty)
     fail(file, `column '${empty.label}' (results.prompts[${empty.index}]) has no rows although promptfoo counted ${counted(empty)}, while '${withRows.label}' has ${withRows.queries.length}: a column was added or its rows removed`);
-  return { evalId: top.evalId ?? null, timestamp: res.timestamp ?? new Date().toISOString(), columns };
+  return { evalId: top.evalId ?? null, timestamp: res.timestamp ?? new Date().toISOString(), columns, ...(jsonl ? { format: 'jsonl' as const } : {}) };
+  };
+  return { addRow, finish };
 }
 
 /**
@@ -438,6 +475,9 @@ export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): 
   return null;
 }
 
+/** The row namedScores whose column sums the summary cross-check compares (kept per column while rows stream by). */
+const SUMMED_KEYS = ['n_ranked', 'recall_at_3', 'routing_ok'] as const;
+
 /** Judge keys of a row (overall keys only; per-category `<key>_<category>` dropped), unprefixed. */
 export const JUDGE_ROW_KEYS = [
   'judged_recall_at_1',
@@ -470,16 +510,6 @@ function judgeScoresOf(ns: Record<string, number>): { scores: Record<string, num
     return { scores, heuristic: prefix === 'heuristic_' };
   }
   return null;
-}
-
-export function readResultsFile(path: string, routingOpts: RoutingOptions = {}): ParsedResults {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UserError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  return parseResultsJson(text, path, routingOpts);
 }
 
 function zeroRetrieval(g: GoldenQuery): RetrievalScores | null {

@@ -347,6 +347,8 @@ const SENTENCE_END = /[.!?;:…。！？।॥"'”’»)\]*_`]$/u;
  * sentence-final punctuation or a closing bracket/quote) or leaves a ``` code fence open.
  */
 export function checkIntegrity(output: HarnessOutput, top = 5): IntegrityIssue[] {
+  // computed on the full content of the top 10 before the row was compacted (src/results/compact.ts)
+  if (Array.isArray(output.integrity) && top <= 10) return output.integrity.filter((i) => i.rank <= top);
   const issues: IntegrityIssue[] = [];
   for (const h of [...output.hits].sort((a, b) => a.rank - b.rank).slice(0, top)) {
     const text = (h.content ?? '').trimEnd();

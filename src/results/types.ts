@@ -37,6 +37,8 @@ export interface HarnessOutput {
   variant?: string;
   /** The service's generated answer (a module:/url: service's `answer`), graded by assertions/judge.ts:answer. */
   answer?: string;
+  /** Integrity of the top results computed on the full content before the row was compacted (src/results/compact.ts). */
+  integrity?: IntegrityIssue[];
 }
 
 /** `metadata` of the provider response (context.metadata in assertions; response.metadata in results JSON). */

@@ -194,8 +194,8 @@ describe('end to end: ingest + promptfoo eval of test/fixtures/beir', () => {
     }
     assert.equal(s.ingest.documents, 3);
     assert.equal(s.reusedIndex, false);
-    const pf = JSON.parse(readFileSync(join(work, '.rankgate', 'bench', 'beir', 'results.json'), 'utf8'));
-    assert.equal(pf.results.results.length, 8, '2 queries x 4 promptfoo columns');
+    const rows = readFileSync(join(work, '.rankgate', 'bench', 'beir', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(rows.length, 8, '2 queries x 4 promptfoo columns, as JSONL (one row a line)');
   });
 
   it('a rerun on the same corpus reuses the index (and keeps the first ingest time)', async () => {

@@ -12,9 +12,9 @@
  * rankings are deterministic and the comparison can be bit for bit. `npx` is a shim that runs this checkout's
  * promptfoo and rankgate (no network). Everything is written in temp dirs.
  *
- * Equal, bit for bit, merged vs single process: every row's namedScores, pass and assertion scores per query and
- * column; every column's namedScores (sums, derived means), namedScoresCount and counters against the single run
- * summed the same (exactly rounded) way; the gate's report JSON; compare's table. Only latency differs between runs
+ * Equal, bit for bit, merged vs single process (JSONL, the workflow's --output): every row's namedScores, pass and
+ * assertion scores per query and column; the rows and passes per column; the gate's report JSON (its re-scoring of
+ * every row); compare's table. (JSONL has no column sums; the JSON merge's arithmetic is test/results/merge.test.ts.) Only latency differs between runs
  * (it is measured), so the latency keys are left out; a row's promptfoo score (the mean of its assertions' scores,
  * added in the order they finish) is equal to 1e-12.
  */
@@ -24,7 +24,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { mergeResults, type ResultsDoc } from '../../src/results/merge.ts';
+import type { ResultsDoc } from '../../src/results/merge.ts';
 import { ROOT, tempDir } from '../harness/helpers.ts';
 
 type Step = { id?: string; run?: string; env?: Record<string, string> };
@@ -134,13 +134,15 @@ describe('the sharded workflow, replayed: N shard processes in parallel, merged,
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const read = (p: string) => JSON.parse(readFileSync(p, 'utf8')) as ResultsDoc;
+  // promptfoo's --output results.jsonl: one row a line, no summary (the workflow's default)
+  type Row = ResultsDoc['results']['results'][number];
+  const read = (p: string) => ({ results: { results: readFileSync(p, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Row) } });
 
   it('every shard process ran its own part of the golden set (exit 0), and the shards partition it', () => {
     const ids: string[] = [];
     shardRuns.forEach((r, k) => {
       assert.equal(r.code, 0, `shard ${k + 1}: ${r.out.slice(-2000)}`);
-      const d = read(join(dir, `shard-${k + 1}`, 'shard-results', `results-${k + 1}.json`));
+      const d = read(join(dir, `shard-${k + 1}`, 'shard-results', `results-${k + 1}.jsonl`));
       const sel = d.results.results[0]!.testCase!.metadata!.selection as { id: string; size: number; shard: { index: number; count: number }; shardSize: number };
       assert.deepEqual(sel.shard, { index: k + 1, count: N });
       assert.equal(sel.size, 10);
@@ -163,9 +165,8 @@ describe('the sharded workflow, replayed: N shard processes in parallel, merged,
   });
 
   it('merged == single process, per query and per column, bit for bit (latency aside)', async () => {
-    const merged = read(join(mergeDir, 'results.json'));
-    const raw = read(join(singleDir, 'results.json'));
-    const canonical = mergeResults([{ file: 'single', doc: raw }]).doc;
+    const merged = read(join(mergeDir, 'results.jsonl'));
+    const raw = read(join(singleDir, 'results.jsonl'));
     const key = (r: ResultsDoc['results']['results'][number]) => `${r.promptIdx}\t${(r.testCase!.metadata as { id: string }).id}`;
     const strip = (o: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => !LATENCY.test(k)));
     const singleRows = new Map(raw.results.results.map((r) => [key(r), r]));
@@ -182,39 +183,28 @@ describe('the sharded workflow, replayed: N shard processes in parallel, merged,
       assert.deepEqual(comps(r), comps(s!), key(r));
       assert.deepEqual((r.response!.output as { ids?: unknown })?.ids ?? r.response!.output, (s!.response!.output as { ids?: unknown })?.ids ?? s!.response!.output);
     }
+    // JSONL carries no column sums: the columns are compared as the gate re-scores them (next test). The JSON merge's
+    // column arithmetic is test/results/merge.test.ts.
     for (let p = 0; p < 2; p++) {
-      const m = merged.results.prompts[p]!.metrics!;
-      const c = canonical.results.prompts[p]!.metrics!;
-      const r = raw.results.prompts[p]!.metrics!;
-      assert.equal(merged.results.prompts[p]!.provider, raw.results.prompts[p]!.provider);
-      assert.deepEqual(strip(m.namedScores), strip(c.namedScores), `column ${p}: namedScores, bit for bit`);
-      assert.deepEqual(m.namedScoresCount, r.namedScoresCount);
-      assert.ok(Object.keys(strip(m.namedScores)).length > 100, `sums, derived and per-category means: ${Object.keys(m.namedScores).length}`);
-      for (const k of ['testPassCount', 'testFailCount', 'testErrorCount', 'assertPassCount', 'assertFailCount'] as const) assert.equal(m[k], r[k], k);
-      assert.ok(Math.abs(m.score - c.score) <= 1e-12 * Math.max(1, Math.abs(c.score)), `score ${m.score} vs ${c.score}`);
-      // promptfoo's own sums add rows in completion order: equal up to the last bits.
-      for (const [k, v] of Object.entries(strip(r.namedScores))) {
-        const mv = m.namedScores[k];
-        assert.ok(v === mv || (typeof v === 'number' && typeof mv === 'number' && Math.abs(v - mv) <= 1e-12 * Math.max(1, Math.abs(v))), `${k}: ${v} vs ${mv}`);
-      }
+      const col = (d: typeof merged) => d.results.results.filter((r) => (r.promptIdx ?? 0) === p);
+      assert.equal(col(merged).length, col(raw).length);
+      assert.equal(col(merged).filter((r) => r.success).length, col(raw).filter((r) => r.success).length, `column ${p}: passes`);
     }
-    assert.deepEqual(merged.results.stats!.successes, raw.results.stats!.successes);
-    assert.deepEqual(merged.results.stats!.failures, raw.results.stats!.failures);
   });
 
   it("the gate's report of the merged file equals the single run's (every metric the gate, report and compare read)", async () => {
     const rg = (args: string[], cwd: string) => bash(`npx rankgate ${args.map((a) => `'${a}'`).join(' ')}`, cwd, baseEnv);
     for (const col of ['0', '1']) {
-      const a = await rg(['gate', 'results.json', '--column', col, '--report', `report-${col}.json`], mergeDir);
-      const b = await rg(['gate', 'results.json', '--column', col, '--report', `report-${col}.json`], singleDir);
+      const a = await rg(['gate', 'results.jsonl', '--column', col, '--report', `report-${col}.json`], mergeDir);
+      const b = await rg(['gate', 'results.jsonl', '--column', col, '--report', `report-${col}.json`], singleDir);
       assert.equal(a.code, b.code);
       const clean = (p: string) =>
         JSON.stringify(JSON.parse(readFileSync(p, 'utf8')), (k, v) => (LATENCY.test(k) || k === 'eval_id' || k === 'evalId' || k === 'timestamp' || k === 'generated_at' ? undefined : v));
       assert.equal(clean(join(mergeDir, `report-${col}.json`)), clean(join(singleDir, `report-${col}.json`)), `column ${col}`);
     }
     for (const m of ['ndcg_at_10', 'routing_ok']) {
-      const a = await rg(['compare', '--results', 'results.json', '-m', m], mergeDir);
-      const b = await rg(['compare', '--results', 'results.json', '-m', m], singleDir);
+      const a = await rg(['compare', '--results', 'results.jsonl', '-m', m], mergeDir);
+      const b = await rg(['compare', '--results', 'results.jsonl', '-m', m], singleDir);
       assert.equal(a.code, 0, a.out.slice(-1500));
       const table = (o: string) => o.split('\n\n')[0]!; // the table (what follows names the files and the eval)
       assert.match(table(a.out), /over \d+ queries/);

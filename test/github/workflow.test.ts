@@ -66,8 +66,8 @@ test('eval job: pgvector service, npm cache, ingest, eval --output, gate vs base
   const runs = steps.map((s) => s.run ?? '').join('\n');
   assert.match(runs, /npm ci/);
   assert.match(runs, /rankgate ingest/);
-  assert.match(runs, /npx promptfoo eval .*--output results\.json/);
-  assert.match(runs, /rankgate gate results\.json --baseline/);
+  assert.match(runs, /npx promptfoo eval .*--output results\.jsonl/);
+  assert.match(runs, /rankgate gate results\.jsonl --baseline/);
   assert.match(runs, /git show "origin\/\$\{\{ github\.base_ref \}\}:data\/eval\/baseline\.json"/);
   assert.ok(steps.some((s) => s.uses?.startsWith('actions/upload-artifact')), 'uploads results as an artifact');
   const comment = steps.find((s) => s.uses?.startsWith('actions/github-script'));
@@ -96,10 +96,10 @@ function gatingJob(name: string) {
   assert.match(String(last.if), /steps\.gate\.outcome != 'success'/, `${name}: the gate decides the job`);
   // Job summary with the table, HTML report, artifact with results + comment + report.
   assert.match(runs, /cat comment\.md >> "\$GITHUB_STEP_SUMMARY"/, `${name}: job summary`);
-  assert.match(runs, /rankgate report results\.json .*--html report\.html/, `${name}: HTML report`);
-  const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.json'))!;
-  for (const f of ['results.json', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
-  assert.match(runs, /rankgate gate results\.json --baseline "\$BASELINE" --comment comment\.md/);
+  assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
+  const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
+  for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
+  assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --comment comment\.md/);
 }
 
 test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {
@@ -129,13 +129,13 @@ test('shards input (default 1 = the single eval job); N > 1 = plan -> embed x N 
   const ev = wf.jobs.shard!.steps.find((s) => s.id === 'eval')!;
   assert.equal(ev.env?.RANKGATE_SHARD, '${{ matrix.shard }}/${{ needs.plan.outputs.count }}');
   assert.equal(ev.env?.RANKGATE_GATE, 'off');
-  assert.match(ev.run!, /npx promptfoo eval -c "\$RANKGATE_EVAL_CONFIG" .*--output "shard-results\/results-\$SHARD_INDEX\.json"/);
+  assert.match(ev.run!, /npx promptfoo eval -c "\$RANKGATE_EVAL_CONFIG" .*--output "shard-results\/results-\$SHARD_INDEX\.jsonl"/);
   // Embedding sharded the same way, merged into the index job's database, ingested once, dumped for the shards.
   assert.match(wf.jobs.embed!.steps.find((s) => s.id === 'embed')!.run!, /rankgate embed-cache build --shard "\$SHARD"/);
   const ingest = wf.jobs.index!.steps.find((s) => s.id === 'ingest')!.run!;
   assert.match(ingest, /rankgate embed-cache import embed-shards\/\*\/\*\.jsonl[\s\S]*rankgate ingest[\s\S]*pg_dump/);
   assert.match(wf.jobs.shard!.steps.map((s) => s.run ?? '').join('\n'), /pg_restore/);
-  assert.match(wf.jobs.merge!.steps.find((s) => s.id === 'merge')!.run!, /npx rankgate merge results\.json shard-results\/\*\.json/);
+  assert.match(wf.jobs.merge!.steps.find((s) => s.id === 'merge')!.run!, /npx rankgate merge results\.jsonl shard-results\/\*\.jsonl/);
   const dl = wf.jobs.merge!.steps.find((s) => s.uses?.startsWith('actions/download-artifact'))!;
   assert.equal(dl.with?.['merge-multiple'], true);
   // The merge job runs even when a shard failed, so `rankgate merge` names the missing shard (and fails the job).

@@ -19,10 +19,11 @@ describe('rankgate eval', () => {
     const r = await rankgate(['eval', '--config', join(FIXTURE, 'promptfooconfig.yaml'), '--out-dir', out, '--verbose'], env);
     assert.equal(r.code, 1, r.stderr.slice(-2000));
     const files = readdirSync(out).sort();
-    assert.equal(files.length, 3);
+    assert.equal(files.length, 4);
     assert.match(files[0]!, /^eval-en-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/);
     assert.match(files[1]!, /^eval-en-.*\.md$/);
     assert.match(files[2]!, /^eval-en-.*\.promptfoo\.json$/);
+    assert.match(files[3]!, /^eval-en-.*\.promptfoo\.rankgate\.jsonl$/, "the afterAll hook's re-gate record beside promptfoo's output");
     const rep = JSON.parse(readFileSync(join(out, files[0]!), 'utf8'));
     assert.equal(rep.language, 'en');
     assert.equal(rep.total_queries, 10);

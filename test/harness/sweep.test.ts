@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sweepColumns, embeddersFor, skippedEmbeddersLine } from '../../promptfooconfig.sweep.ts';
-import { readResultsFile } from '../../src/results/read.ts';
+import { readResultsFile } from '../../src/results/stream.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { compareResultColumns } from '../../src/gate/compare.ts';
 import { FIXTURE, close, promptfooEval, rankgate, tempDir } from './helpers.ts';

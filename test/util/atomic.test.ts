@@ -22,3 +22,19 @@ test('writeFileAtomic keeps the old file when the write fails', () => {
   assert.throws(() => writeFileAtomic(join(p, 'x.json'), 'new'));
   assert.equal(readFileSync(p, 'utf8'), 'old');
 });
+
+test('writeLinesAtomic writes the lines in chunks, and keeps the old file when producing a line throws', async () => {
+  const { writeLinesAtomic } = await import('../../src/util/atomic.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'rg-atomic-'));
+  const p = join(dir, 'rows.jsonl');
+  const big = 'x'.repeat(300_000);
+  writeLinesAtomic(p, ['a', big, 'c', big, big, big]); // past the 1 MB write buffer
+  assert.equal(readFileSync(p, 'utf8'), ['a', big, 'c', big, big, big].join('\n') + '\n');
+  const failing = (function* () {
+    yield 'new';
+    throw new Error('row 2 cannot be produced');
+  })();
+  assert.throws(() => writeLinesAtomic(p, failing), /row 2 cannot be produced/);
+  assert.equal(readFileSync(p, 'utf8').slice(0, 2), 'a\n', 'the old file stays');
+  assert.deepEqual(readdirSync(dir), ['rows.jsonl'], 'no temp file left');
+});

@@ -1,0 +1,66 @@
+/**
+ * Compact rows: what a row's metadata.harness keeps of each hit's content, so a row stays a few KB whatever the
+ * chunk size (promptfoo writes every row into its results file; ~35 KB rows made a 10k-row eval unwritable as JSON).
+ *
+ * Kept in full: the hits matching a golden reference (the re-scoring matches passage_substring references without
+ * a resolution on content, answer_contains reads it, `rankgate judge agreement` sends exactly these hits to the
+ * judge); the top 3 of a no_results query (agreement's items there); the top 10 when the row runs a judge
+ * assertion (assertions/judge.ts reads content while the row is graded). Every other hit of the top 3 keeps a
+ * short snippet (the report's top results), the rest no content. A hit that matched nothing still matches nothing
+ * on a prefix of its content, so re-scoring gives the same scores. The integrity of the top results (which reads
+ * the end of each chunk) is computed on the full content first and kept as `integrity`.
+ *
+ * The first-stage candidates (metadata.diagnostics) only diagnose a query whose ranking returned nothing relevant
+ * (src/results/score.ts bucketOf): every other row drops them.
+ */
+import type { GoldenQuery } from '../golden/schema.ts';
+import type { SearchDiagnostics } from '../search/types.ts';
+import { checkIntegrity, refMatchesHit, scoreRanking } from './score.ts';
+import type { HarnessMetadata, HarnessOutput } from './types.ts';
+
+/** Characters of content a non-matching top hit keeps. */
+export const SNIPPET_CHARS = 200;
+/** Hits with a snippet (the report's top results: src/results/read.ts QueryRecord.top). */
+export const SNIPPET_TOP = 3;
+
+export interface CompactOptions {
+  /** Keep the full content of the top 10 (a judge assertion grades this row). */
+  judged?: boolean;
+}
+
+export function compactHarness(output: HarnessOutput, golden: GoldenQuery | undefined, meta: HarnessMetadata | undefined, opts: CompactOptions = {}): HarnessOutput {
+  const integrity = output.integrity ?? checkIntegrity(output, 10);
+  const refs = golden?.expected ?? [];
+  const noResults = golden?.expected_routing === 'no_results' && refs.length === 0;
+  const byPath = refs.some((r) => r.path !== undefined);
+  const order = [...output.hits].sort((a, b) => a.rank - b.rank);
+  const pos = new Map(order.map((h, i) => [h, i]));
+  const hits = output.hits.map((h) => {
+    const p = pos.get(h)!;
+    const full = (opts.judged && p < 10) || (noResults && p < 3) || refs.some((r) => refMatchesHit(r, h, meta));
+    if (full) return h;
+    if (p < SNIPPET_TOP) {
+      const content = cut(h.content ?? '', SNIPPET_CHARS);
+      return content === h.content ? h : { ...h, content };
+    }
+    // below the top 3: what scoring and the ranking need (a path reference matches on path); the readable cell has the rest
+    return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '', ...(byPath && h.path !== undefined ? { path: h.path } : {}) };
+  });
+  return { ...output, hits, integrity };
+}
+
+function cut(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const c = s.slice(0, max);
+  const sp = c.lastIndexOf(' ');
+  return (sp > max * 0.6 ? c.slice(0, sp) : c) + '…';
+}
+
+/** The row's diagnostics without the candidate lists when its failure bucket cannot need them (a relevant result was returned, or none is expected). */
+export function compactDiagnostics(output: HarnessOutput, golden: GoldenQuery | undefined, meta: HarnessMetadata | undefined): SearchDiagnostics | null | undefined {
+  const d = meta?.diagnostics;
+  if (!d || !golden || (!d.keywordCandidates?.length && !d.vectorCandidates?.length)) return d;
+  const s = scoreRanking(golden, output, meta);
+  if (s !== null && s.best_rank === null) return d;
+  return { ...d, keywordCandidates: [], vectorCandidates: [] };
+}

@@ -1,0 +1,219 @@
+/**
+ * JSONL results (promptfoo's `--output results.jsonl`: one row a line, no summary), read row by row through the same
+ * parser as JSON; compact rows (src/results/compact.ts) re-score the same; the afterAll hook's re-gate file
+ * (src/results/regate.ts) re-gates like the rows it came from. Rows built here; the real eval is test/harness/jsonl.test.ts.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { readLinesSync } from '../../src/util/lines.ts';
+import { parseResultsObject } from '../../src/results/read.ts';
+import { JSONL_LIMITS, readResultsFile, resultRows } from '../../src/results/stream.ts';
+import { compactHarness } from '../../src/results/compact.ts';
+import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
+import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
+import { isUserError } from '../../src/errors.ts';
+import { GoldenQuerySchema } from '../../src/golden/schema.ts';
+import { selectionIdentity } from '../../src/golden/testcases.ts';
+import { shardOf } from '../../src/golden/promptfoo.ts';
+import type { HarnessOutput } from '../../src/results/types.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SEL = { ...selectionIdentity(['q1', 'q2', 'q3', 'q4'].map((id) => ({ id }))), files: ['datasets/golden/x.json'] };
+const LONG = 'Calm is a lamp that burns steadily when the mind is still and the breath is slow. '.repeat(20).trim();
+
+function golden(id: string) {
+  return GoldenQuerySchema.parse({
+    id,
+    query: `query ${id}`,
+    language: 'en',
+    category: id === 'q4' ? 'practice' : 'direct',
+    // q1, q2: a chunk reference; q3, q4: a passage substring without resolution (matched on content)
+    expected: id === 'q1' || id === 'q2' ? [{ chunk_id: `${id}-hit-2`, grade: 3, relevant: true }] : [{ passage_substring: `needle of ${id}`, grade: 2, relevant: true }],
+    expected_routing: 'search',
+  });
+}
+
+function harness(id: string): HarnessOutput {
+  const hits = Array.from({ length: 10 }, (_, i) => ({
+    rank: i + 1,
+    chunkId: `${id}-hit-${i + 1}`,
+    documentId: `doc-${i}`,
+    score: 1 - i / 10,
+    // q3's needle sits at rank 4 (beyond the snippets), q4's nowhere; rank 5 of every row stops mid-sentence
+    content: (i === 3 && id === 'q3' ? `${LONG} the needle of ${id} is here.` : LONG) + (i === 4 ? ' and then' : ''),
+    channels: {},
+  }));
+  return { ids: hits.map((h) => h.chunkId), hits, routing: { route: 'search', safety: false } as never, practice_bridge: false, safety: false, latencyMs: 5 };
+}
+
+function row(id: string, testIdx: number, promptIdx = 0) {
+  const g = golden(id);
+  const h = harness(id);
+  const s = scoreRanking(g, h, { harness: h })!;
+  return {
+    promptIdx,
+    testIdx,
+    success: s.recall_at_3 > 0,
+    latencyMs: 5,
+    provider: { id: 'file://providers/search.ts', label: promptIdx ? 'col-b' : 'col-a' },
+    namedScores: { n_ranked: 1, recall_at_3: s.recall_at_3, routing_ok: 1 },
+    gradingResult: { pass: true, componentResults: [{ pass: true, reason: 'ok', assertion: { value: 'file://assertions/rank.ts' } }] },
+    testCase: { vars: { query: g.query }, metadata: { id, golden: g, selection: SEL } },
+    response: { output: 'readable text', metadata: { harness: h, diagnostics: null, rankgate: '0.1.0' } },
+  };
+}
+
+const IDS = ['q1', 'q2', 'q3', 'q4'];
+const ROWS = [...IDS.map((id, i) => row(id, i, 0)), ...IDS.map((id, i) => row(id, i, 1))];
+
+function jsonDoc(rows: ReturnType<typeof row>[]) {
+  const cols = ['col-a', 'col-b'].map((label, pi) => {
+    const mine = rows.filter((r) => r.promptIdx === pi);
+    const sum = (k: 'n_ranked' | 'recall_at_3' | 'routing_ok') => mine.reduce((a, r) => a + r.namedScores[k], 0);
+    const pass = mine.filter((r) => r.success).length;
+    return { provider: label, label, metrics: { namedScores: { n_ranked: sum('n_ranked'), recall_at_3: sum('recall_at_3'), routing_ok: sum('routing_ok') }, testPassCount: pass, testFailCount: mine.length - pass, testErrorCount: 0 } };
+  });
+  return { evalId: 'eval-x', results: { timestamp: '2026-11-26T10:00:00.000Z', prompts: cols, results: rows } };
+}
+
+const summary = (p: ReturnType<typeof parseResultsObject>) =>
+  p.columns.map((c) => ({ label: c.label, index: c.index, sel: c.selection, q: c.queries.map((q) => ({ id: q.id, r: q.retrieval, ro: q.routing, e: q.error, i: q.integrity, pass: q.promptfooPass })) }));
+
+describe('JSONL results (src/results/stream.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-jsonl-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const jsonl = join(dir, 'results.jsonl');
+  writeFileSync(jsonl, ROWS.map((r) => JSON.stringify(r)).join('\r\n') + '\r\n');
+
+  it('reads lines in chunks: CRLF, a multi-byte character split across chunks, no final newline', () => {
+    const f = join(dir, 'lines.txt');
+    writeFileSync(f, 'één\r\nzwei€\n\nlast');
+    for (const chunk of [1, 2, 3, 1 << 20]) assert.deepEqual([...readLinesSync(f, chunk)], ['één', 'zwei€', '', 'last'], `chunk ${chunk}`);
+  });
+
+  it('a JSONL file gives the same per-query records as the JSON document of the same rows, without the summary', () => {
+    const fromJson = parseResultsObject(jsonDoc(ROWS), 'results.json');
+    const fromJsonl = readResultsFile(jsonl);
+    assert.equal(fromJsonl.format, 'jsonl');
+    assert.deepEqual(summary(fromJsonl), summary(fromJson));
+    assert.equal(fromJsonl.columns[0]!.counts, null, 'no counts in JSONL');
+    assert.deepEqual(fromJsonl.columns[0]!.namedScores, {}, 'no column sums in JSONL');
+    assert.equal(fromJsonl.columns[0]!.queries.find((q) => q.id === 'q3')!.retrieval!.best_rank, 4, 'the passage matched on content');
+  });
+
+  it('JSON keeps its cross-checks through the row-at-a-time parser (a column sum that disagrees with its rows)', () => {
+    const d = jsonDoc(ROWS);
+    d.results.prompts[0]!.metrics.namedScores.n_ranked = 99;
+    assert.throws(() => parseResultsObject(d, 'x.json'), /n_ranked = 99 but its rows sum to 4/);
+  });
+
+  it('a bad line is one error naming the file and the line; a file with no rows is refused', () => {
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, JSON.stringify(ROWS[0]) + '\n{"promptIdx": 0, truncated\n');
+    assert.throws(() => readResultsFile(bad), (e: Error) => isUserError(e) && /bad\.jsonl: line 2: not JSON/.test(e.message));
+    const arr = join(dir, 'arr.jsonl');
+    writeFileSync(arr, '[1, 2]\n');
+    assert.throws(() => readResultsFile(arr), /arr\.jsonl: line 1: expected a promptfoo result row/);
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '\n');
+    assert.throws(() => readResultsFile(empty), /empty\.jsonl: no result rows/);
+    const dup = join(dir, 'dup.jsonl');
+    writeFileSync(dup, [ROWS[0], ROWS[1], ROWS[0]].map((r) => JSON.stringify(r)).join('\n'));
+    assert.throws(() => readResultsFile(dup), /query 'q1' appears twice in column 'col-a'/);
+    assert.throws(() => readResultsFile(join(dir, 'missing.jsonl')), /missing\.jsonl: cannot read \(ENOENT\)/);
+  });
+
+  it('rankgate gate and judge-agreement rows read JSONL; the gate says which checks JSONL cannot have', () => {
+    assert.equal([...resultRows(jsonl)].length, 8);
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'gate', jsonl, '--floors', join(dir, 'none.yaml'), '--allow-partial'], { encoding: 'utf8', cwd: dir });
+    assert.match(r.stderr + r.stdout, /no such floors file/);
+    const g = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'gate', jsonl, '--column', 'col-b'], { encoding: 'utf8', cwd: dir, env: { ...process.env, RANKGATE_ALLOW_PARTIAL: '1' } });
+    assert.ok(g.stdout.includes(JSONL_LIMITS), g.stdout + g.stderr);
+    assert.match(g.stdout, /col-b: 4 queries/);
+  });
+
+  it('rankgate merge: JSONL shards merge to JSONL rows (testIdx renumbered, full selection); JSON and JSONL not mixed', () => {
+    const shard = (ids: string[], index: number) =>
+      ids.map((id, i) => {
+        const r = row(id, i, 0);
+        return { ...r, testCase: { ...r.testCase, metadata: { ...r.testCase.metadata, selection: { ...SEL, shard: { index, count: 2 }, shardSize: 2 } } } };
+      });
+    const s1 = join(dir, 's1.jsonl');
+    const s2 = join(dir, 's2.jsonl');
+    // each query in the shard RANKGATE_SHARD puts it in (src/golden/promptfoo.ts shardOf)
+    const part = (i: number) => IDS.filter((id) => shardOf(id, 2) === i);
+    assert.ok(part(1).length && part(2).length, 'both shards hold queries');
+    writeFileSync(s1, shard(part(1), 1).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(s2, shard(part(2), 2).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const out = join(dir, 'merged.jsonl');
+    const m = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'merge', out, s2, s1], { encoding: 'utf8' });
+    assert.equal(m.status, 0, m.stderr);
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => [l.testCase.metadata.id, l.testIdx]), [...part(1), ...part(2)].map((id, i) => [id, i]), 'shard order, testIdx renumbered');
+    assert.deepEqual(lines[3].testCase.metadata.selection, SEL);
+    assert.deepEqual(summary(readResultsFile(out)).map((c) => c.q.map((q) => q.r)), [IDS.map((id) => ROWS.find((r) => r.testCase.metadata.id === id)!).map((r) => parseResultsObject(jsonDoc(ROWS), 'x').columns[0]!.queries.find((q) => q.id === r.testCase.metadata.id)!.retrieval)]);
+    const json = join(dir, 's3.json');
+    writeFileSync(json, '{}');
+    const mixed = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'merge', join(dir, 'm2.jsonl'), s1, json], { encoding: 'utf8' });
+    assert.equal(mixed.status, 2);
+    assert.match(mixed.stderr, /s3\.json: is JSON but .*s1\.jsonl is JSONL/);
+    const incomplete = spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'merge', join(dir, 'm3.jsonl'), s1], { encoding: 'utf8' });
+    assert.equal(incomplete.status, 2);
+    assert.match(incomplete.stderr, /missing shard 2\/2/);
+  });
+});
+
+describe('compact rows (src/results/compact.ts)', () => {
+  it('keeps full content where a reader needs it, a snippet for the rest of the top 3, none below; scores and integrity unchanged', () => {
+    for (const id of IDS) {
+      const g = golden(id);
+      const h = harness(id);
+      const c = compactHarness(h, g, { harness: h });
+      assert.deepEqual(scoreRanking(g, c, { harness: c }), scoreRanking(g, h, { harness: h }), id);
+      assert.deepEqual(checkIntegrity(c), checkIntegrity(h), `${id}: integrity computed before compaction`);
+      assert.deepEqual(checkIntegrity(c, 3), checkIntegrity(h, 3));
+      assert.ok(c.hits[0]!.content.length <= 201 && c.hits[0]!.content.length > 100, `${id}: a snippet at rank 1`);
+      assert.equal(c.hits[5]!.content, '', `${id}: nothing at rank 6`);
+    }
+    const q3 = compactHarness(harness('q3'), golden('q3'), {});
+    assert.equal(q3.hits[3]!.content, harness('q3').hits[3]!.content, 'the hit matching the passage keeps its content');
+    const q1 = compactHarness(harness('q1'), golden('q1'), {});
+    assert.equal(q1.hits[1]!.content, LONG, 'the hit matching the chunk reference keeps its content (judge agreement)');
+    const judged = compactHarness(harness('q4'), golden('q4'), {}, { judged: true });
+    assert.ok(judged.hits.every((h) => h.content.length >= LONG.length), 'a judged row keeps the top 10');
+    assert.ok(Buffer.byteLength(JSON.stringify(q1, null, 2)) < Buffer.byteLength(JSON.stringify(harness('q1'), null, 2)) / 3);
+  });
+});
+
+describe('the re-gate record (src/results/regate.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-regate-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('finds promptfoo output paths and puts the record beside the first JSON/JSONL one', () => {
+    assert.deepEqual(outputPathsOf(['node', 'pf', 'eval', '-c', 'x.yaml', '-o', 'a.html', 'out/r.jsonl', '--no-cache']), ['a.html', 'out/r.jsonl']);
+    assert.deepEqual(outputPathsOf(['eval', '--output=r.json']), ['r.json']);
+    assert.deepEqual(outputPathsOf(['eval'], 'cfg.json'), ['cfg.json']);
+    assert.deepEqual(outputPathsOf(['eval']), []);
+    assert.equal(regatePathFor(['a.html', 'out/r.jsonl']), join('out', 'r.rankgate.jsonl'));
+    assert.equal(regatePathFor(['results.json']), 'results.rankgate.jsonl');
+    assert.equal(regatePathFor([]), null);
+    assert.equal(regatePathFor(['x.rankgate.jsonl']), null, 'never over itself');
+  });
+
+  it('compact rows re-score to the same records as the full rows; the header is recognised, not a row', () => {
+    const f = join(dir, 'results.rankgate.jsonl');
+    writeRegateFile(f, { evalId: 'eval-x', output: 'results.json', code: 1, verdict: ['rankgate gate FAILED (exit 1)'] }, ROWS);
+    const parsed = readResultsFile(f) as ReturnType<typeof readResultsFile> & { regate?: { code?: number } };
+    assert.equal(parsed.regate?.code, 1);
+    assert.equal(parsed.evalId, 'eval-x');
+    assert.deepEqual(summary(parsed), summary(parseResultsObject(jsonDoc(ROWS), 'x')));
+    const full = Buffer.byteLength(JSON.stringify(ROWS[2]));
+    const small = Buffer.byteLength(JSON.stringify(compactRow(ROWS[2])));
+    assert.ok(small < full / 2, `compact row ${small} B vs ${full} B`);
+    assert.equal([...resultRows(f)].length, ROWS.length, 'the header is not a row');
+  });
+});
