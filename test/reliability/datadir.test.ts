@@ -111,7 +111,7 @@ describe('one rule for --db, DATABASE_URL and RANKGATE_DATA_DIR in every CLI and
       const g = await rankgate(['golden', 'check', '--chunk-size', '300', '--json'], { ...NO_ENV, RANKGATE_DATA_DIR: d });
       // 2: the demo golden set names documents this fixture index does not hold (golden check refuses those); the
       // checks printed show the index of RANKGATE_DATA_DIR was read
-      assert.ok([0, 1, 2].includes(g.code), g.stderr);
+      assert.ok(g.code === 0 || g.code === 1 || g.code === 2, g.stderr);
       assert.ok(Array.isArray(JSON.parse(g.stdout).checks));
       // a directory that is not a database, named by the environment: every command names it (so it was used)
       const other = join(tmp, 'other');
