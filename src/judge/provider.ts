@@ -107,8 +107,9 @@ export async function callChatProvider(provider: ChatProvider, providerId: strin
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      ac.abort();
+      // rejected before the abort, so the deadline is what the judgement says, not "abandoned by the caller"
       reject(new NoAnswerError(`${providerId}: no answer within ${deadlineMs} ms (callTimeoutMs / RANKGATE_JUDGE_CALL_TIMEOUT_MS)`));
+      ac.abort();
     }, deadlineMs);
     ac.signal.addEventListener('abort', () => reject(new NoAnswerError(`${providerId}: call abandoned by the caller`)), { once: true });
   });
