@@ -38,7 +38,7 @@ import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/re
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
-import { redactText } from '../src/util/redact.ts';
+import { redactConfig, redactText } from '../src/util/redact.ts';
 
 interface AssertionLike {
   type?: string;
@@ -285,6 +285,15 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     if (context.config) context.config.description = describeWithVerdict(context.config.description, e.message, 2, gateMode === 'off');
   }
   console.error(redactText(lines.join('\n')));
+  // promptfoo saves the eval's config after this hook, into its database and the --output file: the providers'
+  // config keys that hold credentials (a databaseUrl's password, an apiKey) are redacted in place first. The
+  // providers were built long ago from their own copy, so nothing they do changes.
+  const providers = context.config?.providers;
+  if (Array.isArray(providers)) {
+    providers.forEach((p, i) => {
+      if (p && typeof p === 'object' && 'config' in p && (p as { config?: unknown }).config) (providers[i] as { config: unknown }).config = redactConfig((p as { config: unknown }).config);
+    });
+  }
   if (gateMode === 'off') final.push('rankgate gate: report only (RANKGATE_GATE=off): the exit code is left to promptfoo');
   // Before promptfoo writes its output: the verdict and the per-query scores to re-gate from (src/results/regate.ts).
   const hookAt = Date.now();
