@@ -13,7 +13,7 @@ import type { CorpusFormat } from '../ingest/types.ts';
 import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 
 export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
-                      [--overlap N] [--embedder ID] [--db URL|DIR] [--replace] [--follow-symlinks] [--json]
+                      [--overlap N] [--embedder ID] [--embed-workers N] [--db URL|DIR] [--replace] [--follow-symlinks] [--json]
 
   --corpus PATH      folder of Markdown, a .jsonl file, a BEIR folder (corpus.jsonl) or NQ prepared .json
                      (default datasets/corpus)
@@ -23,6 +23,8 @@ export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|
   --embedder ID      use-lite (default, offline), openai:embedding:MODEL, voyage:MODEL, cohere:embedding:MODEL,
                      ollama:embeddings:MODEL, bedrock:embeddings:MODEL (ID@N: N dimensions); aliases titan-v2[-256|-512],
                      cohere-v3[-english|-multilingual]. Keys and base URLs from the environment (docs/search.md)
+  --embed-workers N  use-lite: threads embedding at once, each with its own model (~300 MB each); 1 embeds in this
+                     thread (default: $RANKGATE_EMBED_WORKERS, else every core Node may use)
   --db URL|DIR       postgres://... server, or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db)
   --replace          the database holds the index of another corpus: replace it (without this, ingest refuses)
@@ -49,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
       'chunk-size': { type: 'string' },
       overlap: { type: 'string' },
       embedder: { type: 'string' },
+      'embed-workers': { type: 'string' },
       db: { type: 'string' },
       replace: { type: 'boolean' },
       'follow-symlinks': { type: 'boolean' },
@@ -77,7 +80,9 @@ export async function run(argv: string[]): Promise<number> {
   const dbFlag = parseDbFlag(values.db as string | undefined); // checked before the corpus is read
 
   // credentials and base URL checked (no request sent) before the corpus is read or the database opened
-  const embedder = await embeddings.createEmbedder(embedderId).catch((e: unknown) => {
+  // checked with the other flags; a pool is started only for the local model (HTTP embedders batch and overlap requests)
+  const workers = embeddings.embedWorkerCount(values['embed-workers'] as string | undefined);
+  const embedder = await embeddings.createEmbedder(embedderId, embedderId === 'use-lite' ? { workers } : {}).catch((e: unknown) => {
     if ((e as Error)?.name === 'EmbedderCallError') throw new UserError(`embedder ${(e as Error).message}`);
     throw e;
   });

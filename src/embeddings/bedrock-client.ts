@@ -19,6 +19,7 @@
  *   without any HTTP answer (timeouts, refused or reset connections), fails with code 'NoAnswer'.
  */
 import { createRequire } from 'node:module';
+import { mapLimit } from '../util/map-limit.ts';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 
 type BedrockSdk = typeof import('@aws-sdk/client-bedrock-runtime') & Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
@@ -262,26 +263,5 @@ export function parseJsonBody(modelId: string, body: Uint8Array | undefined): un
   }
 }
 
-/** Map items through `fn` with at most `limit` in flight, keeping input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed: unknown;
-  const worker = async () => {
-    while (failed === undefined) {
-      const i = next++;
-      if (i >= items.length) return;
-      try {
-        out[i] = await fn(items[i]!, i);
-      } catch (e) {
-        failed ??= e;
-        throw e;
-      }
-    }
-  };
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker);
-  const results = await Promise.allSettled(workers);
-  const rejected = results.find((r) => r.status === 'rejected');
-  if (rejected) throw failed ?? (rejected as PromiseRejectedResult).reason;
-  return out;
-}
+/** Map items through `fn` with at most `limit` in flight, keeping input order (src/util/map-limit.ts). */
+export { mapLimit };

@@ -14,7 +14,8 @@
  * AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
  */
 import type { Embedder, EmbedInputType } from './types.ts';
-import { createUseLiteEmbedder } from './use-lite.ts';
+import { createUseLiteEmbedder, USE_LITE_DIMENSION, USE_LITE_ID } from './use-lite.ts';
+import { EmbedPool } from './pool.ts';
 import type { BedrockEmbedderOptions } from './bedrock.ts';
 import { EMBEDDER_ALIASES, EMBEDDER_EXAMPLES, parseEmbedderId } from './catalog.ts';
 import type { HttpEmbedderOptions } from './remote.ts';
@@ -23,10 +24,16 @@ export type { Embedder, EmbedInputType } from './types.ts';
 export { cosine, l2normalize } from './vector.ts';
 export { EMBEDDER_ALIASES, embedderLabel, parseEmbedderId, type EmbedderSpec } from './catalog.ts';
 export { EmbedderCallError } from './http.ts';
+export { EmbedPool, EmbedWorkerError, embedWorkerCount } from './pool.ts';
 
 export interface EmbedderOptions extends BedrockEmbedderOptions, Omit<HttpEmbedderOptions, 'timeoutMs' | 'callTimeoutMs' | 'concurrency'> {
   /** USE-lite: texts per model call (default 64). HTTP: inputs per request (default: the vendor's limit). */
   batchSize?: number;
+  /**
+   * USE-lite: worker threads embedding documents, each with its own model (~300 MB); 1 or absent: in this process.
+   * A pool is the caller's to close(). Queries are embedded the same either way. (embedWorkerCount reads the knob.)
+   */
+  workers?: number;
 }
 
 /** Example ids (one per family, the DES-058 models) for messages; any well-formed family id is accepted. */
@@ -75,6 +82,9 @@ export async function createEmbedder(id: string = 'use-lite', opts: EmbedderOpti
   switch (spec.family) {
     case 'use-lite': {
       const bs = opts.batchSize ?? 64;
+      if (opts.workers !== undefined && opts.workers > 1) {
+        return new EmbedPool({ workers: opts.workers, id: USE_LITE_ID, dimension: USE_LITE_DIMENSION, batchSize: bs, family: 'use-lite', model: spec.model });
+      }
       let e = useLiteMemo.get(bs);
       if (!e) {
         e = { ...createUseLiteEmbedder({ batchSize: bs }), family: 'use-lite', model: spec.model, endpoint: '' };
@@ -91,7 +101,7 @@ export async function createEmbedder(id: string = 'use-lite', opts: EmbedderOpti
     }
     default: {
       const { createHttpEmbedder } = await import('./remote.ts');
-      const { timeoutMs, callTimeoutMs, concurrency, batchSize, ...rest } = opts;
+      const { timeoutMs, callTimeoutMs, concurrency, batchSize, workers: _workers, ...rest } = opts;
       return createHttpEmbedder(spec, { ...rest, timeoutMs, callTimeoutMs, concurrency, maxBatch: batchSize ?? opts.maxBatch });
     }
   }

@@ -11,6 +11,11 @@ export interface Embedder {
   readonly dimension: number;
   /** Most texts per underlying call. */
   readonly maxBatch: number;
+  /**
+   * embedDocuments calls (of up to maxBatch texts each) worth having in flight at once: the threads of an embedding
+   * pool (pool.ts). Absent: 1 (the embedder runs its own requests concurrently, or cannot).
+   */
+  readonly parallel?: number;
   /** 'use-lite' | 'openai' | 'voyage' | 'cohere' | 'ollama' | 'bedrock' (absent: an embedder given by a caller). */
   readonly family?: string;
   /** The model name as its API knows it. */

@@ -69,6 +69,10 @@ export async function embedUseLite(texts: readonly string[], batchSize = USE_LIT
   return out;
 }
 
+/** What a thread of the embedding pool (pool.ts) loads and calls: the same function as in this process. */
+export const load = loadUseLiteModel;
+export const embedTexts = embedUseLite;
+
 export function createUseLiteEmbedder(opts: { batchSize?: number } = {}): Embedder {
   const batchSize = opts.batchSize ?? USE_LITE_BATCH;
   return {

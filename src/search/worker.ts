@@ -11,7 +11,8 @@
  * response), so a query's latency never includes queueing behind the eval's other queries. The thread is
  * unref'd while idle: it never keeps a finished eval alive, and pending requests do.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker, workerExecArgv } from '../util/worker.ts';
 import { UserError } from '../errors.ts';
 import type { CreateSearchServiceOptions } from './service.ts';
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
@@ -47,21 +48,8 @@ function rebuild(e: { name: string; message: string; code?: string }): Error {
   return err;
 }
 
-/** Parent flags a worker thread may take and that matter to it: heap size, source maps, silenced warnings. */
-const WORKER_FLAGS = /^--(max-old-space-size|max-semi-space-size|enable-source-maps|disable-warning|no-warnings|no-deprecation|trace-warnings|conditions)(=|$)/;
-
-/** The execArgv of the search worker: the allowed flags of the parent's, each with its value when given apart. */
-export function workerExecArgv(parent: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < parent.length; i++) {
-    const a = parent[i]!;
-    if (!WORKER_FLAGS.test(a)) continue;
-    out.push(a);
-    // `--disable-warning X` / `--conditions X`: the value is the next argument
-    if (!a.includes('=') && /^--(disable-warning|conditions|max-old-space-size|max-semi-space-size)$/.test(a) && parent[i + 1] !== undefined) out.push(parent[++i]!);
-  }
-  return out;
-}
+/** The execArgv of a worker thread (kept here for existing importers; src/util/worker.ts). */
+export { workerExecArgv };
 
 export class WorkerSearchService implements SearchServiceLike {
   private readonly worker: Worker;
@@ -71,10 +59,8 @@ export class WorkerSearchService implements SearchServiceLike {
   private closed = false;
 
   private constructor(spec: WorkerServiceSpec, onReady: (err?: Error) => void) {
-    // Only the flags the thread needs, never the parent's whole execArgv: a Worker refuses process-wide flags
-    // (Node 24 under its test runner passes --stack-trace-limit, --v8-pool-size, …: ERR_WORKER_INVALID_EXEC_ARGV).
-    // worker-boot.mjs registers the TypeScript loader itself, so no --import is needed.
-    this.worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { spec }, execArgv: workerExecArgv(process.execArgv) });
+    // src/util/worker.ts: the thread registers the TypeScript loader itself and takes only the flags it needs.
+    this.worker = startTsWorker(new URL('./worker-host.ts', import.meta.url), { spec });
     this.worker.unref();
     let started = false;
     this.worker.on('message', (m: WorkerReply) => {
