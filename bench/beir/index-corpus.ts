@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCorpus } from '../../src/ingest/readers.ts';
 import { createProgressReporter, ingestCorpus } from '../../src/ingest/pipeline.ts';
-import { createEmbedder } from '../../src/embeddings/index.ts';
+import { createEmbedder, embedWorkerCount } from '../../src/embeddings/index.ts';
 import type { Db } from '../../src/db/index.ts';
 import { writeFileAtomic } from '../../src/util/atomic.ts';
 
@@ -81,7 +81,8 @@ export async function ensureIndex(opts: {
   const documents = await readCorpus(corpus, 'beir');
   const readMs = performance.now() - t0;
   log(`ingesting ${documents.length} documents from ${corpus} (chunk size ${chunkSize}, ${opts.embedder}) into ${db.describe}`);
-  const embedder = await createEmbedder(opts.embedder);
+  // USE-lite embeds on every core (RANKGATE_EMBED_WORKERS to choose), like `rankgate ingest`
+  const embedder = await createEmbedder(opts.embedder, opts.embedder === 'use-lite' ? { workers: embedWorkerCount() } : {});
   try {
     const stats = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder, onProgress: opts.quiet ? undefined : createProgressReporter() });
     const s = stats.variants[0]!;

@@ -2,7 +2,7 @@
  * rankgate embed-cache: the embedding cache as files, so N machines embed a large corpus 1/N each.
  *
  *   rankgate embed-cache build --shard i/N --out shard-i.jsonl [--corpus PATH] [--format F] [--chunk-size 300[,..]]
- *                              [--overlap N] [--embedder ID] [--cache FILE.jsonl...]
+ *                              [--overlap N] [--embedder ID] [--embed-workers N] [--cache FILE.jsonl...]
  *       embed the distinct chunk texts of shard i of N (by the texts' sha256) into a cache file; entries already in
  *       --cache files are reused, not re-embedded
  *   rankgate embed-cache merge OUT.jsonl IN.jsonl...        one cache file from many (same key = same vector, or refused)
@@ -21,7 +21,9 @@ const USAGE = `usage: rankgate embed-cache build --shard i/N --out FILE.jsonl [-
                                 [--overlap N] [--embedder ID] [--cache FILE.jsonl ...]
        rankgate embed-cache merge OUT.jsonl IN.jsonl [IN.jsonl ...]
        rankgate embed-cache import IN.jsonl [IN.jsonl ...] [--db URL|DIR]
-       rankgate embed-cache export OUT.jsonl [--db URL|DIR] [--embedder ID]`;
+       rankgate embed-cache export OUT.jsonl [--db URL|DIR] [--embedder ID]
+
+  --embed-workers N  use-lite: threads embedding at once (~300 MB each); default $RANKGATE_EMBED_WORKERS, else every core`;
 
 const SUB = ['build', 'merge', 'import', 'export'];
 
@@ -51,6 +53,7 @@ export async function run(argv: string[]): Promise<number> {
       'chunk-size': { type: 'string' },
       overlap: { type: 'string' },
       embedder: { type: 'string' },
+      'embed-workers': { type: 'string' },
       cache: { type: 'string', multiple: true },
       db: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -84,7 +87,8 @@ export async function run(argv: string[]): Promise<number> {
     for (const chunkSize of chunkSizes) validateChunkOptions({ chunkSize, overlap });
     const embeddings = await import('../embeddings/index.ts');
     const embedderId = embeddings.resolveEmbedderId(v.embedder ?? 'use-lite');
-    const embedder = await embeddings.createEmbedder(embedderId).catch((e: unknown) => {
+    const workers = embeddings.embedWorkerCount(v['embed-workers']);
+    const embedder = await embeddings.createEmbedder(embedderId, embedderId === 'use-lite' ? { workers } : {}).catch((e: unknown) => {
       if ((e as Error)?.name === 'EmbedderCallError') throw new UserError(`embedder ${(e as Error).message}`);
       throw e;
     });

@@ -19,6 +19,7 @@ import type { Embedder } from '../embeddings/types.ts';
 import { embeddingCacheKey } from '../embeddings/index.ts';
 import type { Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
+import { embedSlices } from './embed-slices.ts';
 
 export interface CacheEntry {
   embedder: string;
@@ -61,19 +62,13 @@ export async function embedShard(
     else missing.push(h);
   }
   const reused = entries.length;
-  const batch = Math.max(1, embedder.maxBatch || 1);
-  for (let i = 0; i < missing.length; i += batch) {
-    const slice = missing.slice(i, i + batch);
-    const embs = await embedder.embedDocuments(slice.map((h) => texts.get(h)!));
-    if (embs.length !== slice.length) throw new UserError(`embedder ${embedder.id}: returned ${embs.length} vectors for ${slice.length} texts`);
-    embs.forEach((e, k) => {
-      if (e.length !== embedder.dimension) throw new UserError(`embedder ${embedder.id}: returned a ${e.length}-d vector, expected ${embedder.dimension}`);
-      if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
-      // The numbers the ingest itself would send to pgvector (src/ingest/pipeline.ts vecText), so the database holds the same float4s.
-      entries.push({ embedder: key, sha256: slice[k]!, embedding: Array.from(e) });
-    });
-    onProgress?.(Math.min(i + batch, missing.length), missing.length);
-  }
+  let done = 0;
+  const embs = await embedSlices(embedder, missing.map((h) => texts.get(h)!), {
+    describe: (i) => `chunk text ${missing[i]}`,
+    onSlice: (_start, vs) => onProgress?.((done += vs.length), missing.length),
+  });
+  // The numbers the ingest itself would send to pgvector (src/ingest/pipeline.ts vecText), so the database holds the same float4s.
+  embs.forEach((e, k) => entries.push({ embedder: key, sha256: missing[k]!, embedding: Array.from(e) }));
   return { entries, embedded: missing.length, reused };
 }
 

@@ -12,7 +12,7 @@ import { chunkDocument } from './chunker.ts';
 import type { Chunk, CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import { embeddingCacheKey, legacyCacheKeys } from '../embeddings/index.ts';
-import { mapLimit } from '../util/map-limit.ts';
+import { embedSlices } from './embed-slices.ts';
 import { availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 import { corpusIdentity, shortCorpusId, type CorpusIdentity } from './identity.ts';
@@ -225,59 +225,40 @@ export async function embedWithCache(
   const cached = vectors.size;
   const missing = hashes.filter((h) => !vectors.has(h));
   beforeEmbed?.(missing, cached);
-  // The embedder batches within its API's limits itself; hand it slices of one request (or model call) each, up to
-  // `parallel` of them at once (an embedding pool's threads), vectors kept in input order: the slices, and so the
-  // vectors, are the same whatever the number of threads.
+  // The embedder batches within its API's limits itself: embedSlices hands it one request's worth at a time, as many
+  // at once as it can use (an embedding pool's threads). The cache is filled in groups of whole slices, as each group
+  // completes, so an interrupted run keeps what it paid for.
   const batch = Math.max(1, embedder.maxBatch || 1);
-  const slices: string[][] = [];
-  for (let i = 0; i < missing.length; i += batch) slices.push(missing.slice(i, i + batch));
-  // Fill the cache in groups of whole slices so an interrupted run keeps what it paid for.
-  const perGroup = Math.max(1, Math.ceil(256 / batch));
-  const out: string[][] = new Array(slices.length);
+  const group = batch * Math.max(1, Math.ceil(256 / batch));
+  const strings = missing.map((h) => texts.get(h)!);
+  const out: string[] = new Array(missing.length);
   const left = new Map<number, number>();
   let done = 0;
   onProgress?.(0, missing.length);
-  await mapLimit(slices, Math.max(1, Math.trunc(embedder.parallel ?? 1)), async (slice, s) => {
-    let embs: number[][];
-    try {
-      embs = await embedder.embedDocuments(slice.map((h) => texts.get(h)!));
-    } catch (e) {
-      // a thread of an embedding pool died or failed: say which texts, fail closed (nothing of the variant is written)
-      if ((e as Error)?.name !== 'EmbedWorkerError') throw e;
-      const what = describe ? describe(slice[0]!) : `text ${slice[0]}`;
-      throw new UserError(
-        `embedder ${embedder.id}: ${(e as Error).message} while embedding ${what}${slice.length > 1 ? ` and ${slice.length - 1} more texts of its batch` : ''}; ` +
-          `the index variant being built was not written (vectors already computed are cached): run the ingest again`,
+  await embedSlices(embedder, strings, {
+    describe: (i) => (describe ? describe(missing[i]!) : `text ${missing[i]}`),
+    notWritten: 'the index variant being built was not written (vectors already computed are cached): run the ingest again',
+    onSlice: async (start, embs) => {
+      embs.forEach((e, k) => (out[start + k] = vecText(e)));
+      done += embs.length;
+      onProgress?.(done, missing.length);
+      const g = Math.floor(start / group);
+      const first = g * group;
+      const size = Math.min(group, missing.length - first);
+      const remaining = (left.get(g) ?? size) - embs.length;
+      left.set(g, remaining);
+      if (remaining > 0) return;
+      // the group's last slice is in: its vectors go to the cache
+      const ids = missing.slice(first, first + size);
+      const vs = out.slice(first, first + size);
+      await db.pool.query(
+        `INSERT INTO embedding_cache (embedder, sha256, embedding)
+         SELECT $1, t.h, t.v::vector FROM unnest($2::text[], $3::text[]) AS t(h, v)
+         ON CONFLICT (embedder, sha256) DO NOTHING`,
+        [key, ids, vs],
       );
-    }
-    if (embs.length !== slice.length) {
-      throw new UserError(`embedder ${embedder.id}: returned ${embs.length} vectors for ${slice.length} texts`);
-    }
-    out[s] = embs.map((e) => {
-      if (e.length !== embedder.dimension) {
-        throw new UserError(`embedder ${embedder.id}: returned a ${e.length}-d vector, expected ${embedder.dimension}`);
-      }
-      if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
-      return vecText(e);
-    });
-    done += slice.length;
-    onProgress?.(done, missing.length);
-    const g = Math.floor(s / perGroup);
-    const first = g * perGroup;
-    const size = Math.min(perGroup, slices.length - first);
-    const remaining = (left.get(g) ?? size) - 1;
-    left.set(g, remaining);
-    if (remaining > 0) return;
-    // the group's last slice is in: its vectors go to the cache
-    const ids = slices.slice(first, first + size).flat();
-    const vs = out.slice(first, first + size).flat();
-    await db.pool.query(
-      `INSERT INTO embedding_cache (embedder, sha256, embedding)
-       SELECT $1, t.h, t.v::vector FROM unnest($2::text[], $3::text[]) AS t(h, v)
-       ON CONFLICT (embedder, sha256) DO NOTHING`,
-      [key, ids, vs],
-    );
-    ids.forEach((h, k) => vectors.set(h, vs[k]!));
+      ids.forEach((h, k) => vectors.set(h, vs[k]!));
+    },
   });
   return { vectors, embedded: missing.length, cached };
 }

@@ -1,0 +1,47 @@
+/**
+ * Sending texts to an embedder for indexing: slices of `maxBatch` texts (one request, or one model call), up to
+ * `parallel` slices in flight (an embedding pool's threads, src/embeddings/pool.ts), every vector checked, results in
+ * input order. The slices depend only on the texts and maxBatch, never on the number of threads, so the vectors are
+ * the same as a one-thread run's. Used by the ingest (pipeline.ts) and by `rankgate embed-cache build` (embed-shard.ts).
+ */
+import type { Embedder } from '../embeddings/types.ts';
+import { UserError } from '../errors.ts';
+import { mapLimit } from '../util/map-limit.ts';
+
+export interface EmbedSlicesOptions {
+  /** Told as each slice's vectors arrive (in completion order): its first text's index and its vectors. */
+  onSlice?: (start: number, vectors: number[][]) => void | Promise<void>;
+  /** Names the text at an index in an error (`chunk X of document Y`). */
+  describe?: (index: number) => string;
+  /** What the caller has not written when it fails (the end of the error line). */
+  notWritten?: string;
+}
+
+export async function embedSlices(embedder: Embedder, texts: readonly string[], opts: EmbedSlicesOptions = {}): Promise<number[][]> {
+  const batch = Math.max(1, embedder.maxBatch || 1);
+  const starts: number[] = [];
+  for (let i = 0; i < texts.length; i += batch) starts.push(i);
+  const parts = await mapLimit(starts, Math.max(1, Math.trunc(embedder.parallel ?? 1)), async (start) => {
+    const slice = texts.slice(start, start + batch);
+    let embs: number[][];
+    try {
+      embs = await embedder.embedDocuments(slice as string[]);
+    } catch (e) {
+      // a thread of an embedding pool died or failed: say which texts; the caller fails closed
+      if ((e as Error)?.name !== 'EmbedWorkerError') throw e;
+      const what = opts.describe ? opts.describe(start) : `text ${start + 1}`;
+      throw new UserError(
+        `embedder ${embedder.id}: ${(e as Error).message} while embedding ${what}${slice.length > 1 ? ` (or one of the ${slice.length - 1} texts batched with it)` : ''}` +
+          `${opts.notWritten ? `; ${opts.notWritten}` : ''}`,
+      );
+    }
+    if (embs.length !== slice.length) throw new UserError(`embedder ${embedder.id}: returned ${embs.length} vectors for ${slice.length} texts`);
+    for (const e of embs) {
+      if (e.length !== embedder.dimension) throw new UserError(`embedder ${embedder.id}: returned a ${e.length}-d vector, expected ${embedder.dimension}`);
+      if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
+    }
+    await opts.onSlice?.(start, embs);
+    return embs;
+  });
+  return parts.flat();
+}
