@@ -13,7 +13,8 @@
  * Each thread count runs in its own child process, so its peak RSS (process.resourceUsage().maxRSS: every thread of
  * the process, the models included) is its own. Printed per run: wall time of the ingest (chunk, embed, write, BM25
  * postings, HNSW; the PGlite database is created before the clock starts), the embedding's part, chunks/s, peak RSS,
- * the re-ingest's wall time and texts embedded (must be 0), and the load averages (`uptime`) before and after: this
+ * CPU seconds of the ingest (user + system, all threads: with the load averages, what an idle machine would take), the
+ * re-ingest's wall time and texts embedded (must be 0), and the load averages (`uptime`) before and after: this
  * machine is shared, so read the figures with them.
  */
 import { spawnSync } from 'node:child_process';
@@ -43,6 +44,8 @@ interface RunResult {
   reWallS: number;
   reEmbedded: number;
   peakRssMb: number;
+  /** CPU seconds (user + system, every thread of the process) of the first ingest. */
+  cpuS: number;
   loadBefore: string;
   loadAfter: string;
 }
@@ -69,9 +72,11 @@ async function child(workers: number): Promise<RunResult> {
   const embedder = await createEmbedder('use-lite', { workers });
   try {
     const loadBefore = load();
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const first = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder });
     const wallS = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const loadAfter = load();
     const t1 = performance.now();
     const again = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder });
@@ -87,6 +92,7 @@ async function child(workers: number): Promise<RunResult> {
       reWallS,
       reEmbedded: again.variants[0]!.embedded,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
+      cpuS: (cpu.user + cpu.system) / 1e6,
       loadBefore,
       loadAfter,
     };
@@ -120,7 +126,7 @@ for (const w of counts) {
   rows.push(res);
   console.log(
     `${String(w).padStart(2)} thread${w > 1 ? 's' : ' '}  ${res.chunks} chunks (${res.documents} docs)  ingest ${res.wallS.toFixed(1)} s ` +
-      `(embed ${res.embedS.toFixed(1)} s)  ${(res.chunks / res.wallS).toFixed(2)} chunks/s  peak RSS ${res.peakRssMb.toFixed(0)} MB  ` +
+      `(embed ${res.embedS.toFixed(1)} s)  ${(res.chunks / res.wallS).toFixed(2)} chunks/s  CPU ${res.cpuS.toFixed(1)} s  peak RSS ${res.peakRssMb.toFixed(0)} MB  ` +
       `re-ingest ${res.reWallS.toFixed(1)} s, embedded ${res.reEmbedded}  load ${res.loadBefore} -> ${res.loadAfter}`,
   );
 }

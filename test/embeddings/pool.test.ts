@@ -6,6 +6,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createEmbedder, embedWorkerCount, EmbedPool } from '../../src/embeddings/index.ts';
 import { ingestCorpus } from '../../src/ingest/pipeline.ts';
@@ -96,6 +97,17 @@ describe('embedding pool', () => {
       } finally {
         await pool.close();
       }
+    });
+
+    it('a pool nobody closed never keeps the process alive once its threads are idle', () => {
+      const script = `import { EmbedPool } from ${JSON.stringify(new URL('../../src/embeddings/pool.ts', import.meta.url).href)};
+const p = new EmbedPool({ workers: 2, id: 'fake-8', dimension: 8, batchSize: 1, module: new URL(${JSON.stringify(FAKE.href)}) });
+const v = await p.embedDocuments(['a', 'b', 'c']);
+console.log(v.length);`;
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.signal, null, 'the process exited by itself (not killed by the timeout)');
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), '3');
     });
 
     for (const [what, text, why] of [
