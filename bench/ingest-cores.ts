@@ -53,7 +53,7 @@ interface RunResult {
 async function child(workers: number): Promise<RunResult> {
   const { readCorpus } = await import('../src/ingest/readers.ts');
   const { chunkDocument } = await import('../src/ingest/chunker.ts');
-  const { ingestCorpus } = await import('../src/ingest/pipeline.ts');
+  const { ingestCorpus, createProgressReporter } = await import('../src/ingest/pipeline.ts');
   const { createEmbedder } = await import('../src/embeddings/index.ts');
   const { openDatabase } = await import('../src/db/index.ts');
   let documents = await readCorpus(join(folder, 'corpus.jsonl'), 'beir');
@@ -68,13 +68,21 @@ async function child(workers: number): Promise<RunResult> {
     documents = keep;
   }
   const dir = mkdtempSync(join(tmpdir(), 'rankgate-ingest-cores-'));
+  // a run stopped by a signal leaves no database behind
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(130);
+    });
+  }
   const db = await openDatabase({ dataDir: join(dir, 'db') });
   const embedder = await createEmbedder('use-lite', { workers });
   try {
     const loadBefore = load();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const first = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder });
+    // progress on stderr (a line every 10 s while embedding): a long run can be followed
+    const first = await ingestCorpus({ db, documents, chunkSizes: [chunkSize], embedder, onProgress: createProgressReporter() });
     const wallS = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const loadAfter = load();
