@@ -15,6 +15,8 @@ export interface EmbedSlicesOptions {
   describe?: (index: number) => string;
   /** What the caller has not written when it fails (the end of the error line). */
   notWritten?: string;
+  /** false: onSlice keeps what it needs and nothing is returned (a large corpus's vectors are not held twice). */
+  keep?: boolean;
 }
 
 export async function embedSlices(embedder: Embedder, texts: readonly string[], opts: EmbedSlicesOptions = {}): Promise<number[][]> {
@@ -41,7 +43,7 @@ export async function embedSlices(embedder: Embedder, texts: readonly string[], 
       if (!e.every(Number.isFinite)) throw new UserError(`embedder ${embedder.id}: returned a non-finite value`);
     }
     await opts.onSlice?.(start, embs);
-    return embs;
+    return opts.keep === false ? [] : embs;
   });
   return parts.flat();
 }

@@ -236,6 +236,7 @@ export async function embedWithCache(
   let done = 0;
   onProgress?.(0, missing.length);
   await embedSlices(embedder, strings, {
+    keep: false,
     describe: (i) => (describe ? describe(missing[i]!) : `text ${missing[i]}`),
     notWritten: 'the index variant being built was not written (vectors already computed are cached): run the ingest again',
     onSlice: async (start, embs) => {
