@@ -65,7 +65,11 @@ describe('search worker', () => {
       const rs = await Promise.all(['a', 'b', 'c', 'd'].map((q) => svc.search(q)));
       const wall = performance.now() - t0;
       assert.deepEqual(rs.map((r) => r.hits[0]!.chunkId), ['c-a', 'c-b', 'c-c', 'c-d'], 'answers in request order');
-      for (const r of rs) assert.ok(r.serviceMs! >= 59 && r.serviceMs! < 120, `serviceMs ${r.serviceMs} is one search, not the queue`);
+      for (const r of rs) assert.ok(r.serviceMs! >= 59, `serviceMs ${r.serviceMs} covers the search`);
+      // one at a time: the four service times fit in the wall time only if none counts the wait before its start
+      // (with the queue counted they would sum to ~2.5x the wall time); no fixed bound, so a loaded machine holds
+      const sum = rs.reduce((s, r) => s + r.serviceMs!, 0);
+      assert.ok(sum <= wall + 5, `serviceMs ${rs.map((r) => r.serviceMs!.toFixed(0)).join(', ')} sum to ${sum.toFixed(0)} ms > the ${wall.toFixed(0)} ms wall time: queueing counted`);
       assert.ok(wall >= 4 * 59, `four 60 ms searches one after another took ${wall.toFixed(0)} ms`);
     } finally {
       await svc.close();
