@@ -5,23 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isUserError } from '../../src/errors.ts';
+import { fakeProject } from '../helpers/fake-promptfoo.ts';
 import { acceptedLines, ciNodeFor, parseVersion, resolvePromptfoo, satisfies, startProblem, testedPromptfooRange, toolchainOf, toolchainOfOutput } from '../../src/util/toolchain.ts';
-
-/** A project folder with node_modules/promptfoo holding `pkg` as its package.json (a string: written as is). */
-export function fakeProject(pkg: Record<string, unknown> | string | null): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rankgate-toolchain-')));
-  writeFileSync(join(dir, 'package.json'), '{"name":"team","version":"1.0.0","private":true}\n');
-  const pf = join(dir, 'node_modules', 'promptfoo');
-  mkdirSync(join(pf, 'dist', 'src'), { recursive: true });
-  writeFileSync(join(pf, 'dist', 'src', 'index.cjs'), 'module.exports = {};\n');
-  writeFileSync(join(pf, 'dist', 'src', 'entrypoint.js'), 'process.exit(0);\n');
-  if (pkg !== null) writeFileSync(join(pf, 'package.json'), typeof pkg === 'string' ? pkg : JSON.stringify({ name: 'promptfoo', main: './dist/src/index.cjs', bin: { promptfoo: 'dist/src/entrypoint.js' }, ...pkg }));
-  return dir;
-}
 
 test('engines ranges: the forms npm packages state, as npm reads them', () => {
   const pf = '^20.20.0 || >=22.22.0';
