@@ -54,7 +54,7 @@ export function promptfooForEval(cwd = process.cwd()): PromptfooInstall {
   const pf = resolvePromptfoo(cwd);
   if (!pf) throw new UserError(`promptfoo is not installed in ${cwd} nor beside rankgate: npm i -D promptfoo${testedPromptfooRange() ? `@'${testedPromptfooRange()}'` : ''}`, 2);
   const problem = startProblem(pf);
-  if (problem) throw new UserError(`rankgate eval: ${problem}`, 2);
+  if (problem) throw new UserError(problem, 2);
   return pf;
 }
 
