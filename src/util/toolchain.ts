@@ -10,7 +10,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { UserError } from '../errors.ts';
-import { packageRoot } from './package-root.ts';
+import { packageDirNamed, packageRoot } from './package-root.ts';
 
 /** What the verdict records: Node's and promptfoo's versions (null: not known, e.g. a results file that does not say). */
 export interface Toolchain {
@@ -134,21 +134,7 @@ export function satisfies(version: string, range: string): boolean | null {
 
 /** The promptfoo package above `entry` (a file resolved inside it): its folder, or null. */
 function packageDirOf(entry: string): string | null {
-  let d = dirname(entry);
-  for (;;) {
-    const pj = join(d, 'package.json');
-    if (existsSync(pj)) {
-      try {
-        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: unknown }).name === 'promptfoo') return d;
-      } catch {
-        /* read again below, where a broken file is an error */
-      }
-      if (/[\\/]node_modules[\\/]promptfoo$/.test(d)) return d;
-    }
-    const up = dirname(d);
-    if (up === d) return null;
-    d = up;
-  }
+  return packageDirNamed(dirname(entry), 'promptfoo', /[\\/]node_modules[\\/]promptfoo$/);
 }
 
 /** The promptfoo package in `dir`, read; a broken package.json is exit 2 naming the file. */
