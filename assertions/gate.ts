@@ -39,6 +39,7 @@ import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
 import { redactConfig, redactText } from '../src/util/redact.ts';
+import { runningToolchain } from '../src/util/toolchain.ts';
 
 interface AssertionLike {
   type?: string;
@@ -200,6 +201,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   const lines: string[] = [''];
   const final: string[] = [];
   let code: ExitCode = 0;
+  // the Node and promptfoo of this eval: in every column's verdict and in the re-gate record
+  const toolchain = runningToolchain();
   // rankgate's derived means (see beforeAll), before anything reads the column sums
   if (ownDerived.length) {
     for (const p of context.prompts) {
@@ -236,6 +239,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         corpus: col.index === 0 ? await runCorpusFor(col, baseline?.data) : undefined,
         selectionHint,
         report: { evalId: context.evalId ?? null },
+        toolchain,
       });
       codes.push(v.code);
       verdicts.push(v);
@@ -301,7 +305,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   let regatePath = context.results.length ? regatePathFor(outputs) : null;
   if (regatePath) {
     try {
-      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final }, context.results);
+      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain }, context.results);
     } catch (e) {
       console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       regatePath = null;

@@ -13,11 +13,11 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { precheckYaml } from '../util/yaml.ts';
+import { resolvePromptfoo, satisfies, startProblem, testedPromptfooRange, toolchainOf, type PromptfooInstall } from '../util/toolchain.ts';
 import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { readBaseline } from '../gate/baseline.ts';
@@ -46,20 +46,26 @@ export const PROMPTFOO_ENV = {
   PROMPTFOO_PASS_RATE_THRESHOLD: '0',
 };
 
-/** Path of promptfoo's CLI entry point in node_modules. */
-export function promptfooBin(): string {
-  const req = createRequire(import.meta.url);
-  return join(dirname(req.resolve('promptfoo')), 'entrypoint.js');
+/**
+ * The promptfoo `rankgate eval` runs: the one the repository's own `npx promptfoo` runs (resolved from the current
+ * folder), else rankgate's own copy. One that cannot start on this Node is exit 2 (never 1), one line naming both.
+ */
+export function promptfooForEval(cwd = process.cwd()): PromptfooInstall {
+  const pf = resolvePromptfoo(cwd);
+  if (!pf) throw new UserError(`promptfoo is not installed in ${cwd} nor beside rankgate: npm i -D promptfoo${testedPromptfooRange() ? `@'${testedPromptfooRange()}'` : ''}`, 2);
+  const problem = startProblem(pf);
+  if (problem) throw new UserError(problem, 2);
+  return pf;
 }
 
 function stamp(d = new Date()): string {
   return d.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
 
-function runPromptfoo(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+function runPromptfoo(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((res, rej) => {
     // promptfoo's start-up telemetry agent uses an experimental undici interceptor: keep its warning off the console
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', promptfooBin(), ...args], { stdio: 'inherit', env });
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', bin, ...args], { stdio: 'inherit', env });
     child.on('error', rej);
     child.on('close', (code) => res(code ?? 1));
   });
@@ -105,6 +111,12 @@ export async function run(argv: string[]): Promise<number> {
   if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
   const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
 
+  // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)
+  const pf = promptfooForEval();
+  const toolchain = toolchainOf(pf);
+  const tested = testedPromptfooRange();
+  const untested = tested && satisfies(pf.version, tested) !== true ? `promptfoo ${pf.version} is outside the releases rankgate is tested with (${tested})` : null;
+
   const outDir = v['out-dir']!;
   const ts = new Date();
   const base = join(outDir, `eval-${lang.replace(/,/g, '+')}-${stamp(ts)}`);
@@ -123,8 +135,11 @@ export async function run(argv: string[]): Promise<number> {
     ...(v.judge ? { RANKGATE_JUDGE: v.judge } : {}),
     ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
   };
-  console.error(`rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''})`);
-  const code = await runPromptfoo(['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
+  console.error(
+    `rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''}; promptfoo ${pf.version}${pf.from === 'project' ? '' : ' (rankgate\'s own)'} at ${relative(process.cwd(), pf.dir) || '.'}, Node ${toolchain.node})`,
+  );
+  if (untested) console.error(`rankgate eval: note: ${untested}`);
+  const code = await runPromptfoo(pf.bin, ['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
   // the afterAll hook's record beside the output (src/results/regate.ts): the run's rows when promptfoo wrote none
   const record = regatePathFor([raw]);
   const source = existsSync(raw) ? raw : record && existsSync(record) ? record : null;
@@ -148,11 +163,13 @@ export async function run(argv: string[]): Promise<number> {
     baseline,
     corpus: await runCorpusFor(first, baseline?.data),
     report: { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() },
+    toolchain,
   });
+  if (untested) verdict.notes.push(untested);
   const report = verdict.report;
   const delta = verdict.delta;
   const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c));
-  const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, promptfoo_results: raw };
+  const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain, promptfoo_results: raw };
   if (results.columns.length > 1) {
     doc.columns = results.columns.map((c) => {
       const r = buildReport(c, { language: lang, evalId: results.evalId, timestamp: ts.toISOString() });

@@ -23,6 +23,7 @@ import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, type Column } from '../results/read.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
+import { regateHeaderBeside } from '../results/regate.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
@@ -89,6 +90,8 @@ export async function run(argv: string[]): Promise<number> {
     baseline,
     corpus: await runCorpusFor(col, baseline?.data),
     report: { evalId: results.evalId, timestamp: results.timestamp },
+    // what the file says wrote it (promptfoo's JSON metadata, or the hook's record of the same eval beside its JSONL)
+    toolchain: results.toolchain ?? (regate ? null : (regateHeaderBeside(file)?.toolchain ?? null)),
   });
   if (v['update-baseline']) {
     // this run is to become the baseline: "no baseline at X" right after "baseline written: X" said the opposite
@@ -110,7 +113,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log('');
   console.log(deltaSection(delta));
   console.log('');
-  if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression }) + '\n');
+  if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain: verdict.toolchain ?? null }) + '\n');
   if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
   if (v.comment) writeFileAtomic(v.comment, redactText(renderComment(report, delta, verdict)));
   if (v['update-baseline']) {

@@ -43,6 +43,8 @@ export interface InitPlan {
   watch: string[];
   baseline: string;
   today: string;
+  /** the Node line the workflow sets up, and why (src/util/toolchain.ts ciNodeFor: what the installed promptfoo accepts) */
+  node: { major: number; why: string };
 }
 
 const q = (s: string) => JSON.stringify(s);
@@ -270,9 +272,10 @@ jobs:
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0
+      # Node ${p.node.major}: ${p.node.why}.
       - uses: actions/setup-node@v4
         with:
-          node-version: 20
+          node-version: ${p.node.major}
           cache: npm
       - run: npm ci${cache}${service}
       - name: Baseline from the base branch
@@ -285,17 +288,27 @@ jobs:
             echo "path=" >> "$GITHUB_OUTPUT"
           fi
       - name: Eval (promptfoo)
+        id: eval
         continue-on-error: true
         run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
+      # The gate's exit code is the job's: 1 a floor or a significant regression, 2 bad input or a broken setup. An eval
+      # that did not start (a promptfoo that needs another Node, a missing install) or wrote no results is 2, never 1.
       - name: Gate
         id: gate
-        continue-on-error: true
+        if: always()
         run: |
-          if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
-            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md
-          else
-            npx rankgate gate results.jsonl --comment comment.md
+          if [ ! -s results.jsonl ]; then
+            echo "::error::promptfoo eval did not start or wrote no results (eval step: \${{ steps.eval.outcome }}): a broken setup (exit 2), not a quality result; see the Eval step's log (a promptfoo that needs another Node than node-version above, or a failed install)"
+            echo "code=2" >> "$GITHUB_OUTPUT"
+            exit 0
           fi
+          code=0
+          if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
+            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md || code=$?
+          else
+            npx rankgate gate results.jsonl --comment comment.md || code=$?
+          fi
+          echo "code=$code" >> "$GITHUB_OUTPUT"
       - name: Job summary
         if: always() && hashFiles('comment.md') != ''
         run: cat comment.md >> "$GITHUB_STEP_SUMMARY"
@@ -326,10 +339,16 @@ jobs:
             if (mine) await github.rest.issues.updateComment({ owner, repo, comment_id: mine.id, body });
             else await github.rest.issues.createComment({ owner, repo, issue_number, body });
       - name: Fail when the gate fails
-        if: steps.gate.outcome != 'success'
+        if: always() && steps.gate.outputs.code != '0'
         run: |
-          echo "Search-quality gate failed (see the job summary and the search-eval-results artifact)."
-          exit 1
+          code="\${{ steps.gate.outputs.code }}"
+          if [ "$code" = "1" ]; then
+            echo "Search-quality gate failed: a floor or a significant regression (exit 1; see the job summary and the search-eval-results artifact)."
+          else
+            echo "Search-quality gate measured nothing trustworthy: bad input or a broken setup (exit 2; see the Gate and Eval steps' logs)."
+            code=2
+          fi
+          exit "$code"
 `;
 }
 

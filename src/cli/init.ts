@@ -26,6 +26,7 @@ import yaml from 'js-yaml';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { didYouMean } from '../util/suggest.ts';
+import { ciNodeFor, resolvePromptfoo } from '../util/toolchain.ts';
 import { parseCliArgs } from './args.ts';
 import * as gateModule from '../gate/floors.ts';
 import { loadFloors } from '../gate/floors.ts';
@@ -133,6 +134,8 @@ function watchPath(rel: string, isDir: boolean): string | undefined {
 
 export interface InitOptions {
   golden: string;
+  /** the Node version init runs on (default this process's): the workflow's Node is chosen from it and promptfoo's engines */
+  node?: string;
   corpus?: string;
   url?: string;
   module?: string;
@@ -228,6 +231,8 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     watch: [...new Set(watch)],
     baseline: 'config/search-baseline.json',
     today: o.today ?? new Date().toISOString().slice(0, 10),
+    // the Node the repository's promptfoo (what `npx promptfoo` runs there) starts on
+    node: ciNodeFor(resolvePromptfoo(dir), o.node ?? process.version),
   };
 
   const files: PlannedFile[] = [
@@ -251,7 +256,8 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     path: '.env',
     append: true,
     content:
-      '# rankgate: promptfoo offline and quiet (read by promptfoo from this folder; the environment wins)\nPROMPTFOO_DISABLE_TELEMETRY=1\nPROMPTFOO_DISABLE_UPDATE=1\nPROMPTFOO_DISABLE_SHARING=1\nPROMPTFOO_DISABLE_RUNTIME_WARNINGS=1\nPROMPTFOO_DISABLE_DEBUG_LOG=1\n# a query failing its own assertions does not fail the run: the gate floors decide\nPROMPTFOO_PASS_RATE_THRESHOLD=0\n',
+      '# rankgate: promptfoo offline and quiet (read by promptfoo from this folder; the environment wins)\nPROMPTFOO_DISABLE_TELEMETRY=1\nPROMPTFOO_DISABLE_UPDATE=1\nPROMPTFOO_DISABLE_SHARING=1\nPROMPTFOO_DISABLE_RUNTIME_WARNINGS=1\nPROMPTFOO_DISABLE_DEBUG_LOG=1\n# a query failing its own assertions does not fail the run: the gate floors decide\nPROMPTFOO_PASS_RATE_THRESHOLD=0\n' +
+      '# promptfoo\'s history (evals, `npx promptfoo view`) in .promptfoo/ here, the folder `rankgate eval` uses: one history\nPROMPTFOO_CONFIG_DIR=.promptfoo\n',
   });
   files.push({ path: '.npmrc', append: true, content: '# rankgate: silence Node\'s ExperimentalWarning (undici\'s DecompressInterceptor, printed by promptfoo on every eval) in npx/npm runs\nnode-options=${NODE_OPTIONS?} --disable-warning=ExperimentalWarning\n' });
 
@@ -381,6 +387,7 @@ export async function run(argv: string[]): Promise<number> {
     const out = [
       `rankgate init: ${f.n} golden queries in ${plan.golden} (${f.categories.length} categor${f.categories.length === 1 ? 'y' : 'ies'}), evaluating ${what}`,
       ...written.map((w) => `  wrote ${w}`),
+      `  workflow Node: ${plan.node.major} (${plan.node.why})`,
       `  floors: overall Recall@3 >= ${plan.floors.overall.toFixed(2)}${plan.floors.categories.length ? `, ${plan.floors.categories.length} categor${plan.floors.categories.length === 1 ? 'y' : 'ies'}` : ''}${plan.floors.routing !== undefined ? `, routing accuracy >= ${plan.floors.routing.toFixed(2)}` : ''}`,
       ...notes.map((n) => `  note: ${n}`),
       '',

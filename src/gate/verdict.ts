@@ -19,6 +19,7 @@ import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, 
 import { idSpaceProblem } from './idspace.ts';
 import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
+import type { Toolchain } from '../util/toolchain.ts';
 
 export type ExitCode = 0 | 1 | 2;
 
@@ -37,6 +38,8 @@ export interface GateOptions {
   /** The run's corpus as re-read (src/gate/corpus-change.ts runCorpus): which documents changed since the baseline. */
   corpus?: RunCorpus;
   report?: ReportOptions;
+  /** The Node and promptfoo the run stood on (recorded in the verdict, printed under its first line). */
+  toolchain?: Toolchain | null;
 }
 
 export interface ErrorGroup {
@@ -68,6 +71,8 @@ export interface ColumnVerdict {
   delta: BaselineDelta | null;
   /** The same corpus source with other content than the baseline's: what changed (null: nothing to say). */
   corpusChange?: CorpusChange | null;
+  /** The Node and promptfoo the run stood on; null when unknown (a results file that does not say). */
+  toolchain?: Toolchain | null;
 }
 
 /** The distinct first lines of the errored queries, most frequent first. */
@@ -223,7 +228,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     reasons = two;
     if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
 }
 
 function fmtP(p: number): string {
@@ -262,11 +267,17 @@ export function verdictLines(v: ColumnVerdict): string[] {
     `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}` +
     `${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
   const out = [head];
+  if (v.toolchain) out.push(`  ${toolchainLine(v.toolchain)}`);
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
   for (const x of v.reasons) out.push(`  ✗ ${x}`);
   if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
   return out;
+}
+
+/** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */
+export function toolchainLine(t: Toolchain): string {
+  return `on Node ${t.node ?? 'unknown'} · promptfoo ${t.promptfoo ?? 'unknown'}`;
 }
 
 /** `text` cut at a word boundary to at most `max` characters (… when cut). */

@@ -10,6 +10,7 @@ import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, routingChecked, scor
 import { BUCKETS } from './types.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
+import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
 
 export interface QueryRecord {
   id: string;
@@ -84,6 +85,8 @@ export interface ParsedResults {
   columns: Column[];
   /** 'jsonl' when read from promptfoo's JSONL output: rows only, no column sums or counts to cross-check. */
   format?: 'jsonl';
+  /** The Node and promptfoo that wrote the results, when the file says (promptfoo's JSON metadata, the re-gate header). */
+  toolchain?: Toolchain | null;
 }
 
 interface PfRow {
@@ -184,7 +187,8 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   }
   const parser = resultsParser({ evalId: top.evalId, timestamp: res.timestamp, prompts: res.prompts, config: top.config }, file, routingOpts);
   res.results.forEach((row, i) => parser.addRow(row, i));
-  return parser.finish();
+  const toolchain = toolchainOfOutput((doc as { metadata?: unknown }).metadata);
+  return { ...parser.finish(), ...(toolchain ? { toolchain } : {}) };
 }
 
 /** A results file's summary part: promptfoo's JSON has it; its JSONL (one row a line) has none (prompts null). */

@@ -6,9 +6,11 @@
  * src/results/read.ts needs to re-score it: golden, selection, ranking without content beyond src/results/compact.ts,
  * named scores, promptfoo's pass, the judge's verdict). `rankgate gate <that file>` re-gates from it.
  */
+import { statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { GoldenQuerySchema } from '../golden/schema.ts';
 import { writeLinesAtomic } from '../util/atomic.ts';
+import { readLinesSync } from '../util/lines.ts';
 import { redactText } from '../util/redact.ts';
 import { compactDiagnostics, compactHarness } from './compact.ts';
 import { REGATE_KEY, type RegateHeader } from './stream.ts';
@@ -31,6 +33,27 @@ export function regatePathFor(outputs: readonly string[]): string | null {
   const out = outputs.find((p) => /\.jsonl?$/i.test(p)) ?? outputs[0];
   if (!out || /\.rankgate\.jsonl$/i.test(out)) return null;
   return join(dirname(out), basename(out).replace(/\.[^.]+$/, '') + '.rankgate.jsonl');
+}
+
+/**
+ * The re-gate header the hook wrote beside promptfoo's output `output` in the same eval (its verdict, toolchain), or
+ * null: none, unreadable, naming another output, or written more than two minutes before the output (a stale record
+ * of an earlier eval; the hook writes it just before promptfoo writes the output).
+ */
+export function regateHeaderBeside(output: string): RegateHeader | null {
+  const p = regatePathFor([output]);
+  if (!p) return null;
+  try {
+    const age = statSync(output).mtimeMs - statSync(p).mtimeMs;
+    if (age < -2000 || age > 120_000) return null;
+    const lines = readLinesSync(p, 1 << 16);
+    const first = lines.next().value;
+    lines.return(undefined);
+    const h = (JSON.parse(first ?? '') as Record<string, unknown>)[REGATE_KEY] as RegateHeader | undefined;
+    return h && typeof h === 'object' && (typeof h.output !== 'string' || basename(h.output) === basename(output)) ? h : null;
+  } catch {
+    return null;
+  }
 }
 
 interface Row {

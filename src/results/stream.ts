@@ -16,6 +16,7 @@ import { UserError } from '../errors.ts';
 import { readLinesSync } from '../util/lines.ts';
 import { parseResultsJson, resultsParser, type ParsedResults } from './read.ts';
 import type { RoutingOptions } from './score.ts';
+import type { Toolchain } from '../util/toolchain.ts';
 
 /** JSONL by name: promptfoo picks its output format by the extension the same way. */
 export const isJsonl = (path: string): boolean => /\.(jsonl|ndjson)$/i.test(path);
@@ -62,6 +63,8 @@ export interface RegateHeader {
   output?: string | null;
   code?: number;
   verdict?: string[];
+  /** The Node and promptfoo of the eval (the hook's own process). */
+  toolchain?: Toolchain;
 }
 
 /** Parse a JSONL results file (promptfoo's, or the hook's re-gate file) one row at a time. */
@@ -80,7 +83,7 @@ export function readResultsJsonl(path: string, routingOpts: RoutingOptions = {})
   parser ??= resultsParser({ evalId: regate?.evalId ?? undefined, timestamp: regate?.timestamp, prompts: null }, path, routingOpts);
   const parsed = parser.finish();
   if (parsed.columns.length === 0) throw new UserError(`${path}: no result rows (expected the file written by \`promptfoo eval --output results.jsonl\`; with --no-write promptfoo 0.121 writes no rows to JSONL)`);
-  return { ...parsed, ...(regate ? { regate } : {}) };
+  return { ...parsed, ...(regate ? { regate } : {}), ...(regate?.toolchain ? { toolchain: regate.toolchain } : {}) };
 }
 
 /** A results file, JSON or JSONL (by its extension), as per-column query records. */

@@ -8,18 +8,26 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function packageRoot(moduleUrl: string): string {
-  let dir = dirname(fileURLToPath(moduleUrl));
+  return packageDirNamed(dirname(fileURLToPath(moduleUrl)), 'rankgate') ?? join(dirname(fileURLToPath(moduleUrl)), '..', '..');
+}
+
+/**
+ * The nearest folder at or above `from` whose package.json is package `name`'s, null when none; `orPath` also accepts
+ * a folder whose path matches it when its package.json cannot be read (for a broken install to be named, not skipped).
+ */
+export function packageDirNamed(from: string, name: string, orPath?: RegExp): string | null {
+  let dir = from;
   for (;;) {
     const pj = join(dir, 'package.json');
     if (existsSync(pj)) {
       try {
-        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: string }).name === 'rankgate') return dir;
+        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: unknown }).name === name) return dir;
       } catch {
-        /* not ours */
+        if (orPath?.test(dir)) return dir;
       }
     }
     const up = dirname(dir);
-    if (up === dir) return join(dirname(fileURLToPath(moduleUrl)), '..', '..');
+    if (up === dir) return null;
     dir = up;
   }
 }
