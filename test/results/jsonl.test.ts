@@ -93,6 +93,13 @@ describe('JSONL results (src/results/stream.ts)', () => {
     const f = join(dir, 'lines.txt');
     writeFileSync(f, 'één\r\nzwei€\n\nlast');
     for (const chunk of [1, 2, 3, 1 << 20]) assert.deepEqual([...readLinesSync(f, chunk)], ['één', 'zwei€', '', 'last'], `chunk ${chunk}`);
+    // a line many chunks long (a topK-150 row is ~100 KB), a newline as a chunk's first or last byte, a stale newline
+    // left in the reused chunk buffer past the bytes read
+    const long = 'ä' + 'x'.repeat(5000) + '€';
+    writeFileSync(f, `${long}\nab\n\n${long}`);
+    for (const chunk of [3, 4, 7, 64, 5003]) assert.deepEqual([...readLinesSync(f, chunk)], [long, 'ab', '', long], `chunk ${chunk}`);
+    writeFileSync(f, 'a\n\nbcdefg');
+    assert.deepEqual([...readLinesSync(f, 4)], ['a', '', 'bcdefg']);
   });
 
   it('a JSONL file gives the same per-query records as the JSON document of the same rows, without the summary', () => {
