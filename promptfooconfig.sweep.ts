@@ -149,7 +149,7 @@ export default {
       { type: 'javascript', value: 'file://assertions/routing.ts:routing' },
     ],
   },
-  extensions: ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterAll'],
+  extensions: ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterEach', 'file://assertions/gate.ts:afterAll'],
   env: {
     PROMPTFOO_DISABLE_TELEMETRY: '1',
     PROMPTFOO_DISABLE_UPDATE: '1',

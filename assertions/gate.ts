@@ -5,6 +5,8 @@
  *     - file://assertions/gate.ts:beforeAll   # adds derived means per category (and conditional ones) for the tests present,
  *                                             # and the judged means (avg_judged_*, or avg_heuristic_judged_*) when a
  *                                             # judge assertion (assertions/judge.ts:judged) runs with the judge on
+ *     - file://assertions/gate.ts:afterEach   # carries each row's metadata once: drops the row's own copies of
+ *                                             # response.metadata and of the golden query (src/results/compact.ts)
  *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
  *
  * beforeAll also validates the floors file (a bad gate.yaml: one line, exit 2, before any query runs).
@@ -35,6 +37,7 @@ import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
+import { dedupeRowMetadata } from '../src/results/compact.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
@@ -187,6 +190,16 @@ interface AfterAllContext {
   evalId?: string;
   /** The eval's stored config (promptfoo saves it after this hook: its description titles the eval in the view). */
   config?: { providers?: unknown; env?: Record<string, unknown>; description?: string };
+}
+
+/**
+ * Each row's metadata once: promptfoo stores a row's own `metadata` as {...testCase.metadata, ...response.metadata},
+ * so the harness (the ranking), the diagnostics and the golden query were written twice a row (to its database and to
+ * --output). The row's copies go; testCase.metadata and response.metadata, which every reader reads, stay. Runs
+ * after the row is graded (the assertions read context.metadata before), on promptfoo's own copy of the metadata.
+ */
+export async function afterEach(context: { result?: Parameters<typeof dedupeRowMetadata>[0] }): Promise<void> {
+  if (context?.result) dedupeRowMetadata(context.result);
 }
 
 /**

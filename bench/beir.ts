@@ -15,15 +15,18 @@
  *   --work-dir DIR      where .rankgate/bench lives (default: the repository root)
  *   --anchors FILE      README with the published figures (default: README.md beside the folder)
  *   --report-only       no eval: re-score the last promptfoo results (.rankgate/bench/<name>/results.jsonl)
+ *   --no-gate           do not gate the results at the end
  *
  * Steps: import queries + qrels with src/golden's BEIR reader -> promptfoo test cases (document-level
  * judgements); ingest corpus.jsonl into a PGlite data dir .rankgate/bench/<name>/db once (reused after);
  * `promptfoo eval` a generated config whose columns are keyword (BM25), semantic, hybrid (RRF defaults)
  * and the sweep; nDCG@10 / MRR@10 from assertions/rank.ts and Recall@100 from bench/beir/assert.ts, all on
  * document-collapsed rankings. Prints a Markdown table and writes .rankgate/bench/beir-<name>.md and .json
- * (atomically), and the promptfoo results (JSONL, one row a line) as .rankgate/bench/<name>/results.jsonl.
+ * (atomically), and the promptfoo results (JSONL, one row a line) as .rankgate/bench/<name>/results.jsonl, then gates
+ * them with `rankgate gate` in its own process (zero floors: the evidence is checked, not the quality) and prints its
+ * verdict, wall time and peak RSS (--no-gate skips it).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { openDatabase } from '../src/db/index.ts';
@@ -31,7 +34,7 @@ import { UserError } from '../src/errors.ts';
 import { writeFileAtomic } from '../src/util/atomic.ts';
 import { defaultAnchorsFile, importBeir, readAnchors } from './beir/import.ts';
 import { benchPaths, ensureIndex } from './beir/index-corpus.ts';
-import { REPO, bestHybrid, buildConfig, columnsFor, readPfRows, runPromptfoo, summarize, type PfOutput } from './beir/run.ts';
+import { REPO, bestHybrid, buildConfig, columnsFor, gateResults, readPfRows, runPromptfoo, summarize, type PfOutput } from './beir/run.ts';
 import { renderMarkdown } from './beir/report.ts';
 
 function int(name: string, v: string | undefined, def: number, min: number): number {
@@ -57,11 +60,12 @@ export async function main(argv: string[]): Promise<number> {
       'work-dir': { type: 'string' },
       anchors: { type: 'string' },
       'report-only': { type: 'boolean' },
+      'no-gate': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
-    process.stdout.write('usage: npm run bench:beir -- [BEIR folder] [--split test] [--queries N] [--sweep none|small] [--chunk-size 512] [--depth 150] [--reingest]\n');
+    process.stdout.write('usage: npm run bench:beir -- [BEIR folder] [--split test] [--queries N] [--sweep none|small] [--chunk-size 512] [--depth 150] [--reingest] [--report-only] [--no-gate]\n');
     return 0;
   }
   if (positionals.length > 1) throw new UserError(`expected one BEIR folder, got ${positionals.length}: ${positionals.join(' ')}`);
@@ -161,6 +165,14 @@ export async function main(argv: string[]): Promise<number> {
     ) + '\n',
   );
   log(`wrote ${shown(outBase)}.md and .json`);
+  if (!values['no-gate']) {
+    const rows = pf.results.results.length;
+    const bytes = statSync(resultsFile).size;
+    log(`results ${shown(resultsFile)}: ${rows} rows, ${(bytes / 1e6).toFixed(1)} MB (${Math.round(bytes / rows)} bytes a row, one JSON line each)`);
+    const g = gateResults(resultsFile);
+    log(`rankgate gate ${shown(resultsFile)}: exit ${g.code} in ${g.secs.toFixed(1)} s${g.peakMb !== null ? `, peak RSS ${g.peakMb.toFixed(0)} MB` : ''} · ${g.verdict}`);
+    if (g.code === 2) return 2;
+  }
   return 0;
 }
 

@@ -113,6 +113,7 @@ derivedMetrics:
   - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
 extensions:
   - file://${ROOT}/assertions/gate.ts:beforeAll
+  - file://${ROOT}/assertions/gate.ts:afterEach
   - file://${ROOT}/assertions/gate.ts:afterAll
 env:
   PROMPTFOO_PASS_RATE_THRESHOLD: '0'

@@ -3,8 +3,8 @@
  * run by the installed promptfoo CLI in a child process, and the per-column summary read back from its
  * `--output` JSON.
  */
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,8 @@ export function buildConfig(o: ConfigOptions): Record<string, unknown> {
       ],
     },
     tests: o.tests,
+    // each row's metadata once (promptfoo copies response.metadata into the row's own metadata)
+    extensions: [f('assertions/gate.ts:afterEach')],
     derivedMetrics: [
       { name: 'ndcg_at_10_mean', value: 'ndcg_at_10 / n_beir' },
       { name: 'mrr_at_10_mean', value: 'mrr / n_beir' },
@@ -126,7 +128,9 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
     const out = join(tmp, 'results.jsonl');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? join(REPO, '.promptfoo'),
+      // promptfoo's database of this benchmark only: two promptfoo processes writing one SQLite database lose rows
+      // (a SciFact train run beside a fixture run ended with 190 of 9,708 rows in its JSONL)
+      PROMPTFOO_CONFIG_DIR: process.env.PROMPTFOO_CONFIG_DIR ?? join(dirname(o.resultsFile), 'promptfoo'),
       PROMPTFOO_DISABLE_TELEMETRY: '1',
       PROMPTFOO_DISABLE_UPDATE: '1',
       PROMPTFOO_DISABLE_SHARING: '1',
@@ -191,6 +195,31 @@ export function readPfRows(file: string): PfOutput {
     });
   }
   return { results: { results: rows } };
+}
+
+/**
+ * `rankgate gate` on the results file in its own process (the command a user runs on a sweep's results), with a
+ * zero overall Recall@3 floor: the benchmark measures, it does not judge quality, so the gate's verdict is about the
+ * evidence (every row readable, every query of the selection present, no errored rows). Peak RSS from GNU time.
+ */
+export function gateResults(resultsFile: string): { code: number | null; secs: number; peakMb: number | null; verdict: string } {
+  const tmp = mkdtempSync(join(tmpdir(), 'rankgate-beir-gate-'));
+  try {
+    const floors = join(tmp, 'floors.yaml');
+    writeFileSync(floors, 'overall:\n  recall_at_3: 0\n');
+    const args = [join(REPO, 'bin', 'rankgate.js'), 'gate', resultsFile, '--floors', floors];
+    const time = existsSync('/usr/bin/time');
+    const t0 = performance.now();
+    const r = time
+      ? spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, ...args], { encoding: 'utf8', cwd: tmp, maxBuffer: 1 << 28 })
+      : spawnSync(process.execPath, args, { encoding: 'utf8', cwd: tmp, maxBuffer: 1 << 28 });
+    const secs = (performance.now() - t0) / 1000;
+    const peak = time ? Number(r.stderr.trim().split('\n').pop()) : NaN;
+    const verdict = (r.stdout + r.stderr).split('\n').find((l) => /^rankgate gate (PASSED|FAILED|ERROR)/.test(l)) ?? (r.stdout + r.stderr).trim().split('\n').slice(-3).join(' | ');
+    return { code: r.status, secs, peakMb: Number.isFinite(peak) ? peak / 1024 : null, verdict };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 /** Move the results into place (a rename; a copy across file systems), atomically either way. */

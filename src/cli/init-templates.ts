@@ -136,6 +136,7 @@ defaultTest:
 # Means (avg_recall_at_3, routing_accuracy, per category...): computed by the gate hooks from the column sums.
 extensions:
   - file://${p.pkg}/assertions/gate.ts:beforeAll
+  - file://${p.pkg}/assertions/gate.ts:afterEach
   - file://${p.pkg}/assertions/gate.ts:afterAll
 
 env:

@@ -150,7 +150,11 @@ export function baselineInconsistency(b: Baseline): string | null {
     return `summary.overall_mrr_at_10 is ${JSON.stringify(sm.overall_mrr_at_10)} but the per-query mrr values average ${mean(vals(all, 'mrr'))?.toFixed(4) ?? 'null'}`;
   const cats = sm.categories && typeof sm.categories === 'object' ? sm.categories : {};
   const byCat = new Map<string, BaselineQuery[]>();
-  for (const q of all) byCat.set(q.category, [...(byCat.get(q.category) ?? []), q]);
+  for (const q of all) {
+    const c = byCat.get(q.category);
+    if (c) c.push(q);
+    else byCat.set(q.category, [q]);
+  }
   for (const c of Object.keys(cats)) if (!byCat.has(c)) return `summary.categories.${c}: ${JSON.stringify(cats[c]?.count)} queries, but no per-query entry has category '${c}': entries were deleted`;
   for (const [c, qs] of [...byCat.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
     const e = cats[c];

@@ -53,7 +53,11 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
   const slices = new Map<string, [QueryRecord, QueryRecord][]>();
   for (const p of pairs) {
     const keys = [`category:${p[0].category}`, ...p[0].tags.map((t) => `tag:${t}`)];
-    for (const k of keys) slices.set(k, [...(slices.get(k) ?? []), p]);
+    for (const k of keys) {
+      const s = slices.get(k);
+      if (s) s.push(p);
+      else slices.set(k, [p]);
+    }
   }
   const worst: { slice: string; drop: number }[] = [];
   for (const [slice, ps] of slices) {

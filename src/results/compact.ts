@@ -10,8 +10,15 @@
  * on a prefix of its content, so re-scoring gives the same scores. The integrity of the top results (which reads
  * the end of each chunk) is computed on the full content first and kept as `integrity`.
  *
+ * No hit keeps its per-channel ranks (`channels`: `rankgate search` prints them; no reader of a results file reads
+ * them), and a hit without full content keeps only what the readers of a row take (rank, ids, score, the snippet, path).
+ *
  * The first-stage candidates (metadata.diagnostics) only diagnose a query whose ranking returned nothing relevant
  * (src/results/score.ts bucketOf): every other row drops them.
+ *
+ * promptfoo then copies the test's and the response's metadata into the row's own `metadata`
+ * ({...testCase.metadata, ...response.metadata}): the afterEach hook (assertions/gate.ts) drops those copies
+ * (dedupeRowMetadata), so each is carried once.
  */
 import type { GoldenQuery } from '../golden/schema.ts';
 import type { SearchDiagnostics } from '../search/types.ts';
@@ -38,10 +45,11 @@ export function compactHarness(output: HarnessOutput, golden: GoldenQuery | unde
   const hits = output.hits.map((h) => {
     const p = pos.get(h)!;
     const full = (opts.judged && p < 10) || (noResults && p < 3) || refs.some((r) => refMatchesHit(r, h, meta));
-    if (full) return h;
+    const { channels: _c, ...kept } = h;
+    if (full) return kept;
     if (p < SNIPPET_TOP) {
-      const content = cut(h.content ?? '', SNIPPET_CHARS);
-      return content === h.content ? h : { ...h, content };
+      // what QueryRecord.top (src/results/read.ts) and the readers after it take: rank, ids, score, snippet, path
+      return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: cut(h.content ?? '', SNIPPET_CHARS), ...(h.path !== undefined ? { path: h.path } : {}) };
     }
     // below the top 3: what scoring and the ranking need (a path reference matches on path); the readable cell has the rest
     return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '', ...(byPath && h.path !== undefined ? { path: h.path } : {}) };
@@ -63,4 +71,30 @@ export function compactDiagnostics(output: HarnessOutput, golden: GoldenQuery | 
   const s = scoreRanking(golden, output, meta);
   if (s !== null && s.best_rank === null) return d;
   return { ...d, keywordCandidates: [], vectorCandidates: [] };
+}
+
+/** Keys of a test's metadata that are large and read only from testCase.metadata (src/results/read.ts, merge). */
+const TEST_COPIES = ['golden', 'selection'] as const;
+
+/**
+ * Drop from a promptfoo row's own `metadata` what it copies from elsewhere: every object-valued key of
+ * response.metadata whose value is the same (the harness, diagnostics, params, resolution...), and the golden query
+ * and selection of testCase.metadata. Small test keys (id, category, language, tags: the view filters rows by them)
+ * and anything else stay. Mutates `metadata` (promptfoo hands the afterEach hook its own copy); returns the keys dropped.
+ */
+export function dedupeRowMetadata(row: { metadata?: Record<string, unknown> | null; response?: { metadata?: Record<string, unknown> | null } | null; testCase?: { metadata?: Record<string, unknown> | null } | null }): string[] {
+  const m = row.metadata;
+  if (!m || typeof m !== 'object') return [];
+  const dropped: string[] = [];
+  const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+  const drop = (k: string, from: Record<string, unknown> | null | undefined) => {
+    if (!from || typeof from !== 'object' || !(k in m) || !(k in from)) return;
+    if (m[k] === null || typeof m[k] !== 'object' || !same(m[k], from[k])) return;
+    delete m[k];
+    dropped.push(k);
+  };
+  const rm = row.response?.metadata;
+  if (rm && typeof rm === 'object') for (const k of Object.keys(rm)) drop(k, rm);
+  for (const k of TEST_COPIES) drop(k, row.testCase?.metadata);
+  return dropped;
 }

@@ -27,7 +27,7 @@ describe('promptfooconfig.yaml and .env', () => {
       ['file://assertions/rank.ts:rank', 'file://assertions/routing.ts:routing', 'file://assertions/integrity.ts:integrity', 'file://assertions/judge.ts:judged'],
     );
     assert.equal(cfg.derivedMetrics, undefined, 'no derivedMetrics: the gate hooks compute the means (promptfoo would load mathjs for them)');
-    assert.deepEqual(cfg.extensions, ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterAll']);
+    assert.deepEqual(cfg.extensions, ['file://assertions/gate.ts:beforeAll', 'file://assertions/gate.ts:afterEach', 'file://assertions/gate.ts:afterAll']);
     assert.equal(cfg.env.PROMPTFOO_PASS_RATE_THRESHOLD, '0');
     const env = readFileSync(join(ROOT, '.env'), 'utf8');
     for (const k of ['PROMPTFOO_CONFIG_DIR=.promptfoo', 'PROMPTFOO_DISABLE_TELEMETRY=1', 'PROMPTFOO_DISABLE_UPDATE=1', 'PROMPTFOO_DISABLE_SHARING=1', 'PROMPTFOO_PASS_RATE_THRESHOLD=0']) {

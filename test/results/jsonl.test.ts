@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { readLinesSync } from '../../src/util/lines.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
 import { JSONL_LIMITS, readResultsFile, resultRows } from '../../src/results/stream.ts';
-import { compactHarness } from '../../src/results/compact.ts';
+import { compactHarness, dedupeRowMetadata } from '../../src/results/compact.ts';
+import { afterEach as afterEachHook } from '../../assertions/gate.ts';
 import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
 import { isUserError } from '../../src/errors.ts';
@@ -175,6 +176,14 @@ describe('JSONL results (src/results/stream.ts)', () => {
 });
 
 describe('compact rows (src/results/compact.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-compact-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const writeRows = (name: string, rows: unknown[]) => {
+    const f = join(dir, name);
+    writeFileSync(f, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    return f;
+  };
+  const jsonl = writeRows('results.jsonl', ROWS);
   it('keeps full content where a reader needs it, a snippet for the rest of the top 3, none below; scores and integrity unchanged', () => {
     for (const id of IDS) {
       const g = golden(id);
@@ -193,6 +202,45 @@ describe('compact rows (src/results/compact.ts)', () => {
     const judged = compactHarness(harness('q4'), golden('q4'), {}, { judged: true });
     assert.ok(judged.hits.every((h) => h.content.length >= LONG.length), 'a judged row keeps the top 10');
     assert.ok(Buffer.byteLength(JSON.stringify(q1, null, 2)) < Buffer.byteLength(JSON.stringify(harness('q1'), null, 2)) / 3);
+  });
+
+  it('no hit keeps its channel ranks; a top-3 snippet keeps only what the readers take (rank, ids, score, content, path)', () => {
+    const h = harness('q1');
+    h.hits = h.hits.map((x, i) => ({ ...x, path: `books/${x.documentId}.md`, bookSlug: 'b', chapterNumber: i, channels: { keyword: { rank: i + 1, score: 2 } } }));
+    const c = compactHarness(h, golden('q1'), { harness: h });
+    assert.ok(c.hits.every((x) => !('channels' in x)), 'channels dropped everywhere, full hits too');
+    assert.deepEqual(Object.keys(c.hits[0]!).sort(), ['chunkId', 'content', 'documentId', 'path', 'rank', 'score']);
+    assert.equal(c.hits[1]!.chapterNumber, 1, 'the hit matching the chunk reference is kept whole (but for channels)');
+    assert.equal(c.hits[1]!.content, LONG);
+    assert.deepEqual(readResultsFile(jsonl).columns[0]!.queries.find((q) => q.id === 'q1')!.top.map((t) => Object.keys(t).length), [5, 5, 5], 'QueryRecord.top takes five fields (no path in these rows)');
+  });
+
+  it("dedupeRowMetadata drops the row's copies of response.metadata and the golden query, nothing else", () => {
+    const h = harness('q1');
+    const response = { output: 'text', metadata: { harness: h, diagnostics: { variant: 'c300' }, params: { topK: 10 }, rankgate: '0.1.0', extra: null } };
+    const testCase = { metadata: { id: 'q1', category: 'direct', language: 'en', tags: 'x', golden: golden('q1'), selection: SEL } };
+    const row = {
+      response,
+      testCase,
+      // promptfoo's row metadata: {...testCase.metadata, ...response.metadata}; a value equal but not the same object
+      // (a JSON round trip) is a copy too; a key whose value differs from its namesake is the row's own
+      metadata: { ...testCase.metadata, ...response.metadata, params: JSON.parse(JSON.stringify(response.metadata.params)), diagnostics: { variant: 'other' }, sessionId: 's1' } as Record<string, unknown>,
+    };
+    assert.deepEqual(dedupeRowMetadata(row).sort(), ['golden', 'harness', 'params', 'selection']);
+    assert.deepEqual(Object.keys(row.metadata).sort(), ['category', 'diagnostics', 'extra', 'id', 'language', 'rankgate', 'sessionId', 'tags']);
+    assert.equal(row.response.metadata.harness, h, 'response.metadata untouched');
+    assert.ok(testCase.metadata.golden, 'testCase.metadata untouched');
+    assert.deepEqual(dedupeRowMetadata({ metadata: null }), []);
+    assert.deepEqual(dedupeRowMetadata({ metadata: { harness: h } }), [], 'nothing to compare with: kept');
+  });
+
+  it('the afterEach hook dedupes the row it is handed, and the rows read the same afterwards', async () => {
+    const rows = ROWS.map((r) => JSON.parse(JSON.stringify(r)) as Record<string, any>);
+    for (const r of rows) r.metadata = { ...r.testCase.metadata, ...r.response.metadata };
+    const before = readResultsFile(writeRows('dedupe-before.jsonl', rows));
+    for (const r of rows) await afterEachHook({ result: r });
+    assert.ok(rows.every((r) => !('harness' in r.metadata) && !('golden' in r.metadata) && r.metadata.id !== undefined));
+    assert.deepEqual(summary(readResultsFile(writeRows('dedupe-after.jsonl', rows))), summary(before));
   });
 });
 

@@ -162,7 +162,11 @@ function estimates(qs: QueryRecord[], seed: number): Record<KeyMetric, Estimate>
 
 function columnData(c: Column, seed: number): ColumnData {
   const byCat = new Map<string, QueryRecord[]>();
-  for (const q of c.queries) byCat.set(q.category, [...(byCat.get(q.category) ?? []), q]);
+  for (const q of c.queries) {
+    const g = byCat.get(q.category);
+    if (g) g.push(q);
+    else byCat.set(q.category, [q]);
+  }
   const categories: ColumnData['categories'] = {};
   for (const [cat, qs] of [...byCat].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const e = estimates(qs, seed);
