@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { writeLinesAtomic } from '../src/util/atomic.ts';
 import { selectionIdentity } from '../src/golden/testcases.ts';
+import { harnessConfigYaml } from './synthetic.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const PROMPTFOO = join(ROOT, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js');
@@ -97,30 +98,7 @@ function throughPromptfoo(queries: number, columns: number, jobs: number, keep?:
     ).join('\n');
     writeFileSync(
       join(dir, 'promptfooconfig.yaml'),
-      `description: bench/gate-rss ${queries}x${columns}
-prompts: ['{{query}}']
-providers:
-${providers}
-tests: file://${ROOT}/datasets/tests.ts
-defaultTest:
-  assert:
-    - type: javascript
-      value: file://${ROOT}/assertions/rank.ts:rank
-      config: { passAt: 3 }
-derivedMetrics:
-  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }
-  - { name: avg_mrr, value: mrr / n_ranked }
-  - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
-extensions:
-  - file://${ROOT}/assertions/gate.ts:beforeAll
-  - file://${ROOT}/assertions/gate.ts:afterEach
-  - file://${ROOT}/assertions/gate.ts:afterAll
-env:
-  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
-  RANKGATE_GATE: 'off'
-evaluateOptions:
-  maxConcurrency: ${jobs}
-`,
+      harnessConfigYaml(ROOT, `bench/gate-rss ${queries}x${columns}`, providers, jobs),
     );
     writeFileSync(join(dir, 'floors.yaml'), 'overall:\n  recall_at_3: 0.5\n');
     const env: NodeJS.ProcessEnv = {

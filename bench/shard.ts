@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/index.ts';
 import { ingestCorpus } from '../src/ingest/pipeline.ts';
-import { HashEmbedder, corpus, nqStyleQueries } from './synthetic.ts';
+import { HashEmbedder, corpus, harnessConfigYaml, nqStyleQueries } from './synthetic.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const PROMPTFOO = join(ROOT, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js');
@@ -100,31 +100,14 @@ async function main() {
     const config = join(dir, 'promptfooconfig.yaml');
     writeFileSync(
       config,
-      `description: bench/shard
-prompts: ['{{query}}']
-providers:
-  - id: file://${ROOT}/providers/search.ts
+      harnessConfigYaml(
+        ROOT,
+        'bench/shard',
+        `  - id: file://${ROOT}/providers/search.ts
     label: hybrid rrf60 c300 bench-hash
-    config: { module: ${ROOT}/bench/shard/service.ts, databaseUrl: '${url}', schema: ${schema}, dim: ${dim}, mode: hybrid, vectorSearch: hnsw, candidates: 50, topK: 10, chunkSize: 300, routing: false }
-tests: file://${ROOT}/datasets/tests.ts
-defaultTest:
-  assert:
-    - type: javascript
-      value: file://${ROOT}/assertions/rank.ts:rank
-      config: { passAt: 3 }
-derivedMetrics:
-  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }
-  - { name: avg_mrr, value: mrr / n_ranked }
-  - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
-extensions:
-  - file://${ROOT}/assertions/gate.ts:beforeAll
-  - file://${ROOT}/assertions/gate.ts:afterAll
-env:
-  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
-  RANKGATE_GATE: 'off'
-evaluateOptions:
-  maxConcurrency: 4
-`,
+    config: { module: ${ROOT}/bench/shard/service.ts, databaseUrl: '${url}', schema: ${schema}, dim: ${dim}, mode: hybrid, vectorSearch: hnsw, candidates: 50, topK: 10, chunkSize: 300, routing: false }`,
+        4,
+      ),
     );
     const pf = (name: string, goldenDir: string, extra: Record<string, string> = {}) =>
       run([PROMPTFOO, 'eval', '-c', config, '--no-cache', '--no-table', '--no-progress-bar', '--output', join(dir, `${name}.json`)], {

@@ -124,3 +124,35 @@ export class HashEmbedder implements Embedder {
     return this.vec(t);
   }
 }
+
+/**
+ * A promptfoo config (YAML) of the user's default harness over `providers` (YAML list items), as bench/shard.ts and
+ * bench/gate-rss.ts run it: the repository's tests loader (golden set from RANKGATE_GOLDEN), the rank assertion at
+ * passAt 3, the derived means and the gate hooks with the gate off (the benchmarks gate the results themselves).
+ */
+export function harnessConfigYaml(root: string, description: string, providers: string, maxConcurrency: number): string {
+  return `description: ${description}
+prompts: ['{{query}}']
+providers:
+${providers}
+tests: file://${root}/datasets/tests.ts
+defaultTest:
+  assert:
+    - type: javascript
+      value: file://${root}/assertions/rank.ts:rank
+      config: { passAt: 3 }
+derivedMetrics:
+  - { name: avg_recall_at_3, value: recall_at_3 / n_ranked }
+  - { name: avg_mrr, value: mrr / n_ranked }
+  - { name: avg_ndcg_at_10, value: ndcg_at_10 / n_ranked }
+extensions:
+  - file://${root}/assertions/gate.ts:beforeAll
+  - file://${root}/assertions/gate.ts:afterEach
+  - file://${root}/assertions/gate.ts:afterAll
+env:
+  PROMPTFOO_PASS_RATE_THRESHOLD: '0'
+  RANKGATE_GATE: 'off'
+evaluateOptions:
+  maxConcurrency: ${maxConcurrency}
+`;
+}
