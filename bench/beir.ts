@@ -113,6 +113,7 @@ export async function main(argv: string[]): Promise<number> {
       config: buildConfig({ name: imp.name, tests: imp.tests, columns, dataDir: paths.dataDir, chunkSize, embedder, depth }),
       concurrency,
       resultsFile,
+      expectedRows: columns.length * imp.tests.length,
       log,
     });
     evalSeconds = (performance.now() - t0) / 1000;

@@ -114,6 +114,8 @@ export interface RunOptions {
   concurrency: number;
   /** where the promptfoo results JSON ends up (renamed into place after a complete run) */
   resultsFile: string;
+  /** columns x queries: a file with fewer rows is an eval that stopped early (refused, not summarised as errors) */
+  expectedRows?: number;
   log?: (s: string) => void;
 }
 
@@ -162,6 +164,11 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
     } catch {
       const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
       throw new UserError(`promptfoo eval exited with code ${r.code} and wrote no results:\n${tail}`);
+    }
+    const n = parsed.results.results.length;
+    if (o.expectedRows !== undefined && n < o.expectedRows) {
+      const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
+      throw new UserError(`promptfoo eval exited with code ${r.code} after ${n} of ${o.expectedRows} rows (columns x queries): the eval stopped early, nothing is summarised:\n${tail}`);
     }
     renameOrCopy(out, o.resultsFile);
     return parsed;
