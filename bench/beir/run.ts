@@ -165,12 +165,12 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
       const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
       throw new UserError(`promptfoo eval exited with code ${r.code} and wrote no results:\n${tail}`);
     }
+    renameOrCopy(out, o.resultsFile);
     const n = parsed.results.results.length;
     if (o.expectedRows !== undefined && n < o.expectedRows) {
       const tail = (r.stderr + '\n' + r.stdout).trim().split('\n').slice(-25).join('\n');
-      throw new UserError(`promptfoo eval exited with code ${r.code} after ${n} of ${o.expectedRows} rows (columns x queries): the eval stopped early, nothing is summarised:\n${tail}`);
+      throw new UserError(`promptfoo eval exited with code ${r.code} after ${n} of ${o.expectedRows} rows (columns x queries; kept in ${o.resultsFile}): the eval stopped early, nothing is summarised:\n${tail}`);
     }
-    renameOrCopy(out, o.resultsFile);
     return parsed;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
