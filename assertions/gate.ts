@@ -38,6 +38,7 @@ import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../s
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { dedupeRowMetadata } from '../src/results/compact.ts';
+import { promptfooWrites } from '../src/results/nowrite.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
@@ -318,7 +319,9 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   let regatePath = context.results.length ? regatePathFor(outputs) : null;
   if (regatePath) {
     try {
-      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain }, context.results);
+      // written: false when promptfoo keeps no record of the eval (--no-write): never a baseline (src/results/nowrite.ts)
+      const written = promptfooWrites(process.argv, (context.config as { commandLineOptions?: unknown } | undefined)?.commandLineOptions);
+      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }) }, context.results);
     } catch (e) {
       console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       regatePath = null;

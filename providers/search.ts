@@ -52,6 +52,7 @@ import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
+import { PROMPTFOO_WRITE_KEY, noWriteInArgv } from '../src/results/nowrite.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
@@ -324,6 +325,7 @@ export default class SearchProvider {
       params,
       service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
       rankgate: RANKGATE_VERSION,
+      ...(noWriteInArgv(process.argv) ? { [PROMPTFOO_WRITE_KEY]: false as const } : {}),
     };
     return { output: rendered, latencyMs, metadata };
   }

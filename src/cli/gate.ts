@@ -24,6 +24,7 @@ import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdow
 import { pickColumn, type Column } from '../results/read.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
 import { regateHeaderBeside } from '../results/regate.ts';
+import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
@@ -121,6 +122,10 @@ export async function run(argv: string[]): Promise<number> {
     // --allow-partial says), a filtered or sharded golden selection, or evidence without rows. The old baseline stays.
     const target = v.baseline ?? baselinePath;
     const why = baselineRefusals(col, verdict);
+    // the hook's record: this file itself, or the one beside it (a JSONL output says nothing else about its run)
+    const record = regate ?? regateHeaderBeside(file);
+    const unkept = noWriteRefusal(col, { promptfooVersion: results.toolchain?.promptfoo ?? record?.toolchain?.promptfoo, commandLineOptions: results.commandLineOptions, regate: record ?? undefined });
+    if (unkept) why.push(unkept);
     // Old queries are never removed (the portal's DES-058 rule): the new baseline keeps every query of the one it
     // replaces (one that is not evidence itself is simply replaced). Starting over is deleting the file on purpose.
     let old = baseline?.path === target ? baseline.data : null;

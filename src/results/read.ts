@@ -11,6 +11,7 @@ import { BUCKETS } from './types.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
+import { PROMPTFOO_WRITE_KEY } from './nowrite.ts';
 
 export interface QueryRecord {
   id: string;
@@ -77,6 +78,11 @@ export interface Column {
   selection: SelectionInfo | null;
   /** Index identity of the rows (first row that reports one); null for url:/module: services. */
   identity: IndexIdentity | null;
+  /**
+   * Did promptfoo keep the run (src/results/nowrite.ts)? false when a row says `promptfooWrite: false` (a --no-write
+   * run), true when the rows come from rankgate's provider (which marks such runs) and none does; null/absent: unknown.
+   */
+  written?: boolean | null;
 }
 
 export interface ParsedResults {
@@ -87,6 +93,8 @@ export interface ParsedResults {
   format?: 'jsonl';
   /** The Node and promptfoo that wrote the results, when the file says (promptfoo's JSON metadata, the re-gate header). */
   toolchain?: Toolchain | null;
+  /** config.commandLineOptions of a JSON output (its write: false is a --no-write run: src/results/nowrite.ts). */
+  commandLineOptions?: unknown;
 }
 
 interface PfRow {
@@ -180,7 +188,7 @@ export function parseResultsJson(text: string, file = 'results.json', routingOpt
 
 /** Same as parseResultsJson over an already-parsed object ({evalId?, results: {prompts, results}, config?}). */
 export function parseResultsObject(doc: unknown, file = 'results.json', routingOpts: RoutingOptions = {}): ParsedResults {
-  const top = doc as { evalId?: string; results?: { timestamp?: string; prompts?: PfPrompt[]; results?: PfRow[] }; config?: { providers?: unknown } };
+  const top = doc as { evalId?: string; results?: { timestamp?: string; prompts?: PfPrompt[]; results?: PfRow[] }; config?: { providers?: unknown; commandLineOptions?: unknown } };
   const res = top?.results;
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
     fail(file, 'expected promptfoo output JSON with results.prompts[] and results.results[] (write it with `promptfoo eval --output results.json`)');
@@ -188,7 +196,7 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   const parser = resultsParser({ evalId: top.evalId, timestamp: res.timestamp, prompts: res.prompts, config: top.config }, file, routingOpts);
   res.results.forEach((row, i) => parser.addRow(row, i));
   const toolchain = toolchainOfOutput((doc as { metadata?: unknown }).metadata);
-  return { ...parser.finish(), ...(toolchain ? { toolchain } : {}) };
+  return { ...parser.finish(), ...(toolchain ? { toolchain } : {}), ...(top.config?.commandLineOptions !== undefined ? { commandLineOptions: top.config.commandLineOptions } : {}) };
 }
 
 /** A results file's summary part: promptfoo's JSON has it; its JSONL (one row a line) has none (prompts null). */
@@ -284,6 +292,9 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     }
     const ix = row.response?.metadata?.diagnostics?.index;
     if (!col.identity && ix && typeof ix === 'object') col.identity = { ...ix };
+    const rmeta = row.response?.metadata as Record<string, unknown> | undefined;
+    if (rmeta?.[PROMPTFOO_WRITE_KEY] === false) col.written = false;
+    else if (col.written !== false && typeof rmeta?.rankgate === 'string') col.written = true;
     const error = row.error ?? row.response?.error ?? null;
     let output: HarnessOutput | null = null;
     let err: string | null = null;

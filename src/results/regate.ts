@@ -13,6 +13,7 @@ import { writeLinesAtomic } from '../util/atomic.ts';
 import { readLinesSync } from '../util/lines.ts';
 import { redactText } from '../util/redact.ts';
 import { compactDiagnostics, compactHarness } from './compact.ts';
+import { PROMPTFOO_WRITE_KEY } from './nowrite.ts';
 import { REGATE_KEY, type RegateHeader } from './stream.ts';
 import type { HarnessMetadata, HarnessOutput } from './types.ts';
 
@@ -85,6 +86,7 @@ export function compactRow(raw: unknown): Record<string, unknown> {
           ...(meta.diagnostics !== undefined ? { diagnostics: h && Array.isArray(h.hits) && g.success ? compactDiagnostics(h, g.data, meta) : meta.diagnostics } : {}),
           ...(meta.resolution ? { resolution: meta.resolution } : {}),
           ...(meta.rankgate ? { rankgate: meta.rankgate } : {}),
+          ...(meta[PROMPTFOO_WRITE_KEY] === false ? { [PROMPTFOO_WRITE_KEY]: false } : {}),
         }
       : undefined;
     response = {

@@ -65,6 +65,8 @@ export interface RegateHeader {
   verdict?: string[];
   /** The Node and promptfoo of the eval (the hook's own process). */
   toolchain?: Toolchain;
+  /** false when promptfoo did not keep the eval (--no-write, or the config's commandLineOptions.write: false). */
+  written?: boolean;
 }
 
 /** Parse a JSONL results file (promptfoo's, or the hook's re-gate file) one row at a time. */

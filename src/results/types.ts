@@ -56,6 +56,8 @@ export interface HarnessMetadata {
   service?: string;
   /** rankgate's version (src/version.ts): shards of different versions are never merged. */
   rankgate?: string;
+  /** false on every row of a `promptfoo eval --no-write` run: never a baseline (src/results/nowrite.ts). */
+  promptfooWrite?: false;
 }
 
 export const BUCKETS = [

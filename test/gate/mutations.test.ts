@@ -1,8 +1,10 @@
 /**
  * Proof by mutation: real `promptfoo eval` runs over the fixture search service give one PASSING results file
  * (keyword mode, Recall@3 0.625 >= floor 0.6) and one FAILING one (hybrid mode, Recall@3 0.5 < 0.6), plus their
- * --no-write, partial, empty and dead-service counterparts. Each corruption below is applied to one of them and
- * gated through the real CLI (`node bin/rankgate.js gate`); the exit code must be the contract's: 0 pass, 1 a floor
+ * --no-write, partial, empty and dead-service counterparts. The --no-write runs are what the installed promptfoo
+ * makes of them (src/results/nowrite.ts: 0.121 keeps no rows, only the column sums; 0.123 keeps the rows); the
+ * sums-only starting points are 0.121's shape whichever promptfoo ran (0.123's rows removed, as 0.121 leaves them).
+ * Each corruption below is applied to one of them and gated through the real CLI (`node bin/rankgate.js gate`); the exit code must be the contract's: 0 pass, 1 a floor
  * or significant regression fails, 2 bad input / nothing trustworthy measured. Above all, no corruption of the
  * failing file may exit 0. The table (corruption -> exit code) is printed at the end.
  */
@@ -11,7 +13,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { promptfooEval, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
+import { PROMPTFOO_VERSION, promptfooEval, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
+import { SELECTION_SIZE_KEY } from '../../src/results/read.ts';
+import { rowsUnderNoWrite } from '../../src/results/nowrite.ts';
 import { closedPort, resummarise, writeGateConfig } from './helpers.ts';
 
 type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -20,7 +24,7 @@ const FLOORS = 'overall: { recall_at_3: 0.6 }\ncategories:\n  technique_boundary
 
 interface Mutation {
   name: string;
-  from: 'pass' | 'fail' | 'nw-pass' | 'nw-fail' | 'dead' | 'first3' | 'zzz';
+  from: 'pass' | 'fail' | 'nw-pass' | 'nw-fail' | 'sums-pass' | 'sums-fail' | 'dead' | 'first3' | 'zzz';
   /** Change the parsed results (return a string to write it verbatim); default: unchanged. */
   mutate?: (d: Doc) => Doc | string;
   floors?: string;
@@ -69,6 +73,21 @@ const hard = (r: Doc) => r.namedScores?.n_ranked === 1 && r.namedScores?.recall_
 const sums = (d: Doc) => d.results.prompts[0].metrics.namedScores;
 
 const rowOf = (d: Doc, id: string) => d.results.results.find((r: Doc) => r.testCase.metadata.id === id);
+
+/** Does the installed promptfoo keep the rows of a --no-write run? (null: a release not verified: the before hook fails.) */
+const NW_ROWS = rowsUnderNoWrite(PROMPTFOO_VERSION);
+
+/** promptfoo 0.121's --no-write shape from a run with rows: no rows; the selection size the hook then records in the sums. */
+function sumsOnly(d: Doc): Doc {
+  for (const p of d.results.prompts) {
+    const ns = p.metrics.namedScores;
+    delete ns.latency_p50_ms; // the hook records latencies from rows only
+    delete ns.latency_p95_ms;
+    ns[SELECTION_SIZE_KEY] = d.results.results.filter((r: Doc) => (r.promptIdx ?? 0) === d.results.prompts.indexOf(p)).length;
+  }
+  d.results.results = [];
+  return d;
+}
 
 const MUTATIONS: Mutation[] = [
   { name: 'unchanged passing file', from: 'pass', expect: 0, says: /gate PASSED \(exit 0\)/ },
@@ -132,9 +151,12 @@ const MUTATIONS: Mutation[] = [
   { name: 'floors categories shape wrong', from: 'fail', floors: 'categories:\n  technique_boundary: 1.0\n', expect: 2, says: /categories\.technique_boundary: expected a map of metric: floor/ },
   { name: 'floor out of range', from: 'pass', floors: 'overall: { recall_at_3: 60 }\n', expect: 2, says: /expected a floor between 0 and 1, got 60/ },
   { name: 'floor on a metric no query of the category measures', from: 'pass', floors: 'categories:\n  adversarial: { recall_at_3: 0.5 }\n', expect: 2, says: /cannot be checked: no adversarial query measures recall_at_3/ },
-  { name: '--no-write output (real run, passing)', from: 'nw-pass', expect: 0, says: /from the column sums/ },
-  { name: '--no-write output (real run, failing)', from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
-  { name: '--no-write output vs a baseline', from: 'nw-pass', baseline: (b) => b, expect: 2, says: /needs per-query rows/ },
+  // promptfoo 0.121 keeps no rows under --no-write (the gate reads the sums), 0.123 keeps them (the gate reads the rows)
+  { name: `--no-write output (real run, passing; promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-pass', expect: 0, says: NW_ROWS ? /gate PASSED \(exit 0\) for 'fixture-keyword': 10 of 10 queries · Recall@3 0\.6250 · MRR@10 0\.5625\n/ : /from the column sums/ },
+  { name: `--no-write output (real run, failing; promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
+  { name: `--no-write output vs a baseline (promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-pass', baseline: (b) => b, expect: NW_ROWS ? 0 : 2, says: NW_ROWS ? /regression check .* on 10 shared queries/ : /needs per-query rows/ },
+  { name: 'sums only (passing)', from: 'sums-pass', expect: 0, says: /Recall@3 0\.6250 · MRR@10 0\.5625 \(from the column sums\)/ },
+  { name: 'sums only vs a baseline', from: 'sums-pass', baseline: (b) => b, expect: 2, says: /needs per-query rows/ },
   { name: 'partial run --filter-first-n 3 (real run)', from: 'first3', expect: 2, says: /partial: 3 of 10 queries/ },
   { name: 'partial run accepted with --allow-partial', from: 'first3', args: ['--allow-partial'], expect: 0, says: /NOT CHECKED/ },
   { name: '0 rows --filter-pattern zzz (real run)', from: 'zzz', expect: 2, says: /no evaluated queries/ },
@@ -193,16 +215,16 @@ const MUTATIONS: Mutation[] = [
       return resummarise(b);
     }, expect: 2, says: /identity\.selection\.id [0-9a-f]{16} is not the identity of the 7 query ids it holds/ },
   { name: 'baseline without a summary', from: 'pass', baseline: (b) => (delete b.summary, b), expect: 2, says: /summary: missing/ },
-  // the --no-write column sums
-  { name: '--no-write: one category sum edited', from: 'nw-fail', mutate: (d) => ((sums(d).recall_at_3_emotional = 1 - sums(d).recall_at_3_emotional), d), expect: 2, says: /namedScores\.(avg_)?recall_at_3_emotional .*the sums were edited/ },
-  { name: '--no-write: a category count edited', from: 'nw-fail', mutate: (d) => ((sums(d).n_conceptual += 1), d), expect: 2, says: /n_conceptual is 4 but namedScoresCount\.n_conceptual says 3/ },
-  { name: '--no-write: overall and category sums edited together', from: 'nw-fail', mutate: (d) => {
+  // the column sums alone (promptfoo 0.121's --no-write shape: no rows)
+  { name: '--no-write: one category sum edited', from: 'sums-fail', mutate: (d) => ((sums(d).recall_at_3_emotional = 1 - sums(d).recall_at_3_emotional), d), expect: 2, says: /namedScores\.(avg_)?recall_at_3_emotional .*the sums were edited/ },
+  { name: '--no-write: a category count edited', from: 'sums-fail', mutate: (d) => ((sums(d).n_conceptual += 1), d), expect: 2, says: /n_conceptual is 4 but namedScoresCount\.n_conceptual says 3/ },
+  { name: '--no-write: overall and category sums edited together', from: 'sums-fail', mutate: (d) => {
       const ns = sums(d);
       ns.recall_at_3 += 1;
       ns.recall_at_3_emotional += 1;
       return d;
     }, expect: 2, says: /namedScores\.\S*recall_at_3\S* .*the sums were edited or are not promptfoo's \(a --no-write file is checked by its sums alone\)/ },
-  { name: '--no-write: every copy of Recall@3 edited (sums, view key, means)', from: 'nw-fail', mutate: (d) => {
+  { name: '--no-write: every copy of Recall@3 edited (sums, view key, means)', from: 'sums-fail', mutate: (d) => {
       const ns = sums(d);
       ns.recall_at_3 += 1;
       ns['#1 Recall@3'] += 1;
@@ -211,7 +233,7 @@ const MUTATIONS: Mutation[] = [
       ns.avg_recall_at_3_emotional = ns.recall_at_3_emotional / ns.n_emotional;
       return d;
     }, expect: 2, says: /namedScores\.recall_at_3\S* .*the sums were edited/ },
-  { name: '--no-write: routing sums edited', from: 'nw-pass', mutate: (d) => ((sums(d).routing_ok_technique_boundary = 0), d), expect: 2, says: /routing_ok is 10 but the categories' routing_ok_<category> add up to 9/ },
+  { name: '--no-write: routing sums edited', from: 'sums-pass', mutate: (d) => ((sums(d).routing_ok_technique_boundary = 0), d), expect: 2, says: /routing_ok is 10 but the categories' routing_ok_<category> add up to 9/ },
 ];
 
 describe('gate mutations through `rankgate gate` (real promptfoo runs as the starting points)', () => {
@@ -250,6 +272,14 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       assert.ok(last.some((l) => /^rankgate gate (PASSED|FAILED|ERROR) \(exit \d\)/.test(l)), `${name}: verdict printed`);
       if (name === 'zzz') assert.match(out[i]!.stderr, /rankgate gate ERROR \(exit 2\)[^\n]*\n(\s+note: [^\n]*\n)*\s+✗ no evaluated queries/, 'a 0-row run says why');
     });
+    // --no-write as the installed promptfoo does it; the sums-only starting points (0.121's shape) from those runs
+    assert.notEqual(NW_ROWS, null, `promptfoo ${PROMPTFOO_VERSION}: its --no-write shape is not verified (src/results/nowrite.ts rowsUnderNoWrite)`);
+    for (const nw of ['nw-pass', 'nw-fail']) {
+      const d = JSON.parse(readFileSync(files[nw]!, 'utf8'));
+      assert.equal(d.results.results.length, NW_ROWS ? 10 : 0, `promptfoo ${PROMPTFOO_VERSION} keeps ${NW_ROWS ? 'every' : 'no'} row under --no-write`);
+      files[nw.replace('nw', 'sums')] = join(dir, `${nw.replace('nw', 'sums')}.json`);
+      writeFileSync(files[nw.replace('nw', 'sums')]!, JSON.stringify(NW_ROWS ? sumsOnly(d) : d));
+    }
     const b = await rankgate(['gate', files.pass!, '--floors', floors, '--update-baseline', '--baseline', join(dir, 'baseline.json')]);
     assert.equal(b.code, 0, b.stderr);
   });
@@ -351,7 +381,10 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       const target = join(dir, `never-${name}.json`);
       const r = await rankgate(['gate', files[name]!, '--floors', floors, '--update-baseline', '--baseline', target]);
       assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${name}: one line: ${r.stderr}`);
       assert.match(r.stderr, /--update-baseline: .*was left as it was/);
+      // promptfoo 0.121's --no-write run has no rows; 0.123's has them, and they say promptfoo did not keep the run
+      if (name === 'nw-pass') assert.match(r.stderr, NW_ROWS ? /a `promptfoo eval --no-write` run \(its rows say so/ : /the results hold no per-query rows/);
       assert.ok(!existsSync(target), `${name}: no baseline written`);
       // an existing baseline is left byte for byte
       const existing = join(dir, 'baseline.json');
@@ -361,5 +394,19 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       assert.match(again.stderr, /--update-baseline: .*was left as it was/);
       assert.equal(readFileSync(existing, 'utf8'), before, `${name}: the existing baseline is unchanged`);
     }
+  });
+
+  it(`the afterAll hook's re-gate record of a --no-write run (promptfoo ${PROMPTFOO_VERSION}) says so, and is never a baseline`, async () => {
+    const record = join(dir, 'nw-pass.rankgate.jsonl');
+    // the hook writes its record only when promptfoo hands it rows: 0.121 keeps none under --no-write
+    assert.equal(existsSync(record), NW_ROWS, `promptfoo ${PROMPTFOO_VERSION}: a re-gate record ${NW_ROWS ? 'is' : 'is not'} written`);
+    if (!existsSync(record)) return;
+    assert.equal(JSON.parse(readFileSync(record, 'utf8').split('\n')[0]!).rankgate_regate.written, false);
+    assert.equal(JSON.parse(readFileSync(join(dir, 'pass.rankgate.jsonl'), 'utf8').split('\n')[0]!).rankgate_regate.written, undefined, 'a kept run says nothing');
+    const target = join(dir, 'never-record.json');
+    const r = await rankgate(['gate', record, '--floors', join(dir, 'floors.yaml'), '--update-baseline', '--baseline', target]);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stderr, /--update-baseline: a `promptfoo eval --no-write` run .*was left as it was/);
+    assert.ok(!existsSync(target));
   });
 });

@@ -1,6 +1,6 @@
 /** Helpers of the harness tests: run the real promptfoo CLI and the rankgate CLI as child processes. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURE = join(ROOT, 'test', 'fixtures', 'harness');
 export const PROMPTFOO_BIN = join(ROOT, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js');
+/** The installed promptfoo's version (tests assert the behaviour of the release at hand: src/results/nowrite.ts). */
+export const PROMPTFOO_VERSION: string = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'promptfoo', 'package.json'), 'utf8')).version;
 
 export interface RunResult {
   code: number;

@@ -5,7 +5,7 @@
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -16,6 +16,7 @@ import { compactHarness, dedupeRowMetadata } from '../../src/results/compact.ts'
 import { afterEach as afterEachHook } from '../../assertions/gate.ts';
 import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
+import { PROMPTFOO_WRITE_KEY, noWriteInArgv, noWriteRefusal, promptfooWrites, rowsUnderNoWrite } from '../../src/results/nowrite.ts';
 import { isUserError } from '../../src/errors.ts';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { selectionIdentity } from '../../src/golden/testcases.ts';
@@ -270,5 +271,89 @@ describe('the re-gate record (src/results/regate.ts)', () => {
     const small = Buffer.byteLength(JSON.stringify(compactRow(ROWS[2])));
     assert.ok(small < full / 2, `compact row ${small} B vs ${full} B`);
     assert.equal([...resultRows(f)].length, ROWS.length, 'the header is not a row');
+  });
+});
+
+describe("promptfoo's --no-write across its releases (src/results/nowrite.ts)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-nowrite-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  /** ROWS as a --no-write run of rankgate's provider leaves them (promptfooWrite: false in every row's metadata). */
+  const unkept = () => structuredClone(ROWS).map((r) => ((r.response.metadata as Record<string, unknown>)[PROMPTFOO_WRITE_KEY] = false, r));
+  writeFileSync(join(dir, 'floors.yaml'), 'overall: { recall_at_3: 0.1 }\n');
+  const gate = (file: string, target: string) =>
+    spawnSync(process.execPath, [join(ROOT, 'bin', 'rankgate.js'), 'gate', file, '--floors', join(dir, 'floors.yaml'), '--update-baseline', '--baseline', target], { encoding: 'utf8', cwd: dir });
+
+  it("reads --no-write from promptfoo's command line and config; knows which releases keep rows under it", () => {
+    assert.equal(noWriteInArgv(['node', 'promptfoo', 'eval', '-c', 'x.yaml', '--no-write', '-o', 'r.json']), true);
+    assert.equal(noWriteInArgv(['node', 'promptfoo', 'eval', '--no-cache']), false);
+    assert.equal(noWriteInArgv(['node', 'promptfoo', 'eval', '--', '--no-write']), false, 'after --, not an option');
+    assert.equal(noWriteInArgv(['node', 'promptfoo', 'eval', '--no-writes']), false);
+    assert.equal(promptfooWrites(['eval']), true);
+    assert.equal(promptfooWrites(['eval', '--no-write']), false);
+    assert.equal(promptfooWrites(['eval'], { write: false }), false, "a config's commandLineOptions.write: false");
+    assert.equal(promptfooWrites(['eval'], { write: true, cache: false }), true);
+    assert.equal(rowsUnderNoWrite('0.121.20'), false);
+    assert.equal(rowsUnderNoWrite('0.120.1'), false);
+    assert.equal(rowsUnderNoWrite('0.123.1'), true);
+    assert.equal(rowsUnderNoWrite('0.124.0-beta.1'), true);
+    assert.equal(rowsUnderNoWrite('1.0.0'), true);
+    assert.equal(rowsUnderNoWrite('0.122.2'), null, 'not verified: unknown');
+    assert.equal(rowsUnderNoWrite(null), null);
+    assert.equal(rowsUnderNoWrite('latest'), null);
+  });
+
+  it("a row's promptfooWrite: false makes its column unkept; rankgate's provider stamp without it, kept; neither, unknown", () => {
+    assert.equal(parseResultsObject(jsonDoc(ROWS), 'x').columns[0]!.written, true);
+    const one = structuredClone(ROWS);
+    (one[5]!.response.metadata as Record<string, unknown>)[PROMPTFOO_WRITE_KEY] = false;
+    const cols = parseResultsObject(jsonDoc(one), 'x').columns;
+    assert.deepEqual(cols.map((c) => c.written), [true, false], 'one marked row is enough');
+    const bare = structuredClone(ROWS).map((r) => (delete (r.response.metadata as { rankgate?: string }).rankgate, r));
+    assert.equal(parseResultsObject(jsonDoc(bare), 'x').columns[0]!.written, undefined);
+    // the re-gate record keeps the marker in its compact rows
+    assert.equal((compactRow(unkept()[0]) as { response: { metadata: Record<string, unknown> } }).response.metadata[PROMPTFOO_WRITE_KEY], false);
+    assert.equal((compactRow(ROWS[0]) as { response: { metadata: Record<string, unknown> } }).response.metadata[PROMPTFOO_WRITE_KEY], undefined);
+  });
+
+  it('noWriteRefusal: marked rows, the hook\'s record, the config, or rows a row-keeping promptfoo cannot vouch for', () => {
+    const col = (rows: typeof ROWS) => parseResultsObject(jsonDoc(rows), 'x').columns[0]!;
+    assert.equal(noWriteRefusal(col(ROWS), { promptfooVersion: '0.123.1' }), null, "rankgate's rows without the marker: kept");
+    assert.match(noWriteRefusal(col(unkept()), { promptfooVersion: '0.121.20' })!, /--no-write` run \(its rows say so/);
+    assert.match(noWriteRefusal(col(ROWS), { regate: { written: false } })!, /the afterAll hook's record says so/);
+    assert.match(noWriteRefusal(col(ROWS), { commandLineOptions: { write: false } })!, /commandLineOptions\.write: false/);
+    const bare = structuredClone(ROWS).map((r) => (delete (r.response.metadata as { rankgate?: string }).rankgate, r));
+    assert.match(noWriteRefusal(col(bare), { promptfooVersion: '0.123.1' })!, /cannot tell whether promptfoo 0\.123\.1 kept this run/);
+    assert.match(noWriteRefusal(col(bare), { promptfooVersion: '0.122.0' })!, /cannot tell/, 'an unverified release: fail closed');
+    assert.equal(noWriteRefusal(col(bare), { promptfooVersion: '0.121.20' }), null, '0.121 keeps no rows under --no-write: rows mean a kept run');
+    assert.equal(noWriteRefusal(col(bare), {}), null, 'no version, no marker (JSONL of another provider): nothing says so');
+  });
+
+  it('rankgate gate --update-baseline refuses a --no-write run, JSON, JSONL or re-gate record, in one line, writing nothing', () => {
+    const rows = unkept().filter((r) => r.promptIdx === 0);
+    const files = {
+      json: join(dir, 'nw.json'),
+      jsonl: join(dir, 'nw.jsonl'),
+      record: join(dir, 'kept.rankgate.jsonl'),
+    };
+    const doc = jsonDoc(rows);
+    doc.results.prompts.pop();
+    writeFileSync(files.json, JSON.stringify({ ...doc, metadata: { promptfooVersion: '0.123.1' } }));
+    writeFileSync(files.jsonl, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    // rows without the marker, but the hook saw --no-write (a config's commandLineOptions.write: false)
+    writeRegateFile(files.record, { evalId: 'eval-x', output: 'kept.jsonl', code: 0, verdict: [], written: false }, ROWS.filter((r) => r.promptIdx === 0));
+    for (const [what, f] of Object.entries(files)) {
+      const target = join(dir, `never-${what}.json`);
+      const r = gate(f, target);
+      assert.equal(r.status, 2, `${what}: ${r.stdout}${r.stderr}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line: ${r.stderr}`);
+      assert.match(r.stderr, /--update-baseline: a `promptfoo eval --no-write` run \((its rows|the afterAll hook's record) say/, what);
+      assert.ok(!existsSync(target), `${what}: no baseline written`);
+    }
+    // the same rows, kept: the baseline is written
+    const kept = join(dir, 'kept.jsonl');
+    writeFileSync(kept, ROWS.filter((r) => r.promptIdx === 0).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const ok = gate(kept, join(dir, 'baseline.json'));
+    assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+    assert.ok(existsSync(join(dir, 'baseline.json')), ok.stdout + ok.stderr);
   });
 });
