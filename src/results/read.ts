@@ -193,6 +193,9 @@ export function parseResultsObject(doc: unknown, file = 'results.json', routingO
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
     fail(file, 'expected promptfoo output JSON with results.prompts[] and results.results[] (write it with `promptfoo eval --output results.json`)');
   }
+  // promptfoo 0.121 and 0.123 both write results format 3; another format is a shape rankgate has not verified (fail closed)
+  const format = (res as { version?: unknown }).version;
+  if (format !== undefined && format !== 3) fail(file, `results.version ${JSON.stringify(format)}: rankgate reads promptfoo's results format 3 (promptfoo 0.121 to 0.123); this promptfoo's format is not one it has verified`);
   const parser = resultsParser({ evalId: top.evalId, timestamp: res.timestamp, prompts: res.prompts, config: top.config }, file, routingOpts);
   res.results.forEach((row, i) => parser.addRow(row, i));
   const toolchain = toolchainOfOutput((doc as { metadata?: unknown }).metadata);

@@ -300,6 +300,10 @@ describe("promptfoo's --no-write across its releases (src/results/nowrite.ts)", 
     assert.equal(rowsUnderNoWrite('0.122.2'), null, 'not verified: unknown');
     assert.equal(rowsUnderNoWrite(null), null);
     assert.equal(rowsUnderNoWrite('latest'), null);
+    // a results format rankgate has not verified is not read as if it were format 3
+    const d = { ...jsonDoc(ROWS), results: { ...jsonDoc(ROWS).results, version: 4 } };
+    assert.throws(() => parseResultsObject(d, 'x.json'), (e: Error) => isUserError(e) && /x\.json: results\.version 4: rankgate reads promptfoo's results format 3/.test(e.message));
+    assert.equal(parseResultsObject({ ...d, results: { ...d.results, version: 3 } }, 'x.json').columns.length, 2);
   });
 
   it("a row's promptfooWrite: false makes its column unkept; rankgate's provider stamp without it, kept; neither, unknown", () => {
