@@ -51,6 +51,22 @@ describe('provider: module: services', () => {
     await p.cleanup();
   });
 
+  it("marks every row of a `promptfoo eval --no-write` run promptfooWrite: false (never a baseline, whatever promptfoo keeps)", async () => {
+    const p = moduleProvider({ chunkSize: 300 });
+    const kept = await p.callApi('', ctx('what is love'));
+    assert.equal((kept.metadata as Record<string, unknown>).promptfooWrite, undefined, 'a kept run says nothing');
+    const argv = process.argv;
+    process.argv = [argv[0]!, 'promptfoo', 'eval', '--no-write', '-o', 'r.json'];
+    try {
+      const r = await p.callApi('', ctx('what is love'));
+      assert.equal((r.metadata as Record<string, unknown>).promptfooWrite, false);
+      assert.deepEqual(r.metadata!.harness!.ids, kept.metadata!.harness!.ids, 'the same ranking');
+    } finally {
+      process.argv = argv;
+      await p.cleanup();
+    }
+  });
+
   it('shares one service between columns with the same service settings', async () => {
     const a = moduleProvider({ mode: 'keyword' });
     const b = moduleProvider({ mode: 'semantic' });
