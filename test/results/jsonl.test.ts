@@ -353,9 +353,15 @@ describe("promptfoo's --no-write across its releases (src/results/nowrite.ts)", 
       assert.match(r.stderr, /--update-baseline: a `promptfoo eval --no-write` run \((its rows|the afterAll hook's record) say/, what);
       assert.ok(!existsSync(target), `${what}: no baseline written`);
     }
+    // promptfoo's own JSONL of that run, rows unmarked: the hook's record beside it says the run was not kept
+    const unmarked = ROWS.filter((r) => r.promptIdx === 0).map((r) => JSON.stringify(r)).join('\n') + '\n';
+    writeFileSync(join(dir, 'kept.jsonl'), unmarked);
+    const beside = gate(join(dir, 'kept.jsonl'), join(dir, 'never-beside.json'));
+    assert.equal(beside.status, 2, beside.stdout + beside.stderr);
+    assert.match(beside.stderr, /the afterAll hook's record says so/);
     // the same rows, kept: the baseline is written
-    const kept = join(dir, 'kept.jsonl');
-    writeFileSync(kept, ROWS.filter((r) => r.promptIdx === 0).map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const kept = join(dir, 'ok.jsonl');
+    writeFileSync(kept, unmarked);
     const ok = gate(kept, join(dir, 'baseline.json'));
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);
     assert.ok(existsSync(join(dir, 'baseline.json')), ok.stdout + ok.stderr);
