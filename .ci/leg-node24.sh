@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 NODE24_VERSION="${NODE24_VERSION:-24.21.0}"
-LEG24_TESTS=(test/harness/ test/gate/ test/search/worker test/results/ test/cli/gate test/cli/report test/cli/eval)
+LEG24_TESTS=(test/harness/ test/gate/ test/search/worker test/embeddings/pool test/results/ test/report/ test/cli/toolchain)
 pfversion() { node -e "process.stdout.write(JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).version)" "$1/node_modules/promptfoo/package.json"; }
 
 if [ "${1:-}" = "--in-place" ]; then
