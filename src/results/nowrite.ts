@@ -15,9 +15,10 @@
  */
 import { parseVersion } from '../util/toolchain.ts';
 import type { Column } from './read.ts';
+import { PROMPTFOO_WRITE_KEY } from './types.ts';
 
 /** Response-metadata key rankgate's provider sets to false on every row of a `promptfoo eval --no-write` run. */
-export const PROMPTFOO_WRITE_KEY = 'promptfooWrite';
+export { PROMPTFOO_WRITE_KEY };
 
 /** promptfoo's command line asks not to keep the eval (`--no-write`, before a `--` that ends the options). */
 export function noWriteInArgv(argv: readonly string[]): boolean {

@@ -11,7 +11,7 @@ import { BUCKETS } from './types.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
-import { PROMPTFOO_WRITE_KEY } from './nowrite.ts';
+import { PROMPTFOO_WRITE_KEY } from './types.ts';
 
 export interface QueryRecord {
   id: string;

@@ -114,3 +114,7 @@ export interface IntegrityIssue {
   chunkId: string;
   issue: 'cut_mid_sentence' | 'open_code_fence';
 }
+
+/** The response metadata key rankgate's provider sets to false on every row of a `promptfoo eval --no-write` run
+ * (src/results/nowrite.ts): here, so that read.ts and nowrite.ts do not import each other. */
+export const PROMPTFOO_WRITE_KEY = 'promptfooWrite';

@@ -198,9 +198,13 @@ describe('the sharded workflow, replayed: N shard processes in parallel, merged,
       const a = await rg(['gate', 'results.jsonl', '--column', col, '--report', `report-${col}.json`], mergeDir);
       const b = await rg(['gate', 'results.jsonl', '--column', col, '--report', `report-${col}.json`], singleDir);
       assert.equal(a.code, b.code);
+      // toolchain: the single run's JSONL has the hook's record beside it (Node and promptfoo versions); a merged JSONL
+      // has rows only, so its report knows no versions (null, never other ones)
       const clean = (p: string) =>
-        JSON.stringify(JSON.parse(readFileSync(p, 'utf8')), (k, v) => (LATENCY.test(k) || k === 'eval_id' || k === 'evalId' || k === 'timestamp' || k === 'generated_at' ? undefined : v));
+        JSON.stringify(JSON.parse(readFileSync(p, 'utf8')), (k, v) => (LATENCY.test(k) || k === 'eval_id' || k === 'evalId' || k === 'timestamp' || k === 'generated_at' || k === 'toolchain' ? undefined : v));
       assert.equal(clean(join(mergeDir, `report-${col}.json`)), clean(join(singleDir, `report-${col}.json`)), `column ${col}`);
+      const tc = (d: string) => (JSON.parse(readFileSync(join(d, `report-${col}.json`), 'utf8')) as { toolchain?: unknown }).toolchain ?? null;
+      assert.ok(tc(mergeDir) === null || JSON.stringify(tc(mergeDir)) === JSON.stringify(tc(singleDir)), `merged toolchain ${JSON.stringify(tc(mergeDir))}`);
     }
     for (const m of ['ndcg_at_10', 'routing_ok']) {
       const a = await rg(['compare', '--results', 'results.jsonl', '-m', m], mergeDir);
