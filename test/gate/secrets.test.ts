@@ -120,7 +120,7 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
   });
 
   it('no output holds the password or the key: stdout, stderr, results, report, Markdown, baseline, comment, HTML', (t) => {
-    if (!SERVER_URL) return t.skip('needs RANKGATE_TEST_DATABASE_URL');
+    if (!SERVER_URL) return t.skip('needs RANKGATE_TEST_DATABASE_URL (a Postgres server with pgvector; .ci/setup-postgres.sh starts one)');
     const found: string[] = [];
     for (const [name, r] of Object.entries(runs)) {
       for (const [stream, text] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
