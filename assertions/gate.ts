@@ -6,7 +6,8 @@
  *                                             # and the judged means (avg_judged_*, or avg_heuristic_judged_*) when a
  *                                             # judge assertion (assertions/judge.ts:judged) runs with the judge on
  *     - file://assertions/gate.ts:afterEach   # carries each row's metadata once: drops the row's own copies of
- *                                             # response.metadata and of the golden query (src/results/compact.ts)
+ *                                             # response.metadata and of the golden query, and the grading result's
+ *                                             # copies of the named scores and their unit weights (src/results/compact.ts)
  *     - file://assertions/gate.ts:afterAll    # applies the floors of config/gate.yaml to every column
  *
  * beforeAll also validates the floors file (a bad gate.yaml: one line, exit 2, before any query runs).
@@ -37,7 +38,7 @@ import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
-import { dedupeRowMetadata } from '../src/results/compact.ts';
+import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
 import { promptfooWrites } from '../src/results/nowrite.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
@@ -199,8 +200,10 @@ interface AfterAllContext {
  * --output). The row's copies go; testCase.metadata and response.metadata, which every reader reads, stay. Runs
  * after the row is graded (the assertions read context.metadata before), on promptfoo's own copy of the metadata.
  */
-export async function afterEach(context: { result?: Parameters<typeof dedupeRowMetadata>[0] }): Promise<void> {
-  if (context?.result) dedupeRowMetadata(context.result);
+export async function afterEach(context: { result?: Parameters<typeof dedupeRowMetadata>[0] & Parameters<typeof compactGrading>[0] }): Promise<void> {
+  if (!context?.result) return;
+  dedupeRowMetadata(context.result);
+  compactGrading(context.result);
 }
 
 /**

@@ -18,7 +18,9 @@
  *
  * promptfoo then copies the test's and the response's metadata into the row's own `metadata`
  * ({...testCase.metadata, ...response.metadata}): the afterEach hook (assertions/gate.ts) drops those copies
- * (dedupeRowMetadata), so each is carried once.
+ * (dedupeRowMetadata), so each is carried once. It also drops two copies promptfoo makes in the row's grading result
+ * (compactGrading): each assertion's own `namedScores` (the row's `namedScores` hold them) and the weights of 1 it
+ * records for every named score; neither changes a column sum (see compactGrading).
  */
 import type { GoldenQuery } from '../golden/schema.ts';
 import type { SearchDiagnostics } from '../search/types.ts';
@@ -96,5 +98,55 @@ export function dedupeRowMetadata(row: { metadata?: Record<string, unknown> | nu
   const rm = row.response?.metadata;
   if (rm && typeof rm === 'object') for (const k of Object.keys(rm)) drop(k, rm);
   for (const k of TEST_COPIES) drop(k, row.testCase?.metadata);
+  return dropped;
+}
+
+interface GradingLike {
+  namedScores?: Record<string, number> | null;
+  namedScoreWeights?: Record<string, number> | null;
+  componentResults?: ({ namedScores?: Record<string, number> | null; assertion?: { metric?: unknown } | null } | null)[] | null;
+}
+
+/**
+ * Drop what promptfoo writes in a row's `gradingResult` that is only a copy, each named score then being written
+ * twice a row (the row's `namedScores` and `gradingResult.namedScores`) instead of four times:
+ *
+ * - an assertion's own `namedScores` when every one of them is in the row's `namedScores` with the same value;
+ * - a `namedScoreWeights` entry of 1 for a metric that at most one assertion names as its `metric`.
+ *
+ * Neither changes what promptfoo adds to the column (promptfoo 0.121 and 0.123, getNamedMetricContribution): it
+ * counts a metric's assertions from `componentResults[].assertion.metric` only (none naming it counts as 1), and
+ * without a weight it adds the value itself with weight = that count, i.e. 1 x value, as with the weight of 1;
+ * `rankgate merge` counts rows the same way. Templated metric names (`{{...}}`, rendered per row by promptfoo) keep
+ * their weights. Mutates the grading result (the afterEach hook is handed the row's own object, persisted after it);
+ * returns how many entries it dropped.
+ */
+export function compactGrading(row: { namedScores?: Record<string, number> | null; gradingResult?: GradingLike | null }): number {
+  const g = row.gradingResult;
+  if (!g || typeof g !== 'object') return 0;
+  let dropped = 0;
+  const own = row.namedScores ?? g.namedScores ?? {};
+  for (const c of g.componentResults ?? []) {
+    const ns = c?.namedScores;
+    if (!c || !ns || typeof ns !== 'object') continue;
+    const keys = Object.keys(ns);
+    if (keys.every((k) => Object.is(own[k], ns[k]))) {
+      delete c.namedScores;
+      dropped += keys.length;
+    }
+  }
+  const w = g.namedScoreWeights;
+  if (w && typeof w === 'object') {
+    const metrics = (g.componentResults ?? []).map((c) => c?.assertion?.metric);
+    if (!metrics.some((m) => typeof m === 'string' && m.includes('{{'))) {
+      for (const k of Object.keys(w)) {
+        if (w[k] === 1 && metrics.filter((m) => m === k).length <= 1) {
+          delete w[k];
+          dropped++;
+        }
+      }
+      if (Object.keys(w).length === 0) delete g.namedScoreWeights;
+    }
+  }
   return dropped;
 }

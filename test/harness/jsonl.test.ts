@@ -8,7 +8,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURE, defaultEvalRun, promptfooEval, rankgate, tempDir } from './helpers.ts';
+import { FIXTURE, ROOT, defaultEvalRun, promptfooEval, rankgate, tempDir } from './helpers.ts';
 
 /** The verdict line the hook and `rankgate gate` print: `rankgate gate FAILED (exit 1) for 'label': N queries · Recall@3 x · MRR@10 y`. */
 const verdictOf = (text: string) => text.match(/rankgate gate (PASSED|FAILED|ERROR) \(exit \d\)[^\n]*/)?.[0];
@@ -76,5 +76,59 @@ describe('an eval whose output promptfoo cannot write', () => {
     const g = await rankgate(['gate', record]);
     assert.equal(verdictOf(g.stdout + g.stderr), verdictOf(r.stderr));
     assert.ok(verdictOf(r.stderr));
+  });
+});
+
+describe("the afterEach hook's grading compaction (src/results/compact.ts compactGrading)", () => {
+  const dir = tempDir('grading');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('drops the copies of the named scores in the grading result, and every column sum promptfoo adds stays the same', async () => {
+    // the fixture config (three assertions a row) with absolute paths, once with the afterEach hook and once without
+    const yaml = readFileSync(join(FIXTURE, 'promptfooconfig.yaml'), 'utf8')
+      .replaceAll('file://../../../', `file://${ROOT}/`)
+      .replace('module: ./fixture-service.ts', `module: ${join(FIXTURE, 'fixture-service.ts')}`)
+      .replace('tests: file://tests.ts', `tests: file://${join(FIXTURE, 'tests.ts')}`);
+    const withHook = join(dir, 'with.yaml');
+    const without = join(dir, 'without.yaml');
+    writeFileSync(withHook, yaml);
+    writeFileSync(without, yaml.replace(/^.*assertions\/gate\.ts:afterEach\n/m, ''));
+    assert.notEqual(readFileSync(without, 'utf8'), yaml, 'the hook line was removed');
+    const env = { RANKGATE_GATE: 'off' };
+    const [a, b] = await Promise.all([promptfooEval(withHook, join(dir, 'with.json'), env), promptfooEval(without, join(dir, 'without.json'), env)]);
+    assert.equal(a.code, 0, a.stderr.slice(-2000));
+    assert.equal(b.code, 0, b.stderr.slice(-2000));
+    const A = JSON.parse(readFileSync(join(dir, 'with.json'), 'utf8')).results;
+    const B = JSON.parse(readFileSync(join(dir, 'without.json'), 'utf8')).results;
+    // latency (promptfoo's total, the hook's p50/p95/mean) differs between any two runs, and promptfoo adds the rows in
+    // the order they complete (the last bit of a sum, docs/scale.md); counts, weights and every other sum must not differ
+    const noLatency = (o: Record<string, number> = {}) => Object.fromEntries(Object.entries(o).filter(([k]) => !k.includes('latency')));
+    const metrics = (d: any) =>
+      d.prompts.map((p: any) => ({ ...p.metrics, totalLatencyMs: 0, tokenUsage: null, namedScores: null, namedScoresCount: noLatency(p.metrics.namedScoresCount), namedScoreWeights: noLatency(p.metrics.namedScoreWeights) }));
+    assert.deepEqual(metrics(A), metrics(B), 'namedScoresCount, namedScoreWeights and every count are the same');
+    for (const [i, p] of (A.prompts as any[]).entries()) {
+      const sa = noLatency(p.metrics.namedScores);
+      const sb = noLatency(B.prompts[i].metrics.namedScores);
+      assert.deepEqual(Object.keys(sa).sort(), Object.keys(sb).sort());
+      for (const k of Object.keys(sa)) assert.ok(Math.abs(sa[k]! - sb[k]!) <= 1e-12 * Math.max(1, Math.abs(sb[k]!)), `column ${i} ${k}: ${sa[k]} with the hook, ${sb[k]} without`);
+    }
+    const byId = (d: any) => new Map(d.results.map((r: any) => [`${r.promptIdx}:${r.testCase.metadata.id}`, r]));
+    const rowsB = byId(B);
+    let dropped = 0;
+    for (const [k, r] of byId(A) as Map<string, any>) {
+      const o = rowsB.get(k) as any;
+      assert.deepEqual(noLatency(r.namedScores), noLatency(o.namedScores), `${k}: the row's named scores`);
+      assert.deepEqual(noLatency(r.gradingResult.namedScores), noLatency(o.gradingResult.namedScores), `${k}: the grading result's named scores`);
+      assert.equal(r.gradingResult.componentResults.length, o.gradingResult.componentResults.length);
+      for (const c of r.gradingResult.componentResults) assert.equal(c.namedScores, undefined, `${k}: ${c.assertion.value} keeps no copy`);
+      assert.equal(r.gradingResult.namedScoreWeights, undefined, `${k}: no unit weights`);
+      dropped += JSON.stringify(o.gradingResult).length - JSON.stringify(r.gradingResult).length;
+    }
+    assert.ok(dropped > 0);
+    // and the gate reads both files to the same verdict
+    const [ga, gb] = await Promise.all([rankgate(['gate', join(dir, 'with.json')]), rankgate(['gate', join(dir, 'without.json')])]);
+    assert.equal(ga.code, gb.code, ga.stdout + gb.stdout);
+    assert.equal(verdictOf(ga.stdout + ga.stderr), verdictOf(gb.stdout + gb.stderr));
+    assert.ok(verdictOf(ga.stdout + ga.stderr));
   });
 });

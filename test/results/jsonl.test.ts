@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readLinesSync } from '../../src/util/lines.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
 import { JSONL_LIMITS, readResultsFile, resultRows } from '../../src/results/stream.ts';
-import { compactHarness, dedupeRowMetadata } from '../../src/results/compact.ts';
+import { compactGrading, compactHarness, dedupeRowMetadata } from '../../src/results/compact.ts';
 import { afterEach as afterEachHook } from '../../assertions/gate.ts';
 import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
@@ -233,6 +233,31 @@ describe('compact rows (src/results/compact.ts)', () => {
     assert.ok(testCase.metadata.golden, 'testCase.metadata untouched');
     assert.deepEqual(dedupeRowMetadata({ metadata: null }), []);
     assert.deepEqual(dedupeRowMetadata({ metadata: { harness: h } }), [], 'nothing to compare with: kept');
+  });
+
+  it('compactGrading drops only copies: component named scores equal to the row\'s, unit weights of metrics at most one assertion names', () => {
+    const row: any = {
+      namedScores: { a: 1, b: 0.5, c: 2, t: 1 },
+      gradingResult: {
+        namedScores: { a: 1, b: 0.5, c: 2, t: 1 },
+        namedScoreWeights: { a: 1, b: 1, c: 2, t: 1 },
+        componentResults: [
+          { namedScores: { a: 1, b: 0.5 }, assertion: { type: 'javascript', metric: 'b' } },
+          { namedScores: { c: 3 }, assertion: { type: 'javascript' } }, // not a copy: its value differs from the row's
+          { namedScores: { t: 1 }, assertion: { type: 'javascript', metric: 'b' } }, // a second assertion names metric b
+        ],
+      },
+    };
+    assert.equal(compactGrading(row), 5);
+    assert.equal(row.gradingResult.componentResults[0].namedScores, undefined);
+    assert.deepEqual(row.gradingResult.componentResults[1].namedScores, { c: 3 });
+    assert.equal(row.gradingResult.componentResults[2].namedScores, undefined);
+    assert.deepEqual(row.gradingResult.namedScoreWeights, { b: 1, c: 2 }, 'b: two assertions count it (weight 1 is not the count 2); c: not 1');
+    assert.deepEqual(row.gradingResult.namedScores, { a: 1, b: 0.5, c: 2, t: 1 }, 'the grading result keeps its named scores');
+    const templated: any = { namedScores: { x: 1 }, gradingResult: { namedScoreWeights: { x: 1 }, componentResults: [{ assertion: { metric: '{{m}}' } }] } };
+    compactGrading(templated);
+    assert.deepEqual(templated.gradingResult.namedScoreWeights, { x: 1 }, 'a templated metric name is rendered per row by promptfoo: weights kept');
+    assert.equal(compactGrading({ gradingResult: null }), 0);
   });
 
   it('the afterEach hook dedupes the row it is handed, and the rows read the same afterwards', async () => {
