@@ -141,6 +141,7 @@ export async function main(argv: string[]): Promise<number> {
     anchorsFile: anchors.length ? shown(anchorsFile) : undefined,
     evalSeconds,
     command: cmd,
+    concurrency,
   });
   process.stdout.write(md);
   writeFileAtomic(`${outBase}.md`, md);

@@ -20,6 +20,8 @@ export interface ReportInput {
   anchorsFile?: string;
   evalSeconds: number;
   command: string;
+  /** promptfoo -j of the eval (1: latency is not queueing) */
+  concurrency?: number;
 }
 
 const f4 = (x: number) => (Number.isFinite(x) ? x.toFixed(4) : '—');
@@ -71,7 +73,7 @@ export function renderMarkdown(r: ReportInput): string {
     `Ingest: ${(r.ingest.ingestMs / 1000).toFixed(1)} s (read ${(r.ingest.readMs / 1000).toFixed(1)} s, embed ${(r.ingest.embedMs / 1000).toFixed(1)} s for ${r.ingest.embedded} texts, ${r.ingest.cached} from cache; PGlite)` +
       `${r.reusedIndex ? `, measured ${r.ingest.at}; this run reused the index` : ''}. ` +
       `Eval: ${Number.isFinite(r.evalSeconds) ? r.evalSeconds.toFixed(0) : '?'} s for ${r.columns.length} columns x ${r.queries} queries. Latency = the provider's in-process search call ` +
-      `(query embedding + SQL + fusion), queries run one at a time.`,
+      `(query embedding + SQL + fusion), ${(r.concurrency ?? 1) > 1 ? `${r.concurrency} queries at a time (promptfoo -j ${r.concurrency}: it includes waiting for the database and the cores)` : 'queries run one at a time'}.`,
   );
   if (r.anchorsFile && r.anchors.length) L.push('', `Published figures from ${r.anchorsFile}.`);
   L.push('', `Reproduce: \`${r.command}\``, '');

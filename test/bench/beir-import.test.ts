@@ -5,8 +5,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importBeir, readAnchors } from '../../bench/beir/import.ts';
@@ -65,6 +65,49 @@ describe('BEIR folder -> promptfoo test cases', () => {
     ]);
     assert.deepEqual(readAnchors(join(FIXTURE, 'README.md'), 'scifact'), []);
     assert.deepEqual(readAnchors(join(FIXTURE, 'no-such-readme.md'), 'beir'), []);
+  });
+});
+
+describe('bench/scifact-train-like.ts: a train-sized folder from a test split', () => {
+  it('adds title queries judged to their own abstract, keeps every judged abstract, and builds the same folder twice', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rankgate-trainlike-'));
+    try {
+      const src = join(dir, 'src');
+      mkdirSync(join(src, 'qrels'), { recursive: true });
+      const docs = Array.from({ length: 8 }, (_, i) => ({ _id: `d${i}`, title: i === 7 ? '' : `Title of abstract ${i}`, text: `text ${i}` }));
+      writeFileSync(join(src, 'corpus.jsonl'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+      writeFileSync(join(src, 'queries.jsonl'), ['q1', 'q2', 'q3'].map((id) => JSON.stringify({ _id: id, text: `claim ${id}` })).join('\n') + '\n');
+      writeFileSync(join(src, 'qrels', 'test.tsv'), 'query-id\tcorpus-id\tscore\nq1\td0\t1\nq2\td1\t1\n');
+      const build = (out: string, ...extra: string[]) =>
+        spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'scifact-train-like.ts'), out, '--from', src, ...extra], { encoding: 'utf8', cwd: REPO });
+      const a = build(join(dir, 'a'), '--titles', '3', '--docs', '6');
+      assert.equal(a.status, 0, a.stderr);
+      assert.match(a.stdout, /6 abstracts, 5 queries \(2 test claims \+ 3 titles\), 5 judgements/);
+      const imp = importBeir(join(dir, 'a'), { split: 'train' });
+      assert.equal(imp.tests.length, 5, 'q3 is judged nowhere: not a query');
+      const titled = imp.tests.filter((t) => t.metadata.id.startsWith('t'));
+      assert.equal(titled.length, 3);
+      for (const t of titled) {
+        const doc = t.metadata.id.slice(1);
+        assert.equal(t.vars.query, `Title of abstract ${doc.slice(1)}`);
+        assert.deepEqual(t.metadata.golden.expected.map((r) => r.doc_id), [doc]);
+      }
+      const corpus = readFileSync(join(dir, 'a', 'corpus.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)._id);
+      assert.equal(corpus.length, 6);
+      for (const id of ['d0', 'd1', ...titled.map((t) => t.metadata.id.slice(1))]) assert.ok(corpus.includes(id), id);
+      assert.ok(!corpus.includes('d7') || !titled.some((t) => t.metadata.id === 'td7'), 'an abstract without a title is never a title query');
+      const b = build(join(dir, 'b'), '--titles', '3', '--docs', '6');
+      for (const f of ['corpus.jsonl', 'queries.jsonl', join('qrels', 'train.tsv')]) assert.equal(readFileSync(join(dir, 'b', f), 'utf8'), readFileSync(join(dir, 'a', f), 'utf8'), f);
+      const bad = build(join(dir, 'c'), '--titles', '9');
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /only 5 unjudged abstracts with a title, --titles 9/);
+      assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+      const missing = build(join(dir, 'd'), '--from', join(dir, 'nowhere'));
+      assert.equal(missing.status, 2);
+      assert.match(missing.stderr, /corpus\.jsonl is missing: --from must be a BEIR SciFact folder/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
