@@ -109,6 +109,7 @@ function throughPromptfoo(queries: number, columns: number, jobs: number, keep?:
       PROMPTFOO_DISABLE_UPDATE: '1',
       PROMPTFOO_DISABLE_SHARING: '1',
       PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
+      PROMPTFOO_DISABLE_DEBUG_LOG: '1', // as the repository's .env and init's set it for users
       RANKGATE_GOLDEN: join(dir, 'golden'),
     };
     delete env.RANKGATE_SHARD;

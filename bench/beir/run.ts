@@ -138,6 +138,7 @@ export async function runPromptfoo(o: RunOptions): Promise<PfOutput> {
       PROMPTFOO_DISABLE_SHARING: '1',
       PROMPTFOO_DISABLE_RUNTIME_WARNINGS: '1',
       PROMPTFOO_PASS_RATE_THRESHOLD: '0',
+      PROMPTFOO_DISABLE_DEBUG_LOG: '1', // as the repository's .env and init's set it for users
       NO_COLOR: '1',
       FORCE_COLOR: '0',
     };
