@@ -38,25 +38,49 @@ for (const f of ['corpus.jsonl', 'queries.jsonl', join('qrels', 'test.tsv')]) if
 if (!(Number.isInteger(nTitles) && nTitles >= 0 && Number.isInteger(nDocs) && nDocs > 0)) fail('--titles and --docs must be whole numbers');
 
 interface Doc { _id: string; title?: string; text?: string }
-const docs: Doc[] = [];
-const lines: string[] = [];
-for (const line of readLinesSync(join(from, 'corpus.jsonl'))) {
-  if (!line.trim()) continue;
-  docs.push(JSON.parse(line) as Doc);
-  lines.push(line);
+/** The JSON objects of a JSONL file with their lines; a line that is not an object with a string `_id` is one error naming file, line and field. */
+function readJsonl(file: string): { line: string; obj: Doc }[] {
+  const out: { line: string; obj: Doc }[] = [];
+  let n = 0;
+  for (const line of readLinesSync(file)) {
+    n++;
+    if (!line.trim()) continue;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(line);
+    } catch {
+      fail(`${file}: line ${n}: not JSON`);
+    }
+    if (!obj || typeof obj !== 'object' || typeof (obj as Doc)._id !== 'string') fail(`${file}: line ${n}: field _id: expected a string`);
+    out.push({ line, obj: obj as Doc });
+  }
+  return out;
 }
-const qrels = readFileSync(join(from, 'qrels', 'test.tsv'), 'utf8').split('\n').slice(1).filter((l) => l.trim()).map((l) => l.split('\t'));
+const corpus = readJsonl(join(from, 'corpus.jsonl'));
+const queries = readJsonl(join(from, 'queries.jsonl'));
+const qrelsFile = join(from, 'qrels', 'test.tsv');
+const qrels = readFileSync(qrelsFile, 'utf8')
+  .split('\n')
+  .map((l, i) => ({ l: l.replace(/\r$/, ''), i }))
+  .slice(1)
+  .filter(({ l }) => l.trim())
+  .map(({ l, i }) => {
+    const r = l.split('\t');
+    if (r.length < 3 || !r[0] || !r[1]) fail(`${qrelsFile}: line ${i + 1}: expected query-id<TAB>corpus-id<TAB>score`);
+    return r;
+  });
 const judged = new Set(qrels.map((r) => r[1]!));
 const judgedQueries = new Set(qrels.map((r) => r[0]!));
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const others = docs.filter((d) => !judged.has(d._id) && d.title?.trim()).sort((a, b) => (sha(a._id) < sha(b._id) ? -1 : 1));
+const others = corpus.map((c) => c.obj).filter((d) => !judged.has(d._id) && typeof d.title === 'string' && d.title.trim()).sort((a, b) => (sha(a._id) < sha(b._id) ? -1 : 1));
 if (others.length < nTitles) fail(`only ${others.length} unjudged abstracts with a title, --titles ${nTitles}`);
 const titled = others.slice(0, nTitles);
 const keep = new Set([...judged, ...titled.map((d) => d._id), ...others.slice(nTitles, Math.max(nTitles, nDocs - judged.size)).map((d) => d._id)]);
+const claims = queries.filter((q) => judgedQueries.has(q.obj._id)).map((q) => q.line);
 
+// everything read and checked before the first file is written
 mkdirSync(join(out, 'qrels'), { recursive: true });
-writeLinesAtomic(join(out, 'corpus.jsonl'), lines.filter((_, i) => keep.has(docs[i]!._id)));
-const claims = [...readLinesSync(join(from, 'queries.jsonl'))].filter((l) => l.trim() && judgedQueries.has((JSON.parse(l) as { _id: string })._id));
+writeLinesAtomic(join(out, 'corpus.jsonl'), corpus.filter((c) => keep.has(c.obj._id)).map((c) => c.line));
 writeLinesAtomic(join(out, 'queries.jsonl'), [...claims, ...titled.map((d) => JSON.stringify({ _id: `t${d._id}`, text: d.title!.trim(), metadata: {} }))]);
 writeLinesAtomic(join(out, 'qrels', 'train.tsv'), ['query-id\tcorpus-id\tscore', ...qrels.map((r) => r.join('\t')), ...titled.map((d) => `t${d._id}\t${d._id}\t1`)]);
 process.stdout.write(`${out}: ${keep.size} abstracts, ${claims.length + titled.length} queries (${claims.length} test claims + ${titled.length} titles), ${qrels.length + titled.length} judgements in qrels/train.tsv\n`);

@@ -102,6 +102,16 @@ describe('bench/scifact-train-like.ts: a train-sized folder from a test split', 
       assert.equal(bad.status, 2);
       assert.match(bad.stderr, /only 5 unjudged abstracts with a title, --titles 9/);
       assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+      // a bad corpus line: one line naming the file, the line and the field; nothing written
+      const broken = join(dir, 'broken');
+      mkdirSync(join(broken, 'qrels'), { recursive: true });
+      for (const f of ['queries.jsonl', join('qrels', 'test.tsv')]) writeFileSync(join(broken, f), readFileSync(join(src, f)));
+      writeFileSync(join(broken, 'corpus.jsonl'), readFileSync(join(src, 'corpus.jsonl'), 'utf8') + '{"title": "no id"}\n{not json\n');
+      const e = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'scifact-train-like.ts'), join(dir, 'e'), '--from', broken], { encoding: 'utf8', cwd: REPO });
+      assert.equal(e.status, 2);
+      assert.match(e.stderr, /broken\/corpus\.jsonl: line 9: field _id: expected a string/);
+      assert.doesNotMatch(e.stderr, /\n\s+at /, 'no stack trace');
+      assert.ok(!existsSync(join(dir, 'e')), 'nothing written');
       const missing = build(join(dir, 'd'), '--from', join(dir, 'nowhere'));
       assert.equal(missing.status, 2);
       assert.match(missing.stderr, /corpus\.jsonl is missing: --from must be a BEIR SciFact folder/);
