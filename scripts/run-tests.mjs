@@ -196,6 +196,15 @@ try {
 } catch {
   /* best effort */
 }
+// RANKGATE_TEST_EVENTS=FILE keeps the run's events (one JSON line per finished test, with its file and duration) for
+// bench/test-times.ts, which prints the slowest files and tests from them
+if (process.env.RANKGATE_TEST_EVENTS) {
+  try {
+    writeFileSync(process.env.RANKGATE_TEST_EVENTS, readFileSync(eventsFile, 'utf8') + JSON.stringify({ type: 'run', wallMs: Date.now() - t0, jobs, files: files.length }) + '\n');
+  } catch (e) {
+    console.error(`run-tests: could not keep the events in ${process.env.RANKGATE_TEST_EVENTS}: ${e.message}`);
+  }
+}
 rmSync(work, { recursive: true, force: true });
 rmSync(ownConfigDir, { recursive: true, force: true });
 process.exit(code === 0 && !failed.length ? 0 : 1);

@@ -104,13 +104,16 @@ describe("the afterEach hook's grading compaction (src/results/compact.ts compac
     // the order they complete (the last bit of a sum, docs/scale.md); counts, weights and every other sum must not differ
     const noLatency = (o: Record<string, number> = {}) => Object.fromEntries(Object.entries(o).filter(([k]) => !k.includes('latency')));
     const metrics = (d: any) =>
-      d.prompts.map((p: any) => ({ ...p.metrics, totalLatencyMs: 0, tokenUsage: null, namedScores: null, namedScoresCount: noLatency(p.metrics.namedScoresCount), namedScoreWeights: noLatency(p.metrics.namedScoreWeights) }));
+      d.prompts.map((p: any) => ({ ...p.metrics, score: null, totalLatencyMs: 0, tokenUsage: null, namedScores: null, namedScoresCount: noLatency(p.metrics.namedScoresCount), namedScoreWeights: noLatency(p.metrics.namedScoreWeights) }));
     assert.deepEqual(metrics(A), metrics(B), 'namedScoresCount, namedScoreWeights and every count are the same');
+    // sums (the column's score and each named score) within 1e-12 relative: their last bits follow the completion order
+    const close = (x: number, y: number) => Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y));
     for (const [i, p] of (A.prompts as any[]).entries()) {
+      assert.ok(close(p.metrics.score, B.prompts[i].metrics.score), `column ${i} score: ${p.metrics.score} with the hook, ${B.prompts[i].metrics.score} without`);
       const sa = noLatency(p.metrics.namedScores);
       const sb = noLatency(B.prompts[i].metrics.namedScores);
       assert.deepEqual(Object.keys(sa).sort(), Object.keys(sb).sort());
-      for (const k of Object.keys(sa)) assert.ok(Math.abs(sa[k]! - sb[k]!) <= 1e-12 * Math.max(1, Math.abs(sb[k]!)), `column ${i} ${k}: ${sa[k]} with the hook, ${sb[k]} without`);
+      for (const k of Object.keys(sa)) assert.ok(close(sa[k]!, sb[k]!), `column ${i} ${k}: ${sa[k]} with the hook, ${sb[k]} without`);
     }
     const byId = (d: any) => new Map(d.results.map((r: any) => [`${r.promptIdx}:${r.testCase.metadata.id}`, r]));
     const rowsB = byId(B);
