@@ -18,7 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['gate'],
   ['results', 'judge'],
   ['golden', 'search'],
-  ['ingest'],
+  ['ingest', 'rerank'],
   ['metrics', 'db', 'embeddings'],
   ['util', 'errors', 'version'],
 ];
