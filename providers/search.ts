@@ -48,6 +48,7 @@ import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
 import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
+import { parseRerankSetting, probeRerankerOnce, rerankFromEnv } from '../src/search/rerank-step.ts';
 import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
@@ -178,14 +179,26 @@ export default class SearchProvider {
     // DATABASE_URL / RANKGATE_DATA_DIR: resolved by src/db (resolveDatabaseTarget), the same rule as every CLI
     const params: Partial<SearchParams> = {};
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
+    try {
+      // --rerank / --rerank-k / --no-rerank (RANKGATE_RERANK, RANKGATE_RERANK_K) beat the config's rerank:
+      const rerank = rerankFromEnv(this.config.rerank, process.env, this.config.url !== undefined || this.config.module !== undefined);
+      if (rerank !== undefined) params.rerank = rerank;
+      else if (params.rerank !== undefined) params.rerank = parseRerankSetting(params.rerank, 'rerank');
+    } catch (e) {
+      exitUnderCli(e);
+      throw e;
+    }
     this.params = params;
     this.serviceKey = serviceKey(this.config, this.basePath);
     // Setup checked before any query: a wrong target is one line and exit 2 while promptfoo is still starting, not an
     // error in every row. Only under promptfoo's CLI (programmatic callers get the same reasons as error rows).
     if (underPromptfooCli()) {
-      this.ready = preflightOnce(this.serviceKey, this.config, this.basePath, this.providerId).catch((e) => {
-        exitUnderCli(e);
-      });
+      const rr = params.rerank;
+      this.ready = preflightOnce(this.serviceKey, this.config, this.basePath, this.providerId)
+        .then(() => (rr && this.config.preflight !== false ? probeRerankerOnce(rr) : undefined))
+        .catch((e) => {
+          exitUnderCli(e);
+        });
     }
   }
 

@@ -15,6 +15,7 @@ import { UserError } from '../errors.ts';
 import { EMBEDDER_ALIASES, EMBEDDER_IDS, isEmbedderId } from '../embeddings/index.ts';
 import { loadYaml } from '../util/yaml.ts';
 import { suggest, unknownKeyMessage, unknownValueMessage } from '../util/suggest.ts';
+import { checkReranker, parseRerankSetting } from './rerank-step.ts';
 
 export const SEARCH_PARAM_KEYS = [
   'mode',
@@ -33,6 +34,7 @@ export const SEARCH_PARAM_KEYS = [
   'language',
   'textConfig',
   'routing',
+  'rerank',
 ] as const;
 
 /** Provider settings that are not search parameters (see the header of providers/search.ts). */
@@ -220,6 +222,21 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
   }
   const f = obj('filters', FILTER_KEYS);
   if (f?.tags !== undefined && !(Array.isArray(f.tags) && f.tags.every((t) => typeof t === 'string'))) expect('filters.tags', f.tags, 'a list of strings');
+  if (config.rerank !== undefined && config.rerank !== false && config.rerank !== null) {
+    if (kind !== 'rankgate') {
+      fail('rerank', config.rerank, (where) =>
+        `${file}: ${where}.rerank: the rerank stage is rankgate's own service's; a ${kind === 'url' ? 'url:' : 'module:'} service that reranks reports its first stage and budget in diagnostics.rerank (docs/search.md#a-reranked-service)`,
+      );
+    }
+    let s: ReturnType<typeof parseRerankSetting> = null;
+    try {
+      s = parseRerankSetting(config.rerank, 'rerank');
+      // an unknown id, a missing key or base URL: one line now, not an error in every row
+      if (s) checkReranker(s);
+    } catch (e) {
+      fail('rerank', config.rerank, (where) => `${file}: ${where}.${(e as Error).message}`);
+    }
+  }
 }
 
 /** Is this process promptfoo's own CLI (where a thrown constructor error becomes a stack trace and exit 1)? */

@@ -23,6 +23,8 @@ import type {
   SearchServiceLike,
 } from './types.ts';
 import type { RoutingConfig, Router } from './routing.ts';
+import { parseRerankSetting, RerankStage } from './rerank-step.ts';
+import type { RerankerOptions } from '../rerank/index.ts';
 
 export const DEFAULT_SEARCH_PARAMS: Readonly<SearchParams> = Object.freeze({
   mode: 'hybrid',
@@ -88,6 +90,10 @@ export interface CreateSearchServiceOptions {
   autoIngest?: AutoIngestOptions;
   /** Default: 'write' with autoIngest, else 'read' (see openDatabase). */
   access?: 'read' | 'write';
+  /** The rerank score cache's folder (default RANKGATE_RERANK_CACHE_DIR, else .rankgate/cache/rerank); false: none. */
+  rerankCacheDir?: string | false;
+  /** Options for the rerankers (timeouts, Bedrock region and endpoint, env). */
+  rerankerOptions?: RerankerOptions;
 }
 
 /** Escape `\`, `%` and `_` for LIKE ... ESCAPE '\'. */
@@ -156,6 +162,7 @@ function validateParams(p: SearchParams): void {
   if (p.efSearch !== undefined && !(Number.isInteger(p.efSearch) && p.efSearch >= 1 && p.efSearch <= 1000)) {
     bad('efSearch', 'an integer in 1..1000', p.efSearch);
   }
+  if (p.rerank) p.rerank = parseRerankSetting(p.rerank, 'search params: field "rerank"');
 }
 
 function filterArgs(f: SearchFilters | undefined): (string | string[] | null)[] {
@@ -205,7 +212,12 @@ export class SearchService implements SearchServiceLike {
     for (const e of [opts.embedder, ...(opts.embedders ?? [])]) if (e) this.embedders.set(e.id, Promise.resolve(e));
     this.routingOpt = opts.routing;
     this.autoIngest = opts.autoIngest;
+    this.rerankStage = new RerankStage({ cacheDir: opts.rerankCacheDir, rerankerOptions: opts.rerankerOptions });
+    // an unknown reranker, a missing key or base URL: refused here, before any query
+    if (this.defaults.rerank) this.rerankStage.reranker(this.defaults.rerank);
   }
+
+  private readonly rerankStage: RerankStage;
 
   /** The embedder for an id: given at construction, else createEmbedder(id) from src/embeddings. */
   embedderFor(rawId: string): Promise<Embedder> {
@@ -400,7 +412,8 @@ export class SearchService implements SearchServiceLike {
     const fargs = filterArgs(p.filters);
     const useKeyword = p.mode !== 'semantic';
     const useVector = p.mode !== 'keyword';
-    const depth = p.mode === 'hybrid' ? Math.max(p.candidates, p.topK) : p.topK;
+    // the first stage goes deep enough for the reranker's budget
+    const depth = Math.max(p.mode === 'hybrid' ? p.candidates : 0, p.topK, p.rerank?.k ?? 0);
 
     let queryVector: number[] | undefined;
     if (useVector) {
@@ -460,13 +473,32 @@ export class SearchService implements SearchServiceLike {
     if (p.mode === 'hybrid') fused = fuseRrf(kw, vec, p.rrfK, p.weights);
     else if (p.mode === 'keyword') fused = kw.map((h, i) => ({ id: h.id, score: h.score, keyword: { rank: i + 1, score: h.score } }));
     else fused = vec.map((h, i) => ({ id: h.id, score: h.score, vector: { rank: i + 1, score: h.score } }));
-    fused = fused.slice(0, p.topK);
     lap('fuse', tf);
 
     const tc = performance.now();
-    const rows = fused.length
-      ? (await this.db.pool.query(SQL.fetchChunks, [v.id, fused.map((h) => h.id)])).rows
-      : [];
+    const fetchRows = async (ids: string[]) => (ids.length ? (await this.db.pool.query(SQL.fetchChunks, [v.id, ids])).rows : []);
+    let rerankScores: Map<string, number> | undefined;
+    let rerankDiag: import('./types.ts').RerankDiagnostics | undefined;
+    let rows: any[];
+    if (p.rerank) {
+      // the reranker reads the budget's text; the final top K comes from its order
+      const budgetRows = await fetchRows(fused.slice(0, p.rerank.k).map((h) => h.id));
+      const text = new Map(budgetRows.map((r) => [r.id as string, (r.content as string) ?? '']));
+      lap('fetch', tc);
+      const tr = performance.now();
+      const out = await this.rerankStage.run(query, fused.map((h) => ({ id: h.id, content: text.get(h.id) ?? '' })), p.rerank, p.topK);
+      lap('rerank', tr);
+      rerankScores = out.scores;
+      rerankDiag = out.diagnostics;
+      const byFused = new Map(fused.map((h) => [h.id, h]));
+      fused = out.order.slice(0, p.topK).map((id) => byFused.get(id)!);
+      const have = new Map(budgetRows.map((r) => [r.id as string, r]));
+      const rest = await fetchRows(fused.map((h) => h.id).filter((id) => !have.has(id)));
+      rows = [...budgetRows, ...rest];
+    } else {
+      fused = fused.slice(0, p.topK);
+      rows = await fetchRows(fused.map((h) => h.id));
+    }
     const byId = new Map(rows.map((r) => [r.id as string, r]));
     const hits: SearchHit[] = fused.map((h, i) => {
       const r = byId.get(h.id);
@@ -474,7 +506,8 @@ export class SearchService implements SearchServiceLike {
         chunkId: h.id,
         documentId: r?.document ?? '',
         rank: i + 1,
-        score: h.score,
+        // a reranked hit's score is the reranker's; a hit past the budget keeps its fused score
+        score: rerankScores?.get(h.id) ?? h.score,
         content: r?.content ?? '',
         channels: {},
       };
@@ -486,7 +519,7 @@ export class SearchService implements SearchServiceLike {
       if (h.vector) hit.channels.vector = h.vector;
       return hit;
     });
-    lap('fetch', tc);
+    if (!p.rerank) lap('fetch', tc);
 
     let routing: RoutingDecision = NO_ROUTING;
     if (p.routing !== false) {
@@ -509,6 +542,7 @@ export class SearchService implements SearchServiceLike {
         keywordCandidates: kw.map((h) => h.id),
         vectorCandidates: vec.map((h) => h.id),
         timings,
+        ...(rerankDiag ? { rerank: rerankDiag } : {}),
       },
     };
   }

@@ -39,6 +39,44 @@ export interface SearchParams {
   textConfig?: string;
   /** Apply routing rules (practice_bridge, no_results, safety). */
   routing?: boolean;
+  /** Rerank the first `k` fused candidates (src/search/rerank-step.ts); null or absent: no rerank stage. */
+  rerank?: RerankSettings | null;
+}
+
+/** The rerank stage's settings: a reranker id (src/rerank/catalog.ts) and its candidate budget. */
+export interface RerankSettings {
+  provider: string;
+  /** How many first-stage candidates the reranker sees (default 50). */
+  k: number;
+  /** Cohere's max_tokens_per_doc; other APIs: each passage cut to this many tokens. */
+  maxTokensPerDoc?: number;
+  /** Natural-language instructions sent before the query. */
+  instructions?: string;
+}
+
+/**
+ * What a reranked search reports (rankgate's service always; a team's service may, as documented in docs/search.md):
+ * the first-stage order and the reranker's budget are what tell a rerank-budget miss from a reranker-ordering miss.
+ */
+export interface RerankDiagnostics {
+  /** The reranker's id (a team's service: any name). */
+  reranker?: string;
+  /** Candidates the reranker saw: the first `budget` of firstStage. */
+  budget: number;
+  /** Result ids in first-stage (fused) order, at least `budget` deep when the first stage had that many. */
+  firstStage: string[];
+  /** The budget's ids in the reranker's order (rankgate's service; optional for a team's). */
+  reranked?: string[];
+  /** The stage's own time, ms (the reranker's calls, or 0 when every score came from the cache). */
+  ms?: number;
+  /** Requests sent to the reranker for this query (0: every score from the cache). */
+  requests?: number;
+  /** Passages whose score came from the cache. */
+  cached?: number;
+  searchUnits?: number;
+  tokens?: number;
+  /** USD for this query's rerank calls, when the price is known. */
+  costUsd?: number;
 }
 
 export interface ChannelHit {
@@ -88,6 +126,8 @@ export interface SearchDiagnostics {
   keywordCandidates: string[];
   vectorCandidates: string[];
   timings: Record<string, number>;
+  /** The rerank stage, when the search reranked (absent: no reranker ran). */
+  rerank?: RerankDiagnostics;
 }
 
 export interface SearchResponse {
