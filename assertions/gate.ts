@@ -45,6 +45,7 @@ import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCo
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
 import { redactConfig, redactText } from '../src/util/redact.ts';
 import { runningToolchain } from '../src/util/toolchain.ts';
+import { envFlag } from '../src/util/env.ts';
 
 interface AssertionLike {
   type?: string;
@@ -249,8 +250,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const v = gateColumn(col, {
         floors,
         floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
-        allowPartial: process.env.RANKGATE_ALLOW_PARTIAL === '1',
-        acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+        allowPartial: envFlag('RANKGATE_ALLOW_PARTIAL'),
+        acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
         // The baseline's column: the first (a sweep's other columns are compared by the shipping criteria).
         baseline: col.index === 0 ? baseline : null,
         corpus: col.index === 0 ? await runCorpusFor(col, baseline?.data) : undefined,

@@ -13,6 +13,7 @@ import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { z } from 'zod';
 import { UserError, isUserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
+import { envFlag } from '../util/env.ts';
 import type { CorpusDocument, CorpusFormat, DocumentSection, PrechunkedPassage } from './types.ts';
 
 export const CORPUS_FORMATS: readonly CorpusFormat[] = ['markdown', 'jsonl', 'beir', 'nq'];
@@ -345,7 +346,7 @@ class CorpusScan {
   /** `given`: the corpus folder as the user named it (file names keep that form). */
   constructor(readonly given: string, opts: ReadCorpusOptions) {
     this.root = realpathSync(given);
-    this.follow = opts.followSymlinks ?? /^(1|true|yes)$/i.test(process.env.RANKGATE_FOLLOW_SYMLINKS ?? '');
+    this.follow = opts.followSymlinks ?? envFlag('RANKGATE_FOLLOW_SYMLINKS');
   }
 
   private inside(real: string): boolean {
