@@ -46,6 +46,7 @@ import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-tex
 import { redactConfig, redactText } from '../src/util/redact.ts';
 import { runningToolchain } from '../src/util/toolchain.ts';
 import { envFlag } from '../src/util/env.ts';
+import { safeTerminalLines } from '../src/util/terminal.ts';
 
 interface AssertionLike {
   type?: string;
@@ -303,7 +304,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   } catch (e) {
     if (!isUserError(e)) throw e;
     code = 2;
-    final.push(`rankgate gate ERROR (exit 2): ${e.message}`);
+    final.push(`rankgate gate ERROR (exit 2): ${safeTerminalLines(e.message)}`);
     if (context.config) context.config.description = describeWithVerdict(context.config.description, e.message, 2, gateMode === 'off');
   }
   console.error(redactText(lines.join('\n')));

@@ -9,6 +9,7 @@ import { didYouMean } from '../util/suggest.ts';
 import { tuneWasmTiering } from '../util/wasm-tiering.ts';
 import { redactStandardStreams } from '../util/redact.ts';
 import { envFlag } from '../util/env.ts';
+import { safeTerminalLines } from '../util/terminal.ts';
 
 /** RANKGATE_DEBUG on: an unexpected error also prints its stack (a value that is neither on nor off counts as on here:
  *  this runs while reporting another error, and only adds detail). */
@@ -79,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
     return await mod.run(rest);
   } catch (e) {
     if (isUserError(e)) {
-      console.error(`rankgate ${name}: ${e.message}`);
+      console.error(`rankgate ${name}: ${safeTerminalLines(e.message)}`);
       return e.exitCode;
     }
     console.error(`rankgate ${name}: ${explain(e)}`);
