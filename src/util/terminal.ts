@@ -23,3 +23,12 @@ export function safeTerminal(s: string): string {
 export function safeTerminalLines(text: string): string {
   return text.split('\n').map(safeTerminal).join('\n');
 }
+
+/**
+ * One printed entry that may run over indented continuation lines (a verdict reason with its table): a newline
+ * followed by two spaces is kept, every other newline and control character is escaped, so input can add no line
+ * that starts at the margin (where "rankgate gate PASSED (exit 0)" is read).
+ */
+export function safeTerminalEntry(text: string): string {
+  return text.split(/\n(?= {2})/).map(safeTerminal).join('\n');
+}
