@@ -45,6 +45,8 @@ import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCo
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
 import { redactConfig, redactText } from '../src/util/redact.ts';
 import { runningToolchain } from '../src/util/toolchain.ts';
+import { envFlag } from '../src/util/env.ts';
+import { safeTerminalLines } from '../src/util/terminal.ts';
 
 interface AssertionLike {
   type?: string;
@@ -249,8 +251,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const v = gateColumn(col, {
         floors,
         floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
-        allowPartial: process.env.RANKGATE_ALLOW_PARTIAL === '1',
-        acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+        allowPartial: envFlag('RANKGATE_ALLOW_PARTIAL'),
+        acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
         // The baseline's column: the first (a sweep's other columns are compared by the shipping criteria).
         baseline: col.index === 0 ? baseline : null,
         corpus: col.index === 0 ? await runCorpusFor(col, baseline?.data) : undefined,
@@ -302,7 +304,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   } catch (e) {
     if (!isUserError(e)) throw e;
     code = 2;
-    final.push(`rankgate gate ERROR (exit 2): ${e.message}`);
+    final.push(`rankgate gate ERROR (exit 2): ${safeTerminalLines(e.message)}`);
     if (context.config) context.config.description = describeWithVerdict(context.config.description, e.message, 2, gateMode === 'off');
   }
   console.error(redactText(lines.join('\n')));

@@ -30,6 +30,7 @@ import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
+import { envFlag } from '../util/env.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
@@ -158,8 +159,8 @@ export async function run(argv: string[]): Promise<number> {
   const verdict = gateColumn(first, {
     floors,
     floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
-    allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
-    acceptMismatch: process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+    allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
+    acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
     baseline,
     corpus: await runCorpusFor(first, baseline?.data),
     report: { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() },

@@ -26,6 +26,7 @@ import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/str
 import { regateHeaderBeside } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
+import { envFlag } from '../util/env.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
@@ -86,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
   const verdict = gateColumn(col, {
     floors,
     floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
-    allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
+    allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
     acceptMismatch: v['accept-baseline-mismatch'],
     baseline,
     corpus: await runCorpusFor(col, baseline?.data),

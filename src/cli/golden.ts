@@ -4,7 +4,8 @@
  * Exit codes: 0 ok; 1 a check failed (diff removed/reused ids); 2 bad input or usage (validate
  * problems, unreadable files, unknown flags).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { FolderScan } from '../util/folder-scan.ts';
 import { extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ParseArgsConfig } from 'node:util';
@@ -54,26 +55,24 @@ function loadOpts(values: Record<string, unknown>): LoadOptions {
   return { format: values.format as string | undefined, split: values.split as string | undefined, qrels: values.qrels as string | undefined };
 }
 
-const GOLDEN_EXT = /\.(json|jsonl|ya?ml|csv)$/i;
+
+const GOLDEN_EXTS = new Set(['.json', '.jsonl', '.yaml', '.yml', '.csv']);
 
 /**
  * A plain folder (not a BEIR or TREC folder) stands for every golden-set file under it, so
- * `rankgate golden validate datasets/golden` checks them all.
+ * `rankgate golden validate datasets/golden` checks them all. The walk is the corpus walk's (src/util/folder-scan.ts):
+ * links inside the folder are followed, links leading outside it (a linked /etc/passwd or .env) and fifos, sockets and
+ * devices are skipped, with one counted warning line through `onWarning` (default: stderr).
  */
-export function expandPaths(paths: readonly string[]): string[] {
+export function expandPaths(paths: readonly string[], onWarning: (line: string) => void = (l) => console.error(l)): string[] {
   const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) {
-        if (isGoldenFolder(p)) out.push(p);
-        else walk(p);
-      } else if (GOLDEN_EXT.test(name)) out.push(p);
-    }
-  };
   for (const p of paths) {
-    if (existsSync(p) && statSync(p).isDirectory() && !isGoldenFolder(p)) walk(p);
-    else out.push(p);
+    if (existsSync(p) && statSync(p).isDirectory() && !isGoldenFolder(p)) {
+      const scan = new FolderScan(p, { followSymlinks: true, noun: 'golden folder', followHint: '' });
+      out.push(...scan.list(GOLDEN_EXTS, isGoldenFolder));
+      const w = scan.warning();
+      if (w) onWarning(w);
+    } else out.push(p);
   }
   return out;
 }

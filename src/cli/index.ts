@@ -8,6 +8,18 @@ import { describeFault, faultCauseAt, fullDisks, openDataDirs } from '../db/faul
 import { didYouMean } from '../util/suggest.ts';
 import { tuneWasmTiering } from '../util/wasm-tiering.ts';
 import { redactStandardStreams } from '../util/redact.ts';
+import { envFlag } from '../util/env.ts';
+import { safeTerminalLines } from '../util/terminal.ts';
+
+/** RANKGATE_DEBUG on: an unexpected error also prints its stack (a value that is neither on nor off counts as on here:
+ *  this runs while reporting another error, and only adds detail). */
+const debugOn = (): boolean => {
+  try {
+    return envFlag('RANKGATE_DEBUG');
+  } catch {
+    return true;
+  }
+};
 
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
@@ -68,11 +80,11 @@ export async function main(argv: string[]): Promise<number> {
     return await mod.run(rest);
   } catch (e) {
     if (isUserError(e)) {
-      console.error(`rankgate ${name}: ${e.message}`);
+      console.error(`rankgate ${name}: ${safeTerminalLines(e.message)}`);
       return e.exitCode;
     }
     console.error(`rankgate ${name}: ${explain(e)}`);
-    if (process.env.RANKGATE_DEBUG && e instanceof Error) console.error(e.stack);
+    if (debugOn() && e instanceof Error) console.error(e.stack);
     return 2;
   } finally {
     finished = true;

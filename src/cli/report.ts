@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import type { ParsedResults } from '../results/read.ts';
 import { parseCliArgs } from './args.ts';
+import { envFlag } from '../util/env.ts';
 
 const USAGE = `usage: rankgate report RESULTS.json --html report.html [--baseline BASE.json] [--title TEXT] [--seed N]
                        [--floors config/gate.yaml] [--regression-baseline FILE] [--column LABEL|INDEX]
@@ -95,8 +96,8 @@ async function gateVerdicts(
     gateColumn(col, {
       floors,
       floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
-      allowPartial: v['allow-partial'] || process.env.RANKGATE_ALLOW_PARTIAL === '1',
-      acceptMismatch: v['accept-baseline-mismatch'] || process.env.RANKGATE_ACCEPT_BASELINE_MISMATCH === '1',
+      allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
+      acceptMismatch: v['accept-baseline-mismatch'] || envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
       // the baseline belongs to the gated column, as in `rankgate gate --column` (the eval's hook: the first)
       baseline: col.index === gated ? baseline : null,
       report: { evalId: parsed.evalId, timestamp: parsed.timestamp },

@@ -35,6 +35,7 @@ import { LOCK_PREFIX, lockDataDir } from './lock.ts';
 import { DATA_DIR_MODE, dataDirOwnerProblem, describeDataDirProblem, inspectDataDir, restrictDataDir } from './datadir.ts';
 import { MIN_FREE_BYTES, describeFault, faultCauseAt, freeBytes, registerOpenDir, withPgliteFaults } from './faults.ts';
 import { dropTemplate, extractTemplate, readTemplate, saveTemplate } from './pglite-template.ts';
+import { envFlag } from '../util/env.ts';
 
 export { resolveDatabaseTarget, DEFAULT_DATA_DIR, isServerUrl, type DatabaseTarget } from './target.ts';
 export { lockDataDir, lockHolder, LOCK_PREFIX } from './lock.ts';
@@ -105,21 +106,23 @@ const nonEmpty = (s: string | undefined) => (s !== undefined && s.trim() !== '' 
 /** The schema of rankgate's tables: the option, else RANKGATE_DB_SCHEMA, else 'rankgate'. */
 export function resolveSchema(given?: string, env: NodeJS.ProcessEnv = process.env): string {
   const schema = nonEmpty(given) ?? nonEmpty(env.RANKGATE_DB_SCHEMA) ?? DEFAULT_SCHEMA;
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema.startsWith('pg_')) {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema.startsWith('pg_') || schema === 'information_schema') {
     throw new UserError(
-      `${given !== undefined ? 'database schema' : 'RANKGATE_DB_SCHEMA'} "${schema}": expected lowercase letters, digits and _ (max 63, not pg_…)`,
+      `${given !== undefined ? 'database schema' : 'RANKGATE_DB_SCHEMA'} "${schema}": expected lowercase letters, digits and _ (max 63), ` +
+        `not a system schema (pg_…, information_schema)`,
     );
   }
   return schema;
 }
 
-/** RANKGATE_DB_READONLY=1 (or true/yes/on): every command opens the database read-only. */
+/** RANKGATE_DB_READONLY=1 (or true/yes/on): every command opens the database read-only; a value that is neither on nor off is exit 2 (src/util/env.ts). */
 export function readOnlyByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  return /^(1|true|yes|on)$/i.test(env.RANKGATE_DB_READONLY?.trim() ?? '');
+  return envFlag('RANKGATE_DB_READONLY', env);
 }
 
-/** A quoted identifier (for names read from the catalog, such as the vector extension's schema). */
-const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : '"' + name.replace(/"/g, '""') + '"');
+/** A quoted identifier: rankgate's schema in every statement (a reserved word such as `select` is a valid schema name)
+ *  and names read from the catalog, such as the vector extension's schema. */
+export const ident = (name: string) => '"' + name.replace(/"/g, '""') + '"';
 
 type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]) => Promise<pg.QueryResult<R>>;
 
@@ -131,7 +134,7 @@ type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params
 async function prepareSession(run: Run, schema: string, access: DbAccess, describe: string, kind: DbKind): Promise<string> {
   // a server whose public holds an earlier rankgate's tables is refused before anything is created
   if (kind === 'postgres' && schema !== 'public') {
-    const at = async (s: string) => !!(await run<{ t: string | null }>(`SELECT to_regclass($1)::text AS t`, [`${s}.rankgate_migrations`])).rows[0]?.t;
+    const at = async (s: string) => !!(await run<{ t: string | null }>(`SELECT to_regclass(format('%I.%I', $1::text, 'rankgate_migrations'))::text AS t`, [s])).rows[0]?.t;
     if (!(await at(schema)) && (await at('public'))) {
       const present = await run<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename = ANY($1::text[]) ORDER BY 1`, [[...RANKGATE_TABLES]]);
       throw new UserError(legacyServerMessage({ describe: describe.replace(/^database /, ''), schema }, present.rows.map((r) => r.t)));
@@ -141,12 +144,12 @@ async function prepareSession(run: Run, schema: string, access: DbAccess, descri
     const has = await run('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (!has.rowCount) {
       try {
-        await run(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+        await run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
       } catch (e) {
         const msg = e instanceof Error ? e.message : String(e);
         throw new UserError(
           `${describe}: cannot create schema "${schema}", where rankgate keeps its tables (${msg}); ` +
-            `ask an administrator to run: CREATE SCHEMA ${schema} AUTHORIZATION <this role>, or set RANKGATE_DB_SCHEMA to a schema this role owns; ` +
+            `ask an administrator to run: CREATE SCHEMA ${ident(schema)} AUTHORIZATION <this role>, or set RANKGATE_DB_SCHEMA to a schema this role owns; ` +
             `to evaluate an index that already exists without writing, set RANKGATE_DB_READONLY=1 (docs/search.md "What rankgate creates")`,
         );
       }
@@ -156,7 +159,7 @@ async function prepareSession(run: Run, schema: string, access: DbAccess, descri
     `SELECT n.nspname AS s FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'`,
   );
   const vecSchema = vec.rows[0]?.s;
-  return vecSchema && vecSchema !== schema ? `${schema}, ${ident(vecSchema)}` : schema;
+  return vecSchema && vecSchema !== schema ? `${ident(schema)}, ${ident(vecSchema)}` : ident(schema);
 }
 
 /** A libpq `options` value: spaces and backslashes escaped. */
@@ -164,7 +167,8 @@ const optionValue = (v: string) => v.replace(/[\\ ]/g, (m) => '\\' + m);
 
 export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {
   const access = opts.access ?? 'write';
-  if (access === 'write' && readOnlyByEnv()) {
+  const readOnlyEnv = readOnlyByEnv(); // checked on every open: a value that is neither on nor off is exit 2
+  if (access === 'write' && readOnlyEnv) {
     throw new UserError(
       'RANKGATE_DB_READONLY is set: this command writes to the database (ingest, migrations, the embedding cache) and rankgate will not; ' +
         'unset RANKGATE_DB_READONLY, or evaluate an index that already exists (provider autoIngest: false)',
@@ -232,7 +236,7 @@ async function openServer(url: string, opts: OpenDatabaseOptions, access: DbAcce
       if (closed) return;
       closed = true;
       if (opts.dropSchemaOnClose) {
-        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+        await pool.query(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`).catch(() => {});
       }
       await pool.end();
     },
@@ -498,7 +502,7 @@ function legacyServerMessage(db: Pick<Db, 'describe' | 'schema'>, tables: string
   return (
     `database ${db.describe}: schema public holds the tables of an earlier rankgate (${tables.join(', ')}); ` +
     `rankgate now keeps its tables in schema "${db.schema}" and never touches public on a server: ` +
-    `set RANKGATE_DB_SCHEMA=public to keep using them where they are, or move them once (ALTER TABLE public.<table> SET SCHEMA ${db.schema} ` +
+    `set RANKGATE_DB_SCHEMA=public to keep using them where they are, or move them once (ALTER TABLE public.<table> SET SCHEMA ${ident(db.schema)} ` +
     `for each; docs/search.md "Databases of an earlier rankgate")`
   );
 }
@@ -525,7 +529,7 @@ export async function checkCurrent(db: Db): Promise<void> {
             (db.kind === 'postgres' ? ' (or set RANKGATE_DB_SCHEMA to the schema that holds it)' : ''),
     );
   }
-  const done = new Set((await db.pool.query<{ name: string }>(`SELECT name FROM ${db.schema}.rankgate_migrations`)).rows.map((r) => r.name));
+  const done = new Set((await db.pool.query<{ name: string }>(`SELECT name FROM ${ident(db.schema)}.rankgate_migrations`)).rows.map((r) => r.name));
   const pending = migrationFiles().filter((f) => !done.has(f));
   if (pending.length) {
     throw new UserError(
@@ -549,19 +553,19 @@ export async function migrate(db: Db): Promise<string[]> {
     if (legacy.length && db.kind === 'postgres') throw new UserError(legacyServerMessage(db, legacy));
     if (legacy.length) await moveLegacyTables(db, client, legacy);
     await ensureVector(db, client);
-    if (db.kind === 'pglite') await client.query(`CREATE EXTENSION IF NOT EXISTS pg_textsearch SCHEMA ${db.schema}`);
+    if (db.kind === 'pglite') await client.query(`CREATE EXTENSION IF NOT EXISTS pg_textsearch SCHEMA ${ident(db.schema)}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS ${db.schema}.rankgate_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${ident(db.schema)}.rankgate_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
     for (const file of files) {
       await client.query('BEGIN');
       try {
         // Serialise concurrent migrators on a shared server (per schema).
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1::text || $2::text))', [db.schema, 'rankgate_migrations']);
-        const done = await client.query(`SELECT 1 FROM ${db.schema}.rankgate_migrations WHERE name = $1`, [file]);
+        const done = await client.query(`SELECT 1 FROM ${ident(db.schema)}.rankgate_migrations WHERE name = $1`, [file]);
         if (done.rowCount === 0) {
-          await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8').replaceAll('{{schema}}', db.schema));
-          await client.query(`INSERT INTO ${db.schema}.rankgate_migrations (name) VALUES ($1)`, [file]);
+          await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8').replaceAll('{{schema}}', ident(db.schema)));
+          await client.query(`INSERT INTO ${ident(db.schema)}.rankgate_migrations (name) VALUES ($1)`, [file]);
           applied.push(file);
         }
         await client.query('COMMIT');
@@ -598,7 +602,7 @@ function deniedWhat(msg: string): string | undefined {
 async function moveLegacyTables(db: Db, client: pg.PoolClient, tables: string[]): Promise<void> {
   await client.query('BEGIN');
   try {
-    for (const t of tables) await client.query(`ALTER TABLE public.${t} SET SCHEMA ${db.schema}`);
+    for (const t of tables) await client.query(`ALTER TABLE public.${t} SET SCHEMA ${ident(db.schema)}`);
     await client.query('COMMIT');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => {});
@@ -623,13 +627,13 @@ async function ensureVector(db: Db, client: pg.PoolClient): Promise<void> {
     );
   }
   try {
-    await client.query(`CREATE EXTENSION IF NOT EXISTS vector SCHEMA ${db.schema}`);
+    await client.query(`CREATE EXTENSION IF NOT EXISTS vector SCHEMA ${ident(db.schema)}`);
   } catch (e) {
     const raw = e instanceof Error ? e.message : String(e);
     const msg = deniedWhat(raw) ? `${deniedWhat(raw)}: only a superuser can` : raw;
     throw new UserError(
       `database ${db.describe}: pgvector is available but this role cannot create it (${msg}); ` +
-        `ask an administrator to run "CREATE EXTENSION vector SCHEMA ${db.schema}" (or in any schema) in this database once`,
+        `ask an administrator to run: CREATE EXTENSION vector SCHEMA ${ident(db.schema)} (or in any schema) in this database once`,
     );
   }
 }

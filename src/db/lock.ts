@@ -18,6 +18,8 @@
  * - after claiming N+1 the winner checks that N+1 is still the highest (a process that slept through several
  *   generations may re-create an old, deleted number; it then finds a higher one and backs off), and deletes
  *   the generations below its own.
+ * A generation file whose number is not canonical or not below 2^53 - 1 was not written by this scheme: it is stale,
+ * ignored when looking for the highest generation and removed by the next holder.
  * Stale takeover needs no delete-then-create, so there is no window in which two processes both believe the
  * directory is theirs. Opening the same directory again in the same process shares the lock (reference-counted).
  */
@@ -83,17 +85,32 @@ function holderAlive(rec: LockRecord): boolean {
   return start === rec.start;
 }
 
-function generations(dir: string): number[] {
-  let names: string[];
+/**
+ * The generation a lock file name holds, or undefined when it is not one this scheme writes: a canonical decimal
+ * (no leading zeros) whose successor is still an exact integer. Anything else (`…lock.00000000000000000000001`,
+ * `…lock.9007199254740993`, `…lock.100000000000000000000`) is stale junk: no rankgate can hold it, and it must
+ * never be read as the highest generation (its N+1 would round to itself, or name another file).
+ */
+export function parseGeneration(name: string): number | undefined {
+  const m = GEN.exec(name);
+  if (!m || !/^(0|[1-9]\d*)$/.test(m[1]!)) return undefined;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n + 1) ? n : undefined;
+}
+
+function lockNames(dir: string): string[] {
   try {
-    names = readdirSync(dir);
+    return readdirSync(dir);
   } catch {
     return [];
   }
+}
+
+function generations(dir: string): number[] {
   const out: number[] = [];
-  for (const n of names) {
-    const m = GEN.exec(n);
-    if (m) out.push(Number(m[1]));
+  for (const n of lockNames(dir)) {
+    const g = parseGeneration(n);
+    if (g !== undefined) out.push(g);
   }
   return out.sort((a, b) => a - b);
 }
@@ -209,6 +226,8 @@ export function lockDataDir(dataDir: string): () => void {
       continue;
     }
     for (const g of after) if (g < top + 1) rmSync(join(dir, `${LOCK_PREFIX}.${g}`), { force: true });
+    // generation files no rankgate writes (unparsable or out of range): stale, removed by the new holder
+    for (const n of lockNames(dir)) if (GEN.test(n) && parseGeneration(n) === undefined) rmSync(join(dir, n), { force: true });
     rmSync(join(dir, LOCK_PREFIX), { force: true }); // a stale single-file lock of an older rankgate (checked above)
     heldLocks.set(dir, { refs: 1, gen: top + 1, dir });
     break;

@@ -19,7 +19,9 @@
  *   without any HTTP answer (timeouts, refused or reset connections), fails with code 'NoAnswer'.
  */
 import { createRequire } from 'node:module';
+import { Transform, type Readable } from 'node:stream';
 import { mapLimit } from '../util/map-limit.ts';
+import { sizeText } from '../util/capped-body.ts';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 
 type BedrockSdk = typeof import('@aws-sdk/client-bedrock-runtime') & Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
@@ -65,6 +67,12 @@ export interface BedrockClientOptions {
   timeoutMs?: number;
   /** The whole call (all attempts, retries and backoff), ms. Default RANKGATE_BEDROCK_CALL_TIMEOUT_MS or 3 x timeoutMs. */
   callTimeoutMs?: number;
+  /**
+   * Largest response body read, bytes: the body is read as a stream and given up once over it (a declared
+   * Content-Length over it is refused before reading); a BedrockCallError 'MalformedResponse', not retried.
+   * Default: no cap (the embedders set one sized to the vectors they ask for). Not applied to a given `client`.
+   */
+  maxResponseBytes?: number;
 }
 
 /** A positive number of ms from an environment variable, or undefined; a bad value is a UserError-like message. */
@@ -93,18 +101,54 @@ export function createBedrockClient(opts: BedrockClientOptions = {}): BedrockRun
   const timeoutMs = attemptTimeoutMs(opts);
   const endpoint = bedrockEndpoint(opts);
   const { BedrockRuntimeClient, NodeHttpHandler } = bedrockSdk();
+  // Plain HTTP/1.1 (works with real Bedrock and with a node:http fake), with real timeouts.
+  const requestHandler = new NodeHttpHandler({
+    requestTimeout: timeoutMs,
+    throwOnRequestTimeout: true,
+    connectionTimeout: Math.min(5_000, Math.max(1, Math.floor(timeoutMs / 5))),
+  });
+  if (opts.maxResponseBytes !== undefined) capResponses(requestHandler, opts.maxResponseBytes);
   return new BedrockRuntimeClient({
     ...(opts.region ? { region: opts.region } : {}),
     ...(endpoint ? { endpoint } : {}),
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
     maxAttempts: opts.maxAttempts ?? 3,
-    // Plain HTTP/1.1 (works with real Bedrock and with a node:http fake), with real timeouts.
-    requestHandler: new NodeHttpHandler({
-      requestTimeout: timeoutMs,
-      throwOnRequestTimeout: true,
-      connectionTimeout: Math.min(5_000, Math.max(1, Math.floor(timeoutMs / 5))),
-    }),
+    requestHandler,
   });
+}
+
+/** Make `handler` give up on any response body over `max` bytes (see BedrockClientOptions.maxResponseBytes). */
+function capResponses(handler: InstanceType<BedrockSdk['NodeHttpHandler']>, max: number): void {
+  const inner = handler.handle.bind(handler);
+  const tooLarge = (declared?: number) =>
+    new BedrockCallError(
+      `malformed response body: over the ${sizeText(max)} limit for this request${declared === undefined ? '' : ` (Content-Length ${declared})`}; not read further`,
+      { modelId: '-', attempts: 1, code: 'MalformedResponse' },
+    );
+  handler.handle = async (request, options) => {
+    const out = await inner(request, options);
+    const body = out.response.body as Readable | undefined;
+    const declared = Number(out.response.headers['content-length'] ?? out.response.headers['Content-Length']);
+    if (Number.isFinite(declared) && declared > max) {
+      body?.destroy();
+      throw tooLarge(declared);
+    }
+    if (body && typeof body.pipe === 'function') {
+      let size = 0;
+      const counted = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          if (size > max) {
+            body.destroy();
+            done(tooLarge());
+          } else done(null, chunk);
+        },
+      });
+      body.on('error', (e) => counted.destroy(e));
+      out.response.body = body.pipe(counted);
+    }
+    return out;
+  };
 }
 
 /** A Bedrock call that failed for good (after retries) or returned a body we cannot use. */
@@ -113,13 +157,16 @@ export class BedrockCallError extends Error {
   readonly attempts: number;
   readonly code: string;
   readonly status?: number;
-  constructor(message: string, info: { modelId: string; attempts: number; code: string; status?: number; cause?: unknown }) {
+  /** The text (its position in the embedDocuments call) whose vector was wrong, when one was. */
+  readonly textIndex?: number;
+  constructor(message: string, info: { modelId: string; attempts: number; code: string; status?: number; cause?: unknown; textIndex?: number }) {
     super(message, info.cause !== undefined ? { cause: info.cause } : undefined);
     this.name = 'BedrockCallError';
     this.modelId = info.modelId;
     this.attempts = info.attempts;
     this.code = info.code;
     this.status = info.status;
+    this.textIndex = info.textIndex;
   }
 }
 

@@ -11,13 +11,14 @@
  *   512-token limit. `input_type` is `search_document` for embedDocuments and `search_query` for
  *   embedQuery.
  *
- * Every returned vector is L2-normalised. Retries, timeouts and errors: see bedrock-client.ts.
- * A body that is not JSON, lacks the vectors, or has the wrong count or dimension is a
- * BedrockCallError naming the model and what was wrong.
+ * Every returned vector is checked (finite, the model's dimension, not all zeros) and L2-normalised in a scaled way.
+ * The body is read as a stream and given up once over embedAnswerCap (vector.ts) for the texts asked. Retries,
+ * timeouts and errors: see bedrock-client.ts. A body that is not JSON, too large, lacks the vectors, or has the wrong
+ * count, dimension or values is a BedrockCallError naming the model, what was wrong and (`textIndex`) the text.
  */
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Embedder } from './types.ts';
-import { l2normalize } from './vector.ts';
+import { embedAnswerCap, l2normalize, vectorProblem } from './vector.ts';
 import { FAMILIES } from './catalog.ts';
 import {
   BedrockCallError,
@@ -88,16 +89,24 @@ function newStats(): BedrockEmbedderStats {
   return { calls: 0, texts: 0, truncated: 0, inputTokens: 0, attempts: 0, retries: 0, throttled: 0 };
 }
 
-function checkVector(modelId: string, v: unknown, dim: number, where: string): number[] {
-  if (!Array.isArray(v) || v.length !== dim || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+function checkVector(modelId: string, v: unknown, dim: number, where: string, textIndex: number): number[] {
+  const problem = vectorProblem(v, dim);
+  if (problem) {
     const got = Array.isArray(v) ? `${v.length} values${v.every((x) => typeof x === 'number') ? '' : ' (not all numbers)'}` : typeof v;
-    throw new BedrockCallError(`malformed response body from ${modelId}: ${where} should be ${dim} finite numbers, got ${got}`, {
-      modelId,
-      attempts: 1,
-      code: 'MalformedResponse',
-    });
+    const why = problem.startsWith('is all zeros') ? `${where} ${problem}` : `${where} should be ${dim} finite numbers, got ${got}`;
+    throw new BedrockCallError(`malformed response body from ${modelId}: ${why}`, { modelId, attempts: 1, code: 'MalformedResponse', textIndex });
   }
   return l2normalize(v as number[]);
+}
+
+/** A malformed answer for the text at `textIndex` (a one-text call): the error says which text. */
+function forText<T>(p: Promise<T>, modelId: string, textIndex: number): Promise<T> {
+  return p.catch((e: unknown) => {
+    if (e instanceof BedrockCallError && e.code === 'MalformedResponse' && e.textIndex === undefined) {
+      throw new BedrockCallError(e.message.replace('malformed response body:', `malformed response body from ${modelId}:`), { modelId, attempts: e.attempts, code: e.code, textIndex });
+    }
+    throw e;
+  });
 }
 
 async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown, abortSignal: AbortSignal): Promise<Uint8Array | undefined> {
@@ -121,18 +130,18 @@ export function createTitanEmbedder(dimension: 256 | 512 | 1024, opts: BedrockEm
       code: 'BadOption',
     });
   }
-  const client = createBedrockClient(opts);
+  const client = createBedrockClient({ maxResponseBytes: embedAnswerCap(1, dimension), ...opts });
   const stats = newStats();
   const modelId = TITAN_V2_MODEL_ID;
-  const embedOne = async (text: string): Promise<number[]> => {
+  const embedOne = async (text: string, textIndex = 0): Promise<number[]> => {
     const inputText = truncateChars(text, TITAN_V2_MAX_CHARS);
     if (inputText !== text) {
       stats.truncated += 1;
       opts.onWarning?.(`${modelId}: a ${text.length}-character text was cut to ${TITAN_V2_MAX_CHARS} characters`);
     }
-    const body = await withRetries(modelId, opts, (signal) => invoke(client, modelId, { inputText, dimensions: dimension, normalize: true }, signal), stats);
-    const json = parseJsonBody(modelId, body) as { embedding?: unknown; inputTextTokenCount?: unknown };
-    const v = checkVector(modelId, json?.embedding, dimension, '"embedding"');
+    const body = await forText(withRetries(modelId, opts, (signal) => invoke(client, modelId, { inputText, dimensions: dimension, normalize: true }, signal), stats), modelId, textIndex);
+    const json = (await forText(Promise.resolve().then(() => parseJsonBody(modelId, body)), modelId, textIndex)) as { embedding?: unknown; inputTextTokenCount?: unknown };
+    const v = checkVector(modelId, json?.embedding, dimension, '"embedding"', textIndex);
     stats.calls += 1;
     stats.texts += 1;
     if (typeof json.inputTextTokenCount === 'number') stats.inputTokens += json.inputTextTokenCount;
@@ -145,17 +154,17 @@ export function createTitanEmbedder(dimension: 256 | 512 | 1024, opts: BedrockEm
     dimension,
     maxBatch: 1,
     stats,
-    embedDocuments: (texts) => mapLimit(texts, opts.concurrency ?? 4, (t) => embedOne(t)),
+    embedDocuments: (texts) => mapLimit(texts, opts.concurrency ?? 4, (t, i) => embedOne(t, i)),
     embedQuery: (text) => embedOne(text),
   };
 }
 
 export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: BedrockEmbedderOptions = {}): BedrockEmbedder {
-  const client = createBedrockClient(opts);
+  const dimension = 1024;
+  const client = createBedrockClient({ maxResponseBytes: embedAnswerCap(COHERE_MAX_TEXTS, dimension), ...opts });
   const stats = newStats();
   const modelId = COHERE_V3_MODEL_IDS[variant];
-  const dimension = 1024;
-  const embedBatch = async (texts: readonly string[], inputType: 'search_document' | 'search_query'): Promise<number[][]> => {
+  const embedBatch = async (texts: readonly string[], inputType: 'search_document' | 'search_query', offset = 0): Promise<number[][]> => {
     let cut = 0;
     const sent = texts.map((t) => {
       const s = truncateChars(t, COHERE_MAX_CHARS);
@@ -166,8 +175,9 @@ export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: 
       stats.truncated += cut;
       opts.onWarning?.(`${modelId}: ${cut} text${cut === 1 ? '' : 's'} cut to ${COHERE_MAX_CHARS} characters (Cohere Embed v3 limit)`);
     }
-    const body = await withRetries(modelId, opts, (signal) => invoke(client, modelId, { texts: sent, input_type: inputType, truncate: 'END' }, signal), stats);
-    const json = parseJsonBody(modelId, body) as { embeddings?: unknown };
+    const call = withRetries(modelId, opts, (signal) => invoke(client, modelId, { texts: sent, input_type: inputType, truncate: 'END' }, signal), stats);
+    const body = await (sent.length === 1 ? forText(call, modelId, offset) : call);
+    const json = (await (sent.length === 1 ? forText(Promise.resolve().then(() => parseJsonBody(modelId, body)), modelId, offset) : parseJsonBody(modelId, body))) as { embeddings?: unknown };
     // embeddings_floats: { embeddings: number[][] }; embeddings_by_type: { embeddings: { float: number[][] } }
     let vecs = json?.embeddings as unknown;
     if (vecs && !Array.isArray(vecs) && typeof vecs === 'object') vecs = (vecs as { float?: unknown }).float;
@@ -179,7 +189,7 @@ export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: 
     }
     stats.calls += 1;
     stats.texts += sent.length;
-    return vecs.map((v, i) => checkVector(modelId, v, dimension, `embeddings[${i}]`));
+    return vecs.map((v, i) => checkVector(modelId, v, dimension, `embeddings[${i}]`, offset + i));
   };
   return {
     id: `bedrock:embeddings:${modelId}`,
@@ -191,7 +201,7 @@ export function createCohereEmbedder(variant: 'english' | 'multilingual', opts: 
     async embedDocuments(texts) {
       const out: number[][] = [];
       for (let i = 0; i < texts.length; i += COHERE_MAX_TEXTS) {
-        out.push(...(await embedBatch(texts.slice(i, i + COHERE_MAX_TEXTS), 'search_document')));
+        out.push(...(await embedBatch(texts.slice(i, i + COHERE_MAX_TEXTS), 'search_document', i)));
       }
       return out;
     },

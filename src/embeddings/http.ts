@@ -9,6 +9,8 @@
  *   fails with code 'NoAnswer'.
  * - Any other 4xx (bad key, unknown model, bad request) fails at once with the vendor's message.
  * - A 2xx body that is not JSON fails at once (code 'MalformedResponse').
+ * - A body is read as a stream and given up once over `maxResponseBytes` (the caller's cap, sized to the vectors it
+ *   asked for; an error body: 1 MB), so a huge answer is never held in memory (code 'MalformedResponse').
  *
  * Errors name the embedder, the model and the endpoint (scheme, host, port and path only: never userinfo or a query
  * string), and every secret passed in (the API key) is replaced by `***` in anything the error carries.
@@ -17,6 +19,11 @@
  * with its retries and waits (default RANKGATE_EMBED_CALL_TIMEOUT_MS, else 3 x timeoutMs).
  */
 import { envMs, sleep } from './bedrock-client.ts';
+import { readCappedText, sizeText } from '../util/capped-body.ts';
+
+/** Largest error body (non-2xx) read for the vendor's message. */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+class BodyTooLarge extends Error {}
 
 export interface HttpCallOptions {
   /** Requests per call at most (first try included). Default 4. */
@@ -50,7 +57,9 @@ export class EmbedderCallError extends Error {
   /** 'NoAnswer' | 'HttpError' | 'MalformedResponse' | 'Config' */
   readonly code: string;
   readonly status?: number;
-  constructor(message: string, info: { embedder: string; endpoint: string; attempts: number; code: string; status?: number }) {
+  /** The text (its position in the embedDocuments call) whose vector was wrong, when one was. */
+  readonly textIndex?: number;
+  constructor(message: string, info: { embedder: string; endpoint: string; attempts: number; code: string; status?: number; textIndex?: number }) {
     super(message);
     this.name = 'EmbedderCallError';
     this.embedder = info.embedder;
@@ -58,6 +67,7 @@ export class EmbedderCallError extends Error {
     this.attempts = info.attempts;
     this.code = info.code;
     this.status = info.status;
+    this.textIndex = info.textIndex;
   }
 }
 
@@ -135,6 +145,8 @@ export interface JsonPost {
   body: unknown;
   /** Values never to appear in an error (the API key). */
   secrets: readonly (string | undefined)[];
+  /** Largest 2xx body read (bytes); default no cap. */
+  maxResponseBytes?: number;
 }
 
 /** POST `body` as JSON and return the parsed JSON answer; see the module comment for retries and errors. */
@@ -165,7 +177,15 @@ export async function postJson(req: JsonPost, opts: HttpCallOptions = {}, stats?
       const res = await doFetch(req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...req.headers }, body: payload, signal });
       answered = true;
       status = res.status;
-      const text = await res.text();
+      const cap = res.ok ? req.maxResponseBytes ?? Infinity : MAX_ERROR_BODY_BYTES;
+      let text: string;
+      try {
+        text = await readCappedText(res, cap, (declared) => new BodyTooLarge(declared === undefined ? '' : ` (Content-Length ${declared})`));
+      } catch (e) {
+        if (!(e instanceof BodyTooLarge)) throw e;
+        if (res.ok) fail(`malformed answer (HTTP ${res.status}): body over the ${sizeText(cap)} limit for this request${e.message}; not read further`, 'MalformedResponse', res.status);
+        text = `(error body over ${sizeText(cap)})`;
+      }
       if (res.ok) {
         try {
           return JSON.parse(text);

@@ -11,13 +11,16 @@
  *
  * A batch holds at most the family's input count and, by o200k token estimate, 3/4 of the model's tokens per request
  * (the vendors' own tokenizers count differently). Batches run `concurrency` at a time (default 2), order kept.
- * Every vector is checked (count, finite numbers, dimension) and L2-normalised. An answer with the wrong number of
- * vectors, an empty `data`, a vector of another dimension or a body without the vectors is an EmbedderCallError
- * (code 'MalformedResponse') naming the embedder, the endpoint and what was wrong; it is not retried.
+ * Every vector is checked (count, finite numbers, dimension, not all zeros) and L2-normalised in a scaled way (values
+ * of 1e200 normalise like any other). OpenAI's and Voyage's `data[].index` must be present, distinct and in range.
+ * The answer is read as a stream and given up once over `embedAnswerCap` (1 MB plus 96 bytes per value asked for).
+ * An answer with the wrong number of vectors, an empty `data`, a bad `index`, a vector of another dimension, all zeros
+ * or not finite, an oversized body or a body without the vectors is an EmbedderCallError (code 'MalformedResponse')
+ * naming the embedder, the endpoint, what was wrong and (`textIndex`) the text; it is not retried.
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { Embedder, EmbedInputType } from './types.ts';
-import { l2normalize } from './vector.ts';
+import { embedAnswerCap, l2normalize, vectorProblem } from './vector.ts';
 import { mapLimit } from './bedrock-client.ts';
 import { FAMILIES, type EmbedderSpec } from './catalog.ts';
 import { EmbedderCallError, displayUrl, postJson, urlHost, type HttpCallOptions, type HttpCallStats } from './http.ts';
@@ -33,6 +36,8 @@ export interface HttpEmbedderOptions extends HttpCallOptions {
   concurrency?: number;
   /** Inputs per request at most (default: the vendor's limit; 1 = one text per request). */
   maxBatch?: number;
+  /** Largest answer read per request, bytes (default embedAnswerCap: 1 MB plus 96 bytes per value asked for). */
+  maxResponseBytes?: number;
 }
 
 export interface HttpEmbedderStats extends HttpCallStats {
@@ -100,17 +105,31 @@ function requestBody(family: Family, spec: EmbedderSpec, texts: string[], inputT
   }
 }
 
-/** The vectors (in input order) and reported tokens out of an answer; undefined vectors = the field is missing. */
-function readAnswer(family: Family, json: unknown): { vectors: unknown; tokens?: number } {
+/**
+ * The vectors (in input order) and reported tokens out of an answer; undefined vectors = the field is missing.
+ * OpenAI and Voyage document `data[].index` (the input each vector belongs to, rows in any order): every row must
+ * carry an integer index, all distinct and below the number of texts, else the answer is refused (a string: why),
+ * never matched to texts by position.
+ */
+function readAnswer(family: Family, json: unknown, count: number): { vectors: unknown; tokens?: number; bad?: { why: string; row: number } } {
   const j = (json && typeof json === 'object' ? json : {}) as Record<string, any>;
   switch (family) {
     case 'openai':
     case 'voyage': {
       if (!Array.isArray(j.data)) return { vectors: undefined };
-      const rows = [...j.data] as { embedding?: unknown; index?: unknown }[];
-      // `index` gives each vector's input; sort by it when every row has one
-      if (rows.every((r) => r && typeof r.index === 'number')) rows.sort((a, b) => (a.index as number) - (b.index as number));
-      return { vectors: rows.map((r) => r?.embedding), tokens: j.usage?.total_tokens ?? j.usage?.prompt_tokens };
+      const rows = j.data as { embedding?: unknown; index?: unknown }[];
+      const tokens = j.usage?.total_tokens ?? j.usage?.prompt_tokens;
+      const vectors = new Array<unknown>(rows.length);
+      const seen = new Map<number, number>();
+      for (let r = 0; r < rows.length; r++) {
+        const idx = rows[r]?.index;
+        if (typeof idx !== 'number' || !Number.isInteger(idx)) return { vectors, tokens, bad: { why: `data[${r}].index is missing or not an integer (${JSON.stringify(idx ?? null)})`, row: r } };
+        if (idx < 0 || idx >= count) return { vectors, tokens, bad: { why: `data[${r}].index ${idx} is out of range (${count} text${count === 1 ? '' : 's'} sent)`, row: r } };
+        if (seen.has(idx)) return { vectors, tokens, bad: { why: `data[${r}].index ${idx} repeats data[${seen.get(idx)}].index`, row: idx } };
+        seen.set(idx, r);
+        vectors[idx] = rows[r]!.embedding;
+      }
+      return { vectors, tokens };
     }
     case 'cohere': {
       const e = j.embeddings;
@@ -149,31 +168,45 @@ export function createHttpEmbedder(spec: EmbedderSpec, opts: HttpEmbedderOptions
   const stats: HttpEmbedderStats = { requests: 0, texts: 0, inputTokens: 0, attempts: 0, retries: 0, throttled: 0 };
   let dimension = spec.dimension ?? 0;
 
-  const malformed = (why: string, attempts = 1): never => {
+  const malformed = (why: string, textIndex?: number): never => {
     throw new EmbedderCallError(`${spec.id} at ${displayUrl(url)}: malformed answer: ${why}`, {
       embedder: spec.id,
       endpoint: displayUrl(url),
-      attempts,
+      attempts: 1,
       code: 'MalformedResponse',
+      textIndex,
     });
   };
 
-  const embedBatch = async (texts: string[], inputType: EmbedInputType): Promise<number[][]> => {
-    const json = await postJson({ embedder: spec.id, url, headers, body: requestBody(family, spec, texts, inputType), secrets: [ep.key] }, opts, stats);
-    const answer = readAnswer(family, json);
+  /** One request's vectors, checked and normalised; `offset`: the first text's position in the caller's call. */
+  const embedBatch = async (texts: string[], inputType: EmbedInputType, offset = 0): Promise<number[][]> => {
+    const maxResponseBytes = opts.maxResponseBytes ?? embedAnswerCap(texts.length, dimension);
+    const json = await postJson({ embedder: spec.id, url, headers, body: requestBody(family, spec, texts, inputType), secrets: [ep.key], maxResponseBytes }, opts, stats).catch(
+      (e: unknown) => {
+        // a wrong answer for a one-text request is that text's
+        if (e instanceof EmbedderCallError && e.code === 'MalformedResponse' && texts.length === 1 && e.textIndex === undefined) {
+          throw new EmbedderCallError(e.message, { embedder: e.embedder, endpoint: e.endpoint, attempts: e.attempts, code: e.code, status: e.status, textIndex: offset });
+        }
+        throw e;
+      },
+    );
+    const answer = readAnswer(family, json, texts.length);
     const tokens = answer.tokens;
+    if (answer.bad) malformed(answer.bad.why, offset + answer.bad.row);
     if (!Array.isArray(answer.vectors)) malformed(`no ${FIELD[family]} list of vectors`);
     const vectors = answer.vectors as unknown[];
     if (vectors.length === 0) malformed(`${FIELD[family]} is empty, expected ${texts.length} vector${texts.length === 1 ? '' : 's'}`);
     if (vectors.length !== texts.length) malformed(`${vectors.length} vectors for ${texts.length} texts`);
     const out = vectors.map((v: unknown, i: number) => {
-      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-        malformed(`vector ${i} is not a list of finite numbers`);
-      }
+      const first = vectorProblem(v);
+      if (first) malformed(`vector ${i} ${first}`, offset + i);
       const vec = v as number[];
       if (!dimension) dimension = vec.length; // an unknown model: its first answer sets the dimension
       if (vec.length !== dimension) {
-        malformed(`vector ${i} has ${vec.length} dimensions, expected ${dimension} (${spec.requestedDimension !== undefined ? `asked for @${spec.requestedDimension}` : spec.info ? `${spec.model}'s dimension` : 'the dimension of its earlier answers'})`);
+        malformed(
+          `vector ${i} has ${vec.length} dimensions, expected ${dimension} (${spec.requestedDimension !== undefined ? `asked for @${spec.requestedDimension}` : spec.info ? `${spec.model}'s dimension` : 'the dimension of its earlier answers'})`,
+          offset + i,
+        );
       }
       return l2normalize(vec);
     });
@@ -222,7 +255,9 @@ export function createHttpEmbedder(spec: EmbedderSpec, opts: HttpEmbedderOptions
     },
     async embedDocuments(texts) {
       if (!texts.length) return [];
-      const parts = await mapLimit(batches(texts.map(prepare)), opts.concurrency ?? 2, (b) => embedBatch(b, 'document'));
+      let at = 0;
+      const withOffsets = batches(texts.map(prepare)).map((b) => ({ b, offset: (at += b.length) - b.length }));
+      const parts = await mapLimit(withOffsets, opts.concurrency ?? 2, ({ b, offset }) => embedBatch(b, 'document', offset));
       return parts.flat();
     },
     async embedQuery(text) {

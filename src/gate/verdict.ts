@@ -20,6 +20,7 @@ import { idSpaceProblem } from './idspace.ts';
 import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { Toolchain } from '../util/toolchain.ts';
+import { safeTerminalEntry } from '../util/terminal.ts';
 
 export type ExitCode = 0 | 1 | 2;
 
@@ -272,7 +273,9 @@ export function verdictLines(v: ColumnVerdict): string[] {
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
   for (const x of v.reasons) out.push(`  ✗ ${x}`);
   if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
-  return out;
+  // column labels, categories, ids and services' messages are input: each line stays one line, without escapes
+  // (a category holding "\nrankgate gate PASSED (exit 0)" or ANSI codes cannot forge the verdict in a terminal)
+  return out.map(safeTerminalEntry);
 }
 
 /** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */

@@ -29,7 +29,7 @@
 import yaml from 'js-yaml';
 import { YamlSizeError, YamlSyntaxError, loadYaml } from '../util/yaml.ts';
 import type { GoldenQuery, Reference } from './schema.ts';
-import { Collector, show, type Ref } from './problems.ts';
+import { Collector, show, showShape, type Ref } from './problems.ts';
 import { guessLanguage } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
 import { isDerived, readPassageList, readRoutingFields, readTail, toPassage, type ReadResult } from './des058.ts';
@@ -57,7 +57,7 @@ export function readBlindYaml(text: string, c: Collector): ReadResult {
     list = queries;
     meta = { wrapper: rest };
   } else {
-    c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a list of queries (or a mapping with a queries: list)`);
+    c.error({ line: 1 }, 'file', 'root', `got ${showShape(data)}, expected a list of queries (or a mapping with a queries: list)`);
     return { queries: [] };
   }
   const candidates: Candidate[] = [];

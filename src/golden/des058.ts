@@ -14,7 +14,7 @@
  * renamed `expected_passages` can never leave a query silently unscored.
  */
 import { FiltersSchema, KNOWN_CATEGORIES, unscorableReason, type GoldenQuery, type Reference } from './schema.ts';
-import { Collector, show, type Ref } from './problems.ts';
+import { Collector, show, showShape, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { JsonSyntaxError, pathKey, scanJson } from './jsonscan.ts';
 import { Fields, compact, fieldName, finalize, isPlainObject, ownExtra, shallowEnough, type Candidate } from './entry.ts';
@@ -163,7 +163,7 @@ export function readDes058(text: string, c: Collector): ReadResult {
   const data = parseJsonText(text, c, 'JSON');
   if (data === undefined) return { queries: [] };
   if (!Array.isArray(data)) {
-    c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a JSON array of query objects`);
+    c.error({ line: 1 }, 'file', 'root', `got ${showShape(data)}, expected a JSON array of query objects`);
     return { queries: [] };
   }
   reportDuplicateKeys(text, c, (i) => entryLabel(data[i], 'id', i));

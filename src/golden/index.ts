@@ -8,6 +8,7 @@
  *   renderGolden(format, queries, meta) -> files to write
  */
 import { existsSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { refuseSpecialFile } from '../util/folder-scan.ts';
 import { basename, dirname, extname, join } from 'node:path';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from './schema.ts';
@@ -74,9 +75,21 @@ function head(path: string, n = 4096): string {
   }
 }
 
+/** A golden set named directly must be a regular file or a folder (src/util/folder-scan.ts); a missing path passes. */
+function refuseSpecial(path: string): void {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return;
+  }
+  refuseSpecialFile(path, st, 'a golden set: expected a file or a folder');
+}
+
 /** Detect a golden-set format from the path (folder layout, extension, name) and the start of the content. */
 export function detectFormat(path: string): GoldenFormat {
   if (!existsSync(path)) throw new UserError(`${path}: no such file or folder, expected a golden-set file`);
+  refuseSpecial(path);
   if (statSync(path).isDirectory()) {
     const files = readdirSync(path);
     if (files.includes('queries.jsonl') && files.includes('qrels')) return 'beir';
@@ -118,6 +131,7 @@ export interface GoldenFile {
 export function readGoldenFile(path: string, opts: LoadOptions = {}): GoldenFile {
   let format: GoldenFormat;
   try {
+    refuseSpecial(path); // a fifo named directly is refused, never opened (opening it would block for ever)
     format = opts.format ? parseFormatName(opts.format, path) : detectFormat(path);
   } catch (e) {
     if (e instanceof UserError) {

@@ -12,7 +12,7 @@
  */
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { GoldenQuery } from './schema.ts';
-import { Collector, show, type Ref } from './problems.ts';
+import { Collector, show, showShape, type Ref } from './problems.ts';
 import { LineIndex } from './text.ts';
 import { Fields, compact, finalize, isPlainObject, shallowEnough, unknownFieldMessage, type Candidate } from './entry.ts';
 import { jsonLocator, parseJsonText, type ReadResult } from './des058.ts';
@@ -126,7 +126,7 @@ export function readNqJson(text: string, c: Collector): ReadResult {
   const data = parseJsonText(text, c, 'JSON');
   if (data === undefined) return { queries: [] };
   if (!Array.isArray(data)) {
-    c.error({ line: 1 }, 'file', 'root', `got ${show(data)}, expected a JSON array of {chunk_id, document_id, content, metadata}`);
+    c.error({ line: 1 }, 'file', 'root', `got ${showShape(data)}, expected a JSON array of {chunk_id, document_id, content, metadata}`);
     return { queries: [] };
   }
   const candidates: Candidate[] = [];

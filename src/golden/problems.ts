@@ -7,6 +7,7 @@
  * CSV data row); the id is used when the entry has one. Errors make a file invalid, warnings do not.
  */
 import { UserError } from '../errors.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 export type Severity = 'error' | 'warning';
 
@@ -32,13 +33,29 @@ export interface Ref {
 export function formatProblem(p: Problem): string {
   const loc = p.line === undefined ? p.file : `${p.file}:${p.line}${p.col === undefined ? '' : `:${p.col}`}`;
   const msg = p.severity === 'warning' ? `warning: ${p.message}` : p.message;
-  return `${loc} (${entryLabel(p.entry)}) ${p.field}: ${oneLine(msg)}`;
+  // file names, ids and values quoted from the file may hold newlines or ANSI escapes: one safe line (src/util/terminal.ts)
+  return safeTerminal(`${loc} (${entryLabel(p.entry)}) ${p.field}: ${oneLine(msg)}`);
 }
 
 /** An entry label (usually the id) as printed: control characters escaped, at most 80 characters. */
 export function entryLabel(s: string): string {
-  const esc = s.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+  const esc = safeTerminal(s);
   return esc.length > 80 ? `${esc.slice(0, 77)}...` : esc;
+}
+
+/**
+ * What the root of a file that is not a golden set holds, quoting none of its content (the file may be a linked
+ * /etc/passwd or a .env with API keys): its kind and size only.
+ */
+export function showShape(v: unknown): string {
+  if (v === undefined || v === null) return 'an empty document';
+  if (typeof v === 'string') return `a string of ${v.length} character${v.length === 1 ? '' : 's'}`;
+  if (Array.isArray(v)) return `a list of ${v.length}`;
+  if (typeof v === 'object') {
+    const n = Object.keys(v).length;
+    return `a mapping of ${n} key${n === 1 ? '' : 's'}${'queries' in v ? ' whose queries is not a list' : ''}`;
+  }
+  return `a ${typeof v}`;
 }
 
 /** Keep a message on one line (values quoted from the file may contain newlines). */

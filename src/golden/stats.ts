@@ -4,6 +4,7 @@
  * above 20%).
  */
 import type { GoldenQuery } from './schema.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 export const THEME_SHARE_LIMIT = 0.2;
 /** DES-058's major themes ("ensure all major themes are represented; no single theme dominates"). */
@@ -103,5 +104,6 @@ export function formatStats(s: GoldenStats, title: string): string {
       : '  theme balance: ok (no tag above 20% of the queries)',
   );
   if (s.missing_themes.length) out.push(`  themes of the portal's DES-058 spec without a query: ${s.missing_themes.join(', ')}`);
-  return out.join('\n');
+  // every line is made safe as a whole: a category or tag holding a newline or an ANSI escape stays on its line
+  return out.map(safeTerminal).join('\n');
 }

@@ -29,12 +29,20 @@ export async function embedSlices(embedder: Embedder, texts: readonly string[], 
     try {
       embs = await embedder.embedDocuments(slice as string[]);
     } catch (e) {
+      const err = e as Error & { code?: string; textIndex?: number };
+      const describe = (i: number) => (opts.describe ? opts.describe(i) : `text ${i + 1}`);
+      const notWritten = opts.notWritten ? `; ${opts.notWritten}` : '';
+      // an embedding API's wrong answer (bad vector, index, size): name the text it was for; nothing of it is kept
+      if ((err?.name === 'EmbedderCallError' || err?.name === 'BedrockCallError') && err.code === 'MalformedResponse') {
+        const i = err.textIndex;
+        const what = i !== undefined && i >= 0 && i < slice.length ? describe(start + i) : `${describe(start)}${slice.length > 1 ? ` (or one of the ${slice.length - 1} texts batched with it)` : ''}`;
+        const who = err.name === 'BedrockCallError' ? `${embedder.id}: ` : '';
+        throw new UserError(`embedder ${who}${err.message.replace(/\s+/g, ' ')}; answer for ${what}${notWritten}`);
+      }
       // a thread of an embedding pool died or failed: say which texts; the caller fails closed
-      if ((e as Error)?.name !== 'EmbedWorkerError') throw e;
-      const what = opts.describe ? opts.describe(start) : `text ${start + 1}`;
+      if (err?.name !== 'EmbedWorkerError') throw e;
       throw new UserError(
-        `embedder ${embedder.id}: ${(e as Error).message} while embedding ${what}${slice.length > 1 ? ` (or one of the ${slice.length - 1} texts batched with it)` : ''}` +
-          `${opts.notWritten ? `; ${opts.notWritten}` : ''}`,
+        `embedder ${embedder.id}: ${err.message} while embedding ${describe(start)}${slice.length > 1 ? ` (or one of the ${slice.length - 1} texts batched with it)` : ''}` + notWritten,
       );
     }
     if (embs.length !== slice.length) throw new UserError(`embedder ${embedder.id}: returned ${embs.length} vectors for ${slice.length} texts`);

@@ -13,7 +13,7 @@ import type { Chunk, CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
 import { embeddingCacheKey, legacyCacheKeys } from '../embeddings/index.ts';
 import { embedSlices } from './embed-slices.ts';
-import { availableTextConfigs, textConfigFor, type Db } from '../db/index.ts';
+import { availableTextConfigs, ident, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
 import { corpusIdentity, shortCorpusId, type CorpusIdentity } from './identity.ts';
 
@@ -458,8 +458,8 @@ export async function ingestCorpus(opts: IngestOptions): Promise<IngestStats> {
       }
       for (const row of drop) {
         if (conflicts.some((c) => c.id === row.id)) replaced.push(row.name);
-        await client.query(`DROP INDEX IF EXISTS ${db.schema}.${hnswIndexName(row.id)}`);
-        await client.query(`DROP INDEX IF EXISTS ${db.schema}.${ginIndexName(row.id)}`);
+        await client.query(`DROP INDEX IF EXISTS ${ident(db.schema)}.${hnswIndexName(row.id)}`);
+        await client.query(`DROP INDEX IF EXISTS ${ident(db.schema)}.${ginIndexName(row.id)}`);
         await client.query('DELETE FROM index_variants WHERE id = $1', [row.id]);
       }
       const params = {

@@ -7,12 +7,14 @@
  * expected. Binary / non-UTF-8 files, JSON that is really JSONL (or the reverse), files over the size
  * limit, over-long lines and JSON nested deeper than MAX_JSON_DEPTH are rejected with such an error.
  */
-import { createReadStream, lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { createReadStream, readdirSync, statSync, type Stats } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, extname, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { UserError, isUserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
+import { envFlag } from '../util/env.ts';
+import { FolderScan, refuseSpecialFile } from '../util/folder-scan.ts';
 import type { CorpusDocument, CorpusFormat, DocumentSection, PrechunkedPassage } from './types.ts';
 
 export const CORPUS_FORMATS: readonly CorpusFormat[] = ['markdown', 'jsonl', 'beir', 'nq'];
@@ -332,96 +334,16 @@ export interface ReadCorpusOptions {
   onWarning?: (line: string) => void;
 }
 
-/**
- * What a walk of a corpus folder left out: symbolic links leading outside the folder (any readable file of the machine
- * would otherwise become searchable and could reach a report), links inside it when not following links, and special
- * files (fifos, sockets, devices: reading a fifo blocks for ever). Reported once, counted, with the first few.
- */
-class CorpusScan {
-  /** The corpus folder as resolved (symbolic links in its own path are the user's choice). */
-  readonly root: string;
-  readonly follow: boolean;
-  private readonly skipped = { outside: new Map<string, string>(), inside: new Set<string>(), special: new Map<string, string>() };
-  /** `given`: the corpus folder as the user named it (file names keep that form). */
-  constructor(readonly given: string, opts: ReadCorpusOptions) {
-    this.root = realpathSync(given);
-    this.follow = opts.followSymlinks ?? /^(1|true|yes)$/i.test(process.env.RANKGATE_FOLLOW_SYMLINKS ?? '');
-  }
-
-  private inside(real: string): boolean {
-    const rel = relative(this.root, real);
-    return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-  }
-
-  /** The entry's stats when the walk may use it (a folder or a regular file inside the corpus), else undefined. */
-  admit(p: string): Stats | undefined {
-    let st = lstatSync(p);
-    if (st.isSymbolicLink()) {
-      let real: string;
-      try {
-        real = realpathSync(p);
-      } catch {
-        this.skipped.outside.set(p, '(a broken link)');
-        return undefined;
-      }
-      if (!this.inside(real)) {
-        this.skipped.outside.set(p, real);
-        return undefined;
-      }
-      if (!this.follow) {
-        this.skipped.inside.add(p);
-        return undefined;
-      }
-      st = statSync(p);
-    }
-    if (st.isDirectory() || st.isFile()) return st;
-    this.skipped.special.set(p, st.isFIFO() ? 'fifo' : st.isSocket() ? 'socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : 'special file');
-    return undefined;
-  }
-
-  /** Files under the corpus folder with one of `exts`, sorted, each folder once (a link cycle ends there). */
-  list(exts: Set<string>): string[] {
-    const out: string[] = [];
-    const seen = new Set<string>();
-    const walk = (d: string, depth: number) => {
-      if (depth > 32) return;
-      const real = realpathSync(d);
-      if (seen.has(real)) return;
-      seen.add(real);
-      for (const name of readdirSync(d).sort()) {
-        if (name.startsWith('.')) continue;
-        const p = join(d, name);
-        const st = this.admit(p);
-        if (!st) continue;
-        if (st.isDirectory()) walk(p, depth + 1);
-        else if (exts.has(extname(name).toLowerCase())) out.push(p);
-      }
-    };
-    walk(this.given, 0);
-    return out;
-  }
-
-  /** One line, or undefined when nothing was skipped. */
-  warning(): string | undefined {
-    const { outside, inside, special } = this.skipped;
-    const n = outside.size + inside.size + special.size;
-    if (!n) return undefined;
-    const first = <T>(xs: T[], f: (x: T) => string) => xs.slice(0, 3).map(f).join(', ') + (xs.length > 3 ? ', …' : '');
-    const rel = (p: string) => relative(this.given, p) || p;
-    const parts: string[] = [];
-    if (outside.size) parts.push(`${outside.size} symbolic link${outside.size > 1 ? 's' : ''} leading outside the corpus (${first([...outside], ([p, t]) => `${rel(p)} -> ${t}`)})`);
-    if (inside.size) parts.push(`${inside.size} symbolic link${inside.size > 1 ? 's' : ''} inside it, not followed without --follow-symlinks (${first([...inside], rel)})`);
-    if (special.size) parts.push(`${special.size} special file${special.size > 1 ? 's' : ''} (${first([...special], ([p, k]) => `${rel(p)}: ${k}`)})`);
-    return `warning: ${this.given}: skipped ${n} entr${n > 1 ? 'ies' : 'y'}: ${parts.join('; ')}`;
+/** The walk of a corpus folder: src/util/folder-scan.ts (links leading outside, links inside unless followed, special files). */
+class CorpusScan extends FolderScan {
+  constructor(given: string, opts: ReadCorpusOptions) {
+    super(given, { followSymlinks: opts.followSymlinks ?? envFlag('RANKGATE_FOLLOW_SYMLINKS'), noun: 'corpus', followHint: 'without --follow-symlinks' });
   }
 }
 
 /** A corpus named as one file must be a regular file (a fifo would block the read for ever). */
 function checkRegularFile(path: string, st: Stats): void {
-  if (!st.isFile() && !st.isDirectory()) {
-    const kind = st.isFIFO() ? 'a fifo' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'a special file';
-    throw new UserError(`${path}: ${kind}, not a corpus: expected a folder or a regular file`);
-  }
+  refuseSpecialFile(path, st, 'a corpus: expected a folder or a regular file');
 }
 
 function listFiles(dir: string, exts: Set<string>, scan: CorpusScan = new CorpusScan(dir, {})): string[] {

@@ -58,6 +58,7 @@ import {
 } from './prompt.ts';
 import { NoAnswerError, callChatProvider, judgeProviderConfig, loadChatProvider, probeEndpoint, providerEndpoint } from './provider.ts';
 import { DEFAULT_JUDGE_MODEL, resolveJudgeSpec, type JudgeMode, type JudgeSpec } from './spec.ts';
+import { envFlag } from '../util/env.ts';
 
 /**
  * USD per million tokens (input, output), list prices of Claude Haiku 4.5 on Bedrock when this was
@@ -405,7 +406,7 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
     return undefined;
   };
   const cache = opts.cacheDir === false ? null : new JudgeCache(opts.cacheDir ?? DEFAULT_JUDGE_CACHE_DIR);
-  const refresh = opts.refresh ?? process.env.RANKGATE_JUDGE_REFRESH === '1';
+  const refresh = opts.refresh ?? envFlag('RANKGATE_JUDGE_REFRESH');
   const limit = semaphore(Math.max(1, opts.concurrency ?? 4));
   const price = t.price;
   const stats = newStats();

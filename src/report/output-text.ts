@@ -16,6 +16,7 @@
 import type { GoldenQuery, Reference } from '../golden/schema.ts';
 import { refMatchesHit, statedRoute } from '../results/score.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../results/types.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 export interface OutputTextOptions {
   /** Results listed (default 10). */
@@ -131,5 +132,6 @@ export function renderOutputText(out: HarnessOutput, golden?: GoldenQuery, meta?
     if (snip) lines.push(`    "${snip}"`);
   });
   if (hits.length > top) lines.push(`… ${hits.length - top} more`);
-  return lines.join('\n');
+  // titles, headings and snippets come from the service: each line stays one line, without terminal escapes
+  return lines.map(safeTerminal).join('\n');
 }

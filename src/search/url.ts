@@ -17,6 +17,7 @@
  *   so a contradicting rank would silently reorder what is scored).
  */
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
+import { readCappedText, sizeText } from '../util/capped-body.ts';
 
 /** undici's "fetch failed" names nothing: say what the connection error was (refused, unknown host, reset...). */
 function fetchFailure(e: Error): string {
@@ -34,31 +35,10 @@ function fetchFailure(e: Error): string {
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 const MAX_SAME_ORIGIN_REDIRECTS = 5;
 
-const sizeText = (n: number) => (n >= 1024 * 1024 && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
-
 /** A response body as text, read chunk by chunk and given up (stream cancelled) once over `max` bytes. */
-async function readCapped(res: Response, max: number, what: string): Promise<string> {
-  const declared = Number(res.headers.get('content-length'));
-  const over = () => `${what}: response body over the ${sizeText(max)} limit (maxResponseBytes: ${max}); not read further`;
-  if (Number.isFinite(declared) && declared > max) {
-    await res.body?.cancel().catch(() => {});
-    throw new Error(`${over()} (Content-Length ${declared})`);
-  }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw new Error(over());
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+function readCapped(res: Response, max: number, what: string): Promise<string> {
+  const over = `${what}: response body over the ${sizeText(max)} limit (maxResponseBytes: ${max}); not read further`;
+  return readCappedText(res, max, (declared) => new Error(declared === undefined ? over : `${over} (Content-Length ${declared})`));
 }
 
 /** A search service over HTTP, in the portal's shape or the NQ evaluation spec's. */

@@ -131,7 +131,7 @@ test('RANKGATE_DB_SCHEMA: default rankgate, checked', () => {
   assert.equal(resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'search_eval' }), 'search_eval');
   assert.equal(resolveSchema('given', { RANKGATE_DB_SCHEMA: 'search_eval' }), 'given');
   assert.throws(() => resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'Prod; DROP' }), userError(/RANKGATE_DB_SCHEMA "Prod; DROP": expected lowercase/));
-  assert.throws(() => resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'pg_catalog' }), userError(/not pg_/));
+  assert.throws(() => resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'pg_catalog' }), userError(/not a system schema \(pg_…/));
 });
 
 test('server: a team public schema with tables of the same names is untouched byte for byte by an ingest and an eval', async (t) => {
@@ -170,7 +170,7 @@ test('server: without pgvector installed, rankgate creates it inside its own sch
   await onServer(url, (c) => c.query(`CREATE ROLE ${owner} LOGIN; GRANT CREATE ON DATABASE ${name} TO ${owner}`));
   await assert.rejects(
     openDatabase({ url: urlOf(name, owner) }),
-    userError(/pgvector is available but this role cannot create it \(permission denied to create extension "vector": only a superuser can\); ask an administrator to run "CREATE EXTENSION vector SCHEMA rankgate"/),
+    userError(/pgvector is available but this role cannot create it \(permission denied to create extension "vector": only a superuser can\); ask an administrator to run: CREATE EXTENSION vector SCHEMA "rankgate" \(or in any schema\)/),
   );
   const before = await snapshot(url, 'public');
   const db = await openDatabase({ url });
@@ -274,6 +274,56 @@ test('PGlite: a database of an earlier rankgate (tables in public) is refused to
     } finally {
       await db.close();
     }
+  } finally {
+    await pglite.close();
+  }
+});
+
+test('RANKGATE_DB_SCHEMA: system schemas refused; a reserved word is a schema like any other (quoted everywhere)', async () => {
+  assert.throws(() => resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'information_schema' }), userError(/RANKGATE_DB_SCHEMA "information_schema": .*not a system schema \(pg_…, information_schema\)/));
+  assert.throws(() => resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'pg_toast' }), userError(/not a system schema/));
+  assert.equal(resolveSchema(undefined, { RANKGATE_DB_SCHEMA: 'select' }), 'select');
+  const pglite = await createPglite('memory://');
+  try {
+    const db = await openDatabase({ pglite, closeInstance: false, schema: 'select' });
+    try {
+      await ingestCorpus({ db, documents: FIXTURE_DOCS, chunkSizes: [48], embedder: emb });
+      const first = (await (await createSearchService({ db, embedder: emb, routing: false, defaults })).search('grief and loss')).hits;
+      assert.ok(first.length > 0);
+      // the corpus changes: the variant is rebuilt (its indexes dropped by qualified name in the quoted schema)
+      await ingestCorpus({ db, documents: FIXTURE_DOCS.slice(1), chunkSizes: [48], embedder: emb, replace: true });
+      const where = await db.pool.query<{ s: string; n: string }>(`SELECT schemaname AS s, count(*)::text AS n FROM pg_tables WHERE schemaname IN ('public', 'select') GROUP BY 1 ORDER BY 1`);
+      assert.deepEqual(where.rows, [{ s: 'select', n: '8' }]);
+      assert.ok((await (await createSearchService({ db, embedder: emb, routing: false, defaults })).search('grief and loss')).hits.length > 0);
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await pglite.close();
+  }
+});
+
+test('RANKGATE_DB_READONLY: only the documented on/off values; anything else is exit 2 naming them, and nothing is opened for writing', async () => {
+  const { envFlag } = await import('../../src/util/env.ts');
+  for (const on of ['1', 'true', 'YES', ' on ']) assert.equal(envFlag('X', { X: on }), true, on);
+  for (const off of ['0', 'False', 'no', 'OFF', '', undefined]) assert.equal(envFlag('X', { X: off }), false, String(off));
+  const pglite = await createPglite('memory://');
+  try {
+    for (const bad of ['2', 'enabled']) {
+      process.env.RANKGATE_DB_READONLY = bad;
+      try {
+        for (const access of ['write', 'read'] as const) {
+          await assert.rejects(
+            openDatabase({ pglite, closeInstance: false, access }),
+            userError(new RegExp(`^RANKGATE_DB_READONLY="${bad}": expected one of 1, true, yes, on, 0, false, no, off \\(case-insensitive\\), or unset$`)),
+          );
+        }
+      } finally {
+        delete process.env.RANKGATE_DB_READONLY;
+      }
+    }
+    const r = await pglite.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'rankgate'`);
+    assert.equal(r.rows[0]!.n, 0, 'no schema was created');
   } finally {
     await pglite.close();
   }

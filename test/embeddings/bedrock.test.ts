@@ -212,3 +212,37 @@ test('endpoint from AWS_ENDPOINT_URL_BEDROCK_RUNTIME; a missing region is a clea
     Object.assign(process.env, saved);
   }
 });
+
+test('hostile answers: 1e200 values normalise; an all-zero vector is refused naming the text; an oversized body is given up (declared or chunked), not retried', async () => {
+  const titan = await createEmbedder('titan-v2-512', { ...base(), retries: 2 });
+  const big = fakeVector('lake', 512).map((x) => x * 1e200);
+  fake.enqueue(TITAN, 'invoke', { body: { embedding: big, inputTextTokenCount: 1 } });
+  const [v] = await titan.embedDocuments(['lake']);
+  assert.ok(close(v!, l2normalize(fakeVector('lake', 512))), 'same direction, unit length (the norm did not overflow)');
+
+  fake.clearRequests();
+  fake.enqueue(COHERE_EN, 'invoke', { body: { embeddings: [fakeVector('a', 1024), new Array(1024).fill(0)] } });
+  const cohere = await createEmbedder('cohere-v3-english', { ...base(), retries: 2 });
+  await assert.rejects(cohere.embedDocuments(['a', 'b']), (err: unknown) => {
+    assert.ok(err instanceof BedrockCallError, String(err));
+    assert.match(err.message, /malformed response body from cohere\.embed-english-v3: embeddings\[1\] is all zeros/);
+    assert.equal(err.textIndex, 1);
+    return true;
+  });
+
+  const huge = JSON.stringify({ embedding: new Array(40_000).fill(0.123456789012345) });
+  const cap = 1024 * 1024 + 512 * 96;
+  const over = huge.repeat(Math.ceil((cap + 1) / huge.length));
+  for (const headers of [{}, { 'transfer-encoding': 'chunked' }] as Record<string, string>[]) {
+    fake.clearRequests();
+    fake.enqueue(TITAN, 'invoke', { headers, body: over });
+    await assert.rejects(titan.embedDocuments(['x', 'y']), (err: unknown) => {
+      assert.ok(err instanceof BedrockCallError, String(err));
+      assert.match(err.message, new RegExp(`malformed response body from amazon\\.titan-embed-text-v2:0: over the ${cap} bytes limit for this request`));
+      assert.equal(err.code, 'MalformedResponse');
+      assert.equal(err.textIndex, 0);
+      return true;
+    });
+    assert.equal(fake.requestsFor(TITAN).length, 2, 'one request per text: the oversized answer is not retried');
+  }
+});

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createEmbedder, embeddingCacheKey, legacyCacheKeys, parseEmbedderId, resolveEmbedderId, embedderLabel, isEmbedderId } from '../../src/embeddings/index.ts';
 import { EmbedderCallError, redact, retryAfterMs } from '../../src/embeddings/http.ts';
 import type { HttpEmbedder } from '../../src/embeddings/remote.ts';
-import { l2normalize } from '../../src/embeddings/vector.ts';
+import { embedAnswerCap, l2normalize } from '../../src/embeddings/vector.ts';
 import {
   bagOfWordsVector,
   emptyData,
@@ -267,5 +267,90 @@ describe('dimensions', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('hostile answers: every vector usable, rows matched by index, the answer size capped', () => {
+  let oa: FakeEmbeddingApi;
+  let co: FakeEmbeddingApi;
+  before(async () => {
+    oa = await startFakeEmbeddingApi('openai');
+    co = await startFakeEmbeddingApi('cohere');
+  });
+  after(async () => {
+    await oa.close();
+    await co.close();
+  });
+  const ID = 'openai:embedding:BAAI/bge-m3';
+  const rejects = async (e: Promise<unknown>, re: RegExp, textIndex?: number) =>
+    assert.rejects(e, (err: unknown) => {
+      assert.ok(err instanceof EmbedderCallError, String(err));
+      assert.equal(err.code, 'MalformedResponse');
+      assert.match(err.message, re);
+      assert.equal(err.textIndex, textIndex);
+      assert.doesNotMatch(err.message, /\n/);
+      return true;
+    });
+
+  test('values of 1e200 (an L2 norm that overflows) normalise to the same unit vectors, not to zero', async () => {
+    oa.clear();
+    oa.enqueue({ transform: (b) => ({ ...b, data: b.data.map((r: any) => ({ ...r, embedding: r.embedding.map((x: number) => x * 1e200) })) }) });
+    const e = await createEmbedder(ID, { env: fakeEnv(oa) });
+    const texts = ['still lake water', 'grey stone wall'];
+    const vs = await e.embedDocuments(texts);
+    for (let i = 0; i < 2; i++) {
+      assert.ok(close(vs[i]!, l2normalize(bagOfWordsVector(texts[i]!, 1024))), `vector ${i} is its text's, unit length`);
+      assert.ok(Math.abs(Math.hypot(...vs[i]!) - 1) < 1e-9);
+    }
+    assert.ok(close(l2normalize([1e-200, 0, -1e-200]), [Math.SQRT1_2, 0, -Math.SQRT1_2]), 'tiny values do not underflow to zero');
+  });
+
+  test('an all-zero vector is refused, naming the text', async () => {
+    oa.clear();
+    oa.enqueue({ transform: (b) => ({ ...b, data: b.data.map((r: any) => (r.index === 1 ? { ...r, embedding: r.embedding.map(() => 0) } : r)) }) });
+    const e = await createEmbedder(ID, { env: fakeEnv(oa) });
+    await rejects(e.embedDocuments(['a', 'b', 'c']), /malformed answer: vector 1 is all zeros/, 1);
+    co.clear();
+    co.enqueue({ transform: (b) => ({ ...b, embeddings: { float: b.embeddings.float.map((v: number[], i: number) => (i === 2 ? v.map(() => 0) : v)) } }) });
+    const c = await createEmbedder('cohere:embedding:embed-english-v3.0', { env: fakeEnv(co) });
+    await rejects(c.embedDocuments(['a', 'b', 'c']), /vector 2 is all zeros/, 2);
+  });
+
+  test('data[].index missing, repeated or out of range is refused (rows are never matched by position)', async () => {
+    const cases: [string, (b: any) => unknown, RegExp, number][] = [
+      ['missing (rows in another order)', (b) => ({ ...b, data: b.data.map(({ index: _i, ...r }: any) => r) }), /data\[0\]\.index is missing or not an integer \(null\)/, 0],
+      ['repeated', (b) => ({ ...b, data: b.data.map((r: any) => ({ ...r, index: r.index === 2 ? 0 : r.index })) }), /data\[\d\]\.index 0 repeats data\[\d\]\.index/, 0],
+      ['out of range', (b) => ({ ...b, data: b.data.map((r: any) => ({ ...r, index: r.index === 2 ? 3 : r.index })) }), /data\[0\]\.index 3 is out of range \(3 texts sent\)/, 0],
+      ['not an integer', (b) => ({ ...b, data: b.data.map((r: any) => ({ ...r, index: String(r.index) })) }), /data\[0\]\.index is missing or not an integer \("2"\)/, 0],
+    ];
+    for (const [label, transform, re, row] of cases) {
+      oa.clear();
+      oa.enqueue({ transform });
+      const e = await createEmbedder(ID, { env: fakeEnv(oa) });
+      await rejects(e.embedDocuments(['a', 'b', 'c']), re, row).catch((err) => assert.fail(`${label}: ${err}`));
+    }
+    // a second batch's bad row is named by its position in the whole call
+    oa.clear();
+    oa.enqueue({}, { transform: (b) => ({ ...b, data: b.data.map((r: any) => ({ ...r, embedding: r.embedding.map(() => 0) })) }) });
+    const e = await createEmbedder(ID, { env: fakeEnv(oa), maxBatch: 2, concurrency: 1 });
+    await rejects(e.embedDocuments(['a', 'b', 'c']), /vector 0 is all zeros/, 2);
+  });
+
+  test('an answer over the cap is given up as a stream (chunked or declared), not retried; the default cap follows the request', async () => {
+    const huge = `{"data": [${'0.1,'.repeat(400_000)}0.1]}`; // ~1.6 MB, no Content-Length from the fake: chunked
+    for (const headers of [{}, { "content-length": String(Buffer.byteLength(huge)) }] as Record<string, string>[]) {
+      oa.clear();
+      oa.enqueue({ status: 200, headers, body: huge });
+      const e = await createEmbedder(ID, { env: fakeEnv(oa), maxResponseBytes: 1024 * 1024, attempts: 3 });
+      await rejects(e.embedDocuments(['a']), /malformed answer \(HTTP 200\): body over the 1 MB limit for this request/, 0);
+      assert.equal(oa.requests.length, 1, 'not retried');
+    }
+    assert.equal(embedAnswerCap(2, 1024), 1024 * 1024 + 2 * 1024 * 96);
+    assert.equal(embedAnswerCap(1, 0), 1024 * 1024 + 16_384 * 96, 'an unknown dimension: a generous one');
+    // the default cap for 1 text of 1024 dims is ~1.1 MB: the same huge answer is refused without an explicit cap
+    oa.clear();
+    oa.enqueue({ status: 200, body: `{"data": [${'0.1,'.repeat(600_000)}0.1]}` });
+    const e = await createEmbedder(ID, { env: fakeEnv(oa) });
+    await rejects(e.embedDocuments(['a']), /body over the 1146880 bytes limit/, 0);
   });
 });

@@ -29,6 +29,7 @@ import {
   type Vendor,
 } from '../helpers/fake-embedding-apis.ts';
 import { createEmbedder, EmbedderCallError } from '../../src/embeddings/index.ts';
+import { isUserError } from '../../src/errors.ts';
 import { ingestCorpus, type IngestPlan } from '../../src/ingest/pipeline.ts';
 import { readCorpus } from '../../src/ingest/readers.ts';
 import { openDatabase, type Db } from '../../src/db/index.ts';
@@ -175,6 +176,13 @@ describe('in process: ingest and semantic search per embedder family', () => {
     ['a malformed body', 'openai', 'openai:embedding:BAAI/bge-m3', malformed(), /malformed answer \(HTTP 200\): not JSON/],
     ['an empty data list', 'voyage', 'voyage:voyage-3-large', emptyData(), /malformed answer: "data" is empty/],
     ['a dead endpoint', 'ollama', 'ollama:embeddings:bge-m3', 'refused', /failed after 2 attempts: no answer \(ECONNREFUSED\)/],
+    // hostile answers: the error names the text the bad vector was for (a chunk of a corpus document)
+    ['an all-zero vector', 'ollama', 'ollama:embeddings:bge-m3', { transform: (b: any) => ({ ...b, embeddings: b.embeddings.map((v: number[], i: number) => (i === 1 ? v.map(() => 0) : v)) }) },
+      /malformed answer: vector 1 is all zeros \(no direction to compare\); answer for chunk \S+ of document [^;]+; the index variant being built was not written/],
+    ['rows in another order with index missing', 'openai', 'openai:embedding:BAAI/bge-m3', { transform: (b: any) => ({ ...b, data: b.data.map(({ index: _i, ...r }: any) => r) }) },
+      /malformed answer: data\[0\]\.index is missing or not an integer \(null\); answer for chunk \S+ of document [^;]+/],
+    ['a repeated index', 'voyage', 'voyage:voyage-3-large', { transform: (b: any) => ({ ...b, data: b.data.map((r: any) => ({ ...r, index: r.index === 1 ? 0 : r.index })) }) },
+      /malformed answer: data\[\d+\]\.index 0 repeats data\[\d+\]\.index; answer for chunk \S+ of document [^;]+/],
   ];
   for (const [label, vendor, id, reply, why] of failures) {
     it(`${label}: a clear error naming endpoint and model; nothing written`, async () => {
@@ -188,9 +196,13 @@ describe('in process: ingest and semantic search per embedder family', () => {
       else for (let i = 0; i < 3; i++) fake.enqueue(reply);
       // chunk size 20: texts not in the cache, a variant that does not exist yet
       await assert.rejects(ingest(id, { chunkSizes: [20], env }), (e: unknown) => {
-        assert.ok(e instanceof EmbedderCallError, String(e));
-        assert.ok(e.message.startsWith(`${id} at ${env.OLLAMA_BASE_URL ?? fake.baseUrl}`), e.message);
-        assert.match(e.message, why);
+        // a call that failed stays the embedder's error; a wrong answer is the user's error naming the text (exit 2)
+        if (reply === 'refused') assert.ok(e instanceof EmbedderCallError, String(e));
+        else assert.ok(isUserError(e) && e.exitCode === 2, String(e));
+        const msg = (e as Error).message;
+        assert.ok(msg.startsWith(`${reply === 'refused' ? '' : 'embedder '}${id} at ${env.OLLAMA_BASE_URL ?? fake.baseUrl}`), msg);
+        assert.match(msg, why);
+        assert.doesNotMatch(msg, /\n/);
         return true;
       });
       assert.equal(await snapshot(), before);
@@ -237,6 +249,49 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
     assert.equal(await snapshot(), before, 'every variant, its build time, its chunks and the cache as they were');
   });
 
+  it('a hostile embedding API (rows reversed, index dropped; then all-zero vectors; then 1e200 values): exit 2 in one line naming the chunk, nothing written; 1e200 indexes right', async () => {
+    const hostile = await startFakeEmbeddingApi('openai');
+    try {
+      const snapshot = async () => {
+        const d = await openDatabase({ dataDir: dbDir, access: 'read' });
+        try {
+          const q = 'SELECT v.name, v.built_at::text, (SELECT count(*) FROM book_chunks c WHERE c.variant = v.id) AS n, (SELECT count(*) FROM embedding_cache) AS cached FROM index_variants v ORDER BY v.name';
+          return JSON.stringify((await d.pool.query(q)).rows);
+        } finally {
+          await d.close();
+        }
+      };
+      const before = await snapshot();
+      const args = ['ingest', '--db', dbDir, '--corpus', CORPUS, '--chunk-size', '300', '--embedder', 'openai:embedding:text-embedding-3-small'];
+      const cases: [Reply, RegExp][] = [
+        [{ transform: (b: any) => ({ ...b, data: b.data.map(({ index: _i, ...r }: any) => r) }) }, /malformed answer: data\[0\]\.index is missing or not an integer \(null\); answer for chunk \S+ of document [^;]+; the index variant being built was not written/],
+        [{ transform: (b: any) => ({ ...b, data: b.data.map((r: any) => ({ ...r, embedding: r.embedding.map(() => 0) })) }) }, /malformed answer: vector 0 is all zeros \(no direction to compare\); answer for chunk \S+ of document [^;]+/],
+      ];
+      for (const [reply, re] of cases) {
+        hostile.clear();
+        hostile.enqueue(reply);
+        const r = await run(args, fakeEnv(hostile));
+        assert.equal(r.code, 2, r.stdout + r.stderr);
+        assertNoStack(r.stderr);
+        const lines = r.stderr.split('\n').filter((l) => l.trim() && !l.startsWith('ingest c300:'));
+        assert.equal(lines.length, 1, r.stderr);
+        assert.match(lines[0]!, /^rankgate ingest: embedder openai:embedding:text-embedding-3-small at http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings: /);
+        assert.match(lines[0]!, re);
+        assert.equal(await snapshot(), before, 'no variant, chunk or cached vector written');
+      }
+      // finite values of 1e200: normalised in a scaled way, indexed on the right texts (the lake query finds the lake)
+      hostile.clear();
+      hostile.enqueue({ transform: (b: any) => ({ ...b, data: b.data.map((r: any) => ({ ...r, embedding: r.embedding.map((x: number) => x * 1e200) })) }) });
+      const ok = await run(args, fakeEnv(hostile));
+      assert.equal(ok.code, 0, ok.stderr);
+      const s = await run(['search', '--db', dbDir, '--chunk-size', '300', '--embedder', 'openai:embedding:text-embedding-3-small', '--mode', 'semantic', '--no-routing', QUERY], fakeEnv(hostile));
+      assert.equal(s.code, 0, s.stderr);
+      assert.match(s.stdout, /heron stands in the shallows/);
+    } finally {
+      await hostile.close();
+    }
+  });
+
   it('a promptfoo eval through the provider with the keyed embedder (results JSON, promptfoo\'s own store)', async () => {
     const dir = join(dbDir, '..', 'eval');
     mkdirSync(dir, { recursive: true });
@@ -274,7 +329,7 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
       const bytes = readFileSync(file);
       for (const k of keys()) assert.equal(bytes.indexOf(k), -1, `${file} holds ${k}`);
     }
-    assert.equal(outputs.length, 5);
+    assert.equal(outputs.length, 9);
     assert.ok(files.some((f) => f.endsWith('results.json')) && files.some((f) => f.includes(`${join('eval', 'pf')}`)), 'the eval results and promptfoo\'s store are among the files');
     for (const o of outputs) for (const k of keys()) assert.ok(!(o.stdout + o.stderr).includes(k), `output holds ${k}`);
   });

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { loadGoldenFile } from '../../src/golden/index.ts';
@@ -290,4 +290,29 @@ test('convert: a writer refuses values its format cannot hold, names file, id an
   assert.equal(r.code, 2);
   assert.match(r.err, /doc_id "d\\te" contains a control character \(U\+0009, tab\)/);
   assert.equal(existsSync(join(d, 'beir')), false);
+});
+
+test('golden validate/stats DIR walk like the corpus walk: links out of the folder and fifos skipped with one counted warning, never quoted; a fifo named directly is refused unopened', (t) => {
+  const dir = tempDir(t);
+  const secret = join(dir, 'secret.txt');
+  writeFileSync(secret, 'OPENAI_API_KEY=sk-walk-secret-0123456789\n');
+  const d = join(dir, 'sets');
+  mkdirSync(d);
+  writeFileSync(join(d, 'ok.yaml'), readFileSync(YAML, 'utf8'));
+  symlinkSync(secret, join(d, 'keys.yaml'));
+  symlinkSync('/etc/passwd', join(d, 'passwd.json'));
+  writeFileSync(join(d, 'settings.yaml'), 'title: x\nsecret_token: sk-walk-inside-0123456789\n');
+  spawnSync('mkfifo', [join(d, 'pipe.yaml')]);
+  const v = rg('validate', d);
+  noStack(v.err);
+  assert.match(v.err, /warning: .*sets: skipped 3 entries: 2 symbolic links leading outside the golden folder \(keys\.yaml -> .*secret\.txt, passwd\.json -> \/etc\/passwd\); 1 special file \(pipe\.yaml: fifo\)/);
+  assert.match(v.out, /settings\.yaml:1 \(file\) root: got a mapping of 2 keys, expected a list of queries/);
+  assert.match(v.out, /ok\.yaml: ok/);
+  for (const s of [v.out, v.err]) assert.doesNotMatch(s, /sk-walk|root:x:0/, 'nothing of a file that is not a golden set is quoted');
+  assert.equal(v.code, 2);
+  for (const cmd of ['validate', 'stats']) {
+    const f = rg(cmd, join(d, 'pipe.yaml'));
+    assert.equal(f.code, 2, f.err);
+    assert.match(f.out + f.err, /pipe\.yaml \(file\) format: a fifo, not a golden set: expected a file or a folder/);
+  }
 });

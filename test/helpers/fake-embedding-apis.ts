@@ -24,7 +24,8 @@
  * key or with a wrong body are refused as the vendor does (400/401/404/422).
  *
  * One-shot replies queued with `enqueue` come first: `rateLimited(s)`, `serverError(503)`, `malformed()`,
- * `wrongDimension(n)`, `emptyData()`, `stall(ms)`, or any {status, headers, body, delayMs}.
+ * `wrongDimension(n)`, `emptyData()`, `stall(ms)`, `{transform}` (the normal answer rewritten), or any {status, headers,
+ * body, delayMs}.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -67,6 +68,8 @@ export interface Reply {
   dimension?: number;
   /** Answer normally but with no vectors. */
   empty?: boolean;
+  /** Answer normally, then rewrite the answer body (a hostile API: drop or repeat `index`, zero or huge vectors). */
+  transform?: (body: any, req: EmbedRequest) => unknown;
 }
 
 export interface FakeEmbeddingApi {
@@ -165,7 +168,8 @@ function defaultReply(vendor: Vendor, key: string, models: Record<string, number
   }
   if (override?.empty) return { body: answer(vendor, req, model, dim, []) };
   const d = override?.dimension ?? dim;
-  return { body: answer(vendor, req, model, d, texts.map((t) => bagOfWordsVector(t, d))) };
+  const body = answer(vendor, req, model, d, texts.map((t) => bagOfWordsVector(t, d)));
+  return { body: override?.transform ? override.transform(body, req) : body };
 }
 
 function textsOf(vendor: Vendor, body: any): string[] {
