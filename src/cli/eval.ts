@@ -34,6 +34,8 @@ import { resolveJudgeSpec } from '../judge/spec.ts';
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
+  --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
+  an unknown setting is exit 2 before any query runs.
 ${EXIT_CODE_HELP}`;
 
 
@@ -98,7 +100,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const lang = v.lang!;
   if (!/^([a-z]{2}(,[a-z]{2})*|all)$/.test(lang)) throw new UserError(`--lang: expected en, es, hi (a comma list) or all, got '${lang}'`);
-  if (v.judge !== undefined) resolveJudgeSpec(v.judge, process.env, '--judge');
+  // the judge rule (src/judge/spec.ts): --judge is RANKGATE_JUDGE for the eval; an unknown setting is exit 2 before any row
+  if (v.judge !== undefined) resolveJudgeSpec(v.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
+  else resolveJudgeSpec(undefined, process.env);
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
   // promptfoo expands YAML aliases (in .json configs too) and walks the result: refuse a bomb first, in bounded time

@@ -15,6 +15,7 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { agreement, type AgreementPair, type AgreementSummary } from '../metrics/agreement.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { createJudge, type Judge } from '../judge/index.ts';
+import { resolveJudgeSpec } from '../judge/spec.ts';
 import type { RelevanceVerdict } from '../judge/prompt.ts';
 import { parseOutput, refMatchesHit } from '../results/score.ts';
 import { pickColumn } from '../results/read.ts';
@@ -177,6 +178,10 @@ export async function run(argv: string[]): Promise<number> {
     if (!/^\d+$/.test(v) || Number(v) < min) throw new UserError(`--${name}: expected an integer >= ${min}, got '${v}'`);
     return Number(v);
   };
+  // an unknown judge setting is exit 2 before anything is read or asked (--judge named as such)
+  if (values.judge !== undefined) resolveJudgeSpec(values.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
+  const judgeEnv = values.judge !== undefined ? { ...process.env, RANKGATE_JUDGE: values.judge } : process.env;
+  resolveJudgeSpec(undefined, judgeEnv);
   const seed = int('seed', values.seed, 0, 42);
   const resamples = int('resamples', values.resamples, 0, 2000);
   const file = positionals[0]!;
@@ -187,7 +192,8 @@ export async function run(argv: string[]): Promise<number> {
     throw new UserError(`${file}: column '${col.label}' has no result whose relevance the golden set knows (no returned result matches a graded reference, and no no_results query returned anything): nothing to compare the judge with`);
   }
   if (values.limit !== undefined) items = sample(items, int('limit', values.limit, 1, items.length), seed);
-  const judge = await createJudge({ ...(values.judge !== undefined ? { mode: values.judge } : {}), ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) });
+  // --judge is RANKGATE_JUDGE for this command (the one rule of src/judge/spec.ts: it wins over everything)
+  const judge = await createJudge(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}, judgeEnv);
   if (judge.mode === 'off') throw new UserError(`judge: off (${judge.reason}): set RANKGATE_JUDGE or --judge to the judge to measure`);
   const report = await judgeAgreement(judge, items, { seed, resamples });
   if (values.out) writeFileAtomic(values.out, JSON.stringify({ ...report, results: file, column: col.label, seed, resamples }, null, 2) + '\n');

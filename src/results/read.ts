@@ -42,8 +42,14 @@ export interface QueryRecord {
   judgeLabel?: string | null;
   /** The judge assertion failed on this row without producing judged scores (it threw: bad mode, no model...). */
   judgeFailure?: string | null;
+  /** The judge assertion scored the row but some of its judgements failed (judge_errors > 0): its reason, first line. */
+  judgeErrors?: string | null;
   /** The answer judge's grade (1-5) of the service's answer (assertions/judge.ts:answer); null when not graded. */
   answerScore?: number | null;
+  /** The answer judge's label (metadata.answerJudge, e.g. "judge: openai:chat:gpt-4.1-mini (answer-v1)"); null without one. */
+  answerJudgeLabel?: string | null;
+  /** The answer judge failed on this row (a JUDGE ERROR, or it threw): its reason, first line. */
+  answerFailure?: string | null;
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -323,6 +329,10 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     // module cannot be loaded) makes promptfoo error the whole row, with a stack naming assertions/judge.ts.
     const judgeThrew = typeof error === 'string' && /assertions[\\/]judge\.ts/.test(error) ? error.split('\n')[0]! : null;
     const judgeFailure = js ? null : judgeComp && judgeComp.pass === false ? String(judgeComp.reason ?? 'judge assertion failed').split('\n')[0]! : judgeThrew;
+    const judgeErrors = js && (js.scores.judge_errors ?? 0) > 0 ? String(judgeComp?.reason ?? `${js.scores.judge_errors} judge errors`).split('\n')[0]!.slice(0, 300) : null;
+    const answerComp = (row.gradingResult?.componentResults ?? []).find((c) => typeof c?.assertion?.value === 'string' && /judge\.ts:answer$/.test(c.assertion.value));
+    const answerJudgeLabel = typeof answerComp?.metadata?.answerJudge === 'string' ? answerComp.metadata.answerJudge : null;
+    const answerFailure = answerComp && answerComp.pass === false && /JUDGE ERROR|Error:/.test(String(answerComp.reason ?? '')) ? String(answerComp.reason).split('\n')[0]!.slice(0, 300) : null;
     col.queries.push({
       id: golden.id,
       query: golden.query,
@@ -346,6 +356,9 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       judgeHeuristic: js?.heuristic ?? false,
       judgeLabel,
       judgeFailure,
+      judgeErrors,
+      answerJudgeLabel,
+      answerFailure,
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };
