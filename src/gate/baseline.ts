@@ -47,8 +47,13 @@ export interface Baseline {
   rankgate_baseline: 1;
   created: string;
   column: string;
-  /** The configuration the numbers reflect: provider id, label and every provider config field. */
+  /**
+   * The configuration the numbers reflect: provider id, label and every provider config field (from the results'
+   * config, or, for JSONL results, from the rows: providers/search.ts records it on each).
+   */
   config: Record<string, unknown>;
+  /** false when the results did not say their provider config (JSONL rows that do not carry it): nothing to compare. */
+  config_recorded?: false;
   summary: { total_queries: number; overall_recall_at_3: number | null; overall_mrr_at_10: number | null; categories: Des058Report['categories'] };
   queries: Record<string, BaselineQuery>;
   identity?: BaselineIdentity;
@@ -76,6 +81,7 @@ export function baselineFrom(col: Column, report: Des058Report, documents?: Docu
     created: report.timestamp,
     column: col.label,
     config: report.config,
+    ...(col.configUnknown ? { config_recorded: false as const } : {}),
     summary: {
       total_queries: report.total_queries,
       overall_recall_at_3: report.overall_recall_at_3,
@@ -370,6 +376,15 @@ export interface RegressionResult {
 
 const s = (x: unknown) => (x === null || x === undefined ? '(none)' : typeof x === 'string' ? x : JSON.stringify(x));
 
+/**
+ * Did the baseline record the provider config it was measured on? Not when it says so (config_recorded: false), nor
+ * when its config holds the provider and label only: what a JSONL baseline held before the rows carried their config.
+ */
+function configRecorded(b: Baseline): boolean {
+  if (b.config_recorded === false) return false;
+  return Object.keys(b.config ?? {}).some((k) => k !== 'provider' && k !== 'label');
+}
+
 /** Differences between what the baseline and the run were measured on. */
 export function identityMismatches(b: Baseline, col: Column, report: Des058Report): Mismatch[] {
   const out: Mismatch[] = [];
@@ -385,8 +400,10 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
     if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id)
       out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
   }
+  // Only settings that really differ are named; a side that does not know its provider config (JSONL rows that do not
+  // carry it, or a baseline written from such a file: provider and label only) has nothing to compare, not "(none)".
   const cfgKeys = new Set([...Object.keys(b.config ?? {}), ...Object.keys(report.config)]);
-  const changed = [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort();
+  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort() : [];
   if (changed.length)
     out.push({
       field: 'provider config',

@@ -89,6 +89,11 @@ export interface Column {
    * run), true when the rows come from rankgate's provider (which marks such runs) and none does; null/absent: unknown.
    */
   written?: boolean | null;
+  /**
+   * The provider config is not known: a JSONL file (promptfoo writes no config there) whose rows do not carry it
+   * (rows of a rankgate before 0.1 kept it nowhere). A baseline or comparison then has no provider config to compare.
+   */
+  configUnknown?: boolean;
 }
 
 export interface ParsedResults {
@@ -264,6 +269,8 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
   });
   const seen = new Map<string, number>();
   const selIds = new Map<number, { id: string | null; at: number }>();
+  /** JSONL columns whose provider config a row carried. */
+  const configFromRows = new Set<number>();
   const addRow = (raw: unknown, i: number): void => {
     const row = raw as PfRow;
     if (!row || typeof row !== 'object') fail(file, `results[${i}]: expected a result row, got ${JSON.stringify(row)}`);
@@ -302,6 +309,11 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     const ix = row.response?.metadata?.diagnostics?.index;
     if (!col.identity && ix && typeof ix === 'object') col.identity = { ...ix };
     const rmeta = row.response?.metadata as Record<string, unknown> | undefined;
+    // JSONL has no config: the provider's rows carry theirs (providers/search.ts), the same as the JSON file's
+    if (jsonl && !configFromRows.has(pi) && rmeta?.providerConfig && typeof rmeta.providerConfig === 'object' && !Array.isArray(rmeta.providerConfig)) {
+      col.config = redactConfig(rmeta.providerConfig as Record<string, unknown>);
+      configFromRows.add(pi);
+    }
     if (rmeta?.[PROMPTFOO_WRITE_KEY] === false) col.written = false;
     else if (col.written !== false && typeof rmeta?.rankgate === 'string') col.written = true;
     const error = row.error ?? row.response?.error ?? null;
@@ -364,6 +376,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
   };
   const finish = (): ParsedResults => {
   if (jsonl) columns.splice(0, columns.length, ...columns.filter((c): c is Column => !!c));
+  if (jsonl) for (const c of columns) if (!configFromRows.has(c.index)) c.configUnknown = true;
   for (const c of columns) {
     c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const rows = c.queries.length;

@@ -86,6 +86,7 @@ export function compactRow(raw: unknown): Record<string, unknown> {
           ...(meta.diagnostics !== undefined ? { diagnostics: h && Array.isArray(h.hits) && g.success ? compactDiagnostics(h, g.data, meta) : meta.diagnostics } : {}),
           ...(meta.resolution ? { resolution: meta.resolution } : {}),
           ...(meta.rankgate ? { rankgate: meta.rankgate } : {}),
+          ...(meta.providerConfig ? { providerConfig: meta.providerConfig } : {}),
           ...(meta[PROMPTFOO_WRITE_KEY] === false ? { [PROMPTFOO_WRITE_KEY]: false } : {}),
         }
       : undefined;
