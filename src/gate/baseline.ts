@@ -348,6 +348,11 @@ export interface RegressionTest {
   /** Holm-adjusted p across the categories of one metric (= p overall). */
   p_adj: number;
   failed: boolean;
+  /**
+   * A drop beyond max_drop that the test does not confirm (not significant): named as an "unconfirmed drop", never
+   * "ok", and never a failure (the exit code is the test's). With it, what the test could have confirmed (power.ts).
+   */
+  unconfirmed?: { mdd_pts: number; needed: number | null };
 }
 
 export interface Mismatch {
@@ -470,6 +475,16 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
       t.failed = t.drop_pts > cfg.max_drop * 100 + 1e-9 && t.p_adj < cfg.alpha;
     });
     tests.push(...catTests);
+    // drops beyond max_drop the test does not confirm: the smallest drop these n queries can confirm (the minimum
+    // detectable drop at alpha and 80% power of the paired test, normal approximation; s_d of these differences),
+    // and how many queries would confirm a drop of this size (src/metrics/power.ts)
+    for (const t of [overall, ...catTests]) {
+      if (!t || t.failed || !(t.drop_pts > cfg.max_drop * 100 + 1e-9)) continue;
+      const ps = pairs(t.scope === 'overall' ? usable : usable.filter((q) => q.category === t.scope));
+      let sd = sampleSd(ps.map(([a, c]) => c - a));
+      if (sd === 0) sd = Math.SQRT2 * sampleSd(ps.map((x) => x[0]));
+      t.unconfirmed = { mdd_pts: minimumDetectableDrop(sd, t.n, cfg.alpha) * 100, needed: queriesNeeded(sd, t.drop_pts / 100, cfg.alpha) };
+    }
   }
   return {
     alpha: cfg.alpha,
