@@ -153,6 +153,13 @@ test('rankgate judge agreement: a fake judge right 80% of the time, kappa as by 
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /did you mean 'openai:chat:gpt-4\.1-mini'\?/);
   assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+  // --judge is checked as such before the results are read, and --judge wins over RANKGATE_JUDGE (the one judge rule)
+  const badFlag = await rankgate(['judge', 'agreement', join(dir, 'no-such-results.json'), '--judge', 'bogus'], env);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /judge mode "bogus" \(--judge\)/);
+  const flag = await rankgate(['judge', 'agreement', results, '--seed', '3', '--cache-dir', join(dir, 'cache'), '--judge', 'openai:chat:gpt-4.1-mini'], { ...env, RANKGATE_JUDGE: 'similarity' });
+  assert.equal(flag.code, 0, flag.stderr);
+  assert.match(flag.stdout, /judge: openai:chat:gpt-4\.1-mini \(relevance-v1\)/);
 });
 
 test('answer judge: answer_score per row, in the report overall and per category, and a 1-5 floor', async () => {
