@@ -112,7 +112,7 @@ export async function run(argv: string[]): Promise<number> {
   const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
   const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
   const basePath = floors.regression?.baseline;
-  if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
+  if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
 
   // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)

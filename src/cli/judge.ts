@@ -1,5 +1,5 @@
 /**
- * `rankgate judge agreement RESULTS.json`: how far to trust the judge. On results whose relevance the golden set
+ * `rankgate judge agreement RESULTS.jsonl`: how far to trust the judge. On results whose relevance the golden set
  * already knows, ask the judge anyway and compare its verdicts with the golden grades.
  *
  * Items (first column, or --column): every top-10 result that matches a golden reference (its grade is known:
@@ -23,7 +23,7 @@ import { readResultsFile, resultRows } from '../results/stream.ts';
 import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
 
-const USAGE = `usage: rankgate judge agreement RESULTS.json [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
+const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
                                  [--resamples N] [--json] [--out FILE] [--cache-dir DIR]
   Asks the judge about results whose relevance the golden set knows and reports its agreement with the golden
   grades: confusion matrix, accuracy, Cohen's linear-weighted kappa with a bootstrap 95% interval, per category.

@@ -108,7 +108,7 @@ export function readBaseline(path: string): Baseline {
   }
   const b = doc as Partial<Baseline>;
   if (!b || b.rankgate_baseline !== 1 || typeof b.queries !== 'object' || b.queries === null) {
-    throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.json --update-baseline\`)`);
+    throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.jsonl --update-baseline\`)`);
   }
   const bad = baselineInconsistency(b as Baseline);
   if (bad) throw new UserError(`${path}: ${bad}; the baseline is not evidence: restore it from version control or write it again with --update-baseline`);

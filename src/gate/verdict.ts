@@ -208,7 +208,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           );
     }
   } else if (floors.regression !== undefined && !opts.baseline) {
-    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.json --update-baseline)`);
+    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
