@@ -116,7 +116,9 @@ const f = (x: number | null | undefined, d = 3) => (x === null || x === undefine
 export function agreementText(r: AgreementReport): string {
   const o = r.overall;
   const lines = [
-    `${r.judge} (${r.reason}) against the golden grades: ${r.judged} of ${r.items} results judged${r.judge_errors ? `, ${r.judge_errors} judge errors (left out)` : ''}`,
+    r.judge_errors
+      ? `${r.judge} (${r.reason}) against the golden grades: judge: FAILED on ${r.judge_errors} of ${r.items} results (left out); ${r.judged} judged`
+      : `${r.judge} (${r.reason}) against the golden grades: ${r.judged} of ${r.items} results judged`,
     '',
     `confusion (rows: golden, columns: judge)   ${SCALE.map((s) => s.padStart(12)).join('')}`,
     ...SCALE.map((s, i) => `  ${s.padEnd(40)}${o.confusion[i]!.map((x) => String(x).padStart(12)).join('')}`),

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agreement, confusionMatrix, weightedKappa } from '../../src/metrics/agreement.ts';
-import { agreementItems } from '../../src/cli/judge.ts';
+import { agreementItems, agreementText } from '../../src/cli/judge.ts';
 import { applyGate, loadFloors, parseFloors } from '../../src/gate/floors.ts';
 import { buildReport } from '../../src/results/summary.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
@@ -130,6 +130,9 @@ test('rankgate judge agreement: a fake judge right 80% of the time, kappa as by 
   ]);
   assert.equal(doc.overall.accuracy, 0.8);
   assert.equal(doc.judged, 10);
+  // judgements that failed are named as such, never folded into "N of M judged"
+  assert.match(agreementText({ ...doc, judged: 8, judge_errors: 2 }).split('\n')[0]!, /against the golden grades: judge: FAILED on 2 of 10 results \(left out\); 8 judged$/);
+  assert.match(agreementText(doc).split('\n')[0]!, /against the golden grades: 10 of 10 results judged$/);
   assert.deepEqual(Object.keys(doc.categories), ['conceptual', 'direct']);
   assert.match(r.stdout, new RegExp(`weighted kappa \\(linear\\) ${hand.toFixed(3)} · 95% CI \\[`));
   assert.match(r.stdout, /judge: openai:chat:gpt-4\.1-mini \(relevance-v1\) \(configured \(RANKGATE_JUDGE=openai:chat:gpt-4\.1-mini\)\)/);
