@@ -481,9 +481,13 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     for (const t of [overall, ...catTests]) {
       if (!t || t.failed || !(t.drop_pts > cfg.max_drop * 100 + 1e-9)) continue;
       const ps = pairs(t.scope === 'overall' ? usable : usable.filter((q) => q.category === t.scope));
-      let sd = sampleSd(ps.map(([a, c]) => c - a));
-      if (sd === 0) sd = Math.SQRT2 * sampleSd(ps.map((x) => x[0]));
-      t.unconfirmed = { mdd_pts: minimumDetectableDrop(sd, t.n, cfg.alpha) * 100, needed: queriesNeeded(sd, t.drop_pts / 100, cfg.alpha) };
+      const sd = sampleSd(ps.map(([a, c]) => c - a));
+      // every query changed alike (s_d 0): no normal approximation; the exact randomization test gives p = 2 / 2^n, so
+      // no drop is confirmable with these n, and the smallest n with 2 / 2^n < alpha would confirm it
+      t.unconfirmed =
+        sd === 0
+          ? { mdd_pts: Infinity, needed: Math.floor(1 - Math.log2(cfg.alpha)) + 1 }
+          : { mdd_pts: minimumDetectableDrop(sd, t.n, cfg.alpha) * 100, needed: queriesNeeded(sd, t.drop_pts / 100, cfg.alpha) };
     }
   }
   return {

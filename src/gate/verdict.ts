@@ -241,7 +241,7 @@ function fmtP(p: number): string {
  */
 export function unconfirmedText(t: RegressionTest): string {
   const u = t.unconfirmed!;
-  const mdd = Number.isFinite(u.mdd_pts) ? `${t.n} queries cannot confirm less than ${pts(u.mdd_pts)}` : `${t.n} queries cannot confirm a drop`;
+  const mdd = Number.isFinite(u.mdd_pts) ? `${t.n} queries cannot confirm less than ${pts(u.mdd_pts)}` : `${t.n} queries cannot confirm any drop, every one having changed alike`;
   const need = u.needed !== null && u.needed > t.n ? `; ${u.needed} queries would confirm it` : '';
   return `unconfirmed drop: −${pts(t.drop_pts)} (p ${t.scope === 'overall' ? '' : 'Holm-adjusted '}${fmtP(t.p_adj)}; ${mdd}${need})`;
 }

@@ -103,6 +103,11 @@ describe('regression check', () => {
     const html = renderHtml(buildReportData({ evalId: null, timestamp: '2026-11-27T00:00:00Z', columns: [worse] }, { gate: { verdicts: [v], floors, floorsSource: 'gate.yaml' } }), '');
     assert.match(html, /Regression check: <span class="warn">2 unconfirmed drop\(s\) beyond max_drop<\/span>/);
     assert.doesNotMatch(html, /no significant drop/);
+    // every query changed alike (3 queries, all lost): the exact test's p is 2 / 2^3; 6 queries would confirm it (2 / 64 < 0.05)
+    const three = col('base', base12.queries.slice(0, 3));
+    const lost = col('cand', three.queries.map((x) => q(x.id, x.category, 0)));
+    const alike = regressionCheck(baselineFrom(three, buildReport(three)), lost, buildReport(lost), reg).tests[0]!;
+    assert.match(regressionLines({ ...r, tests: [alike] }).join('\n'), /unconfirmed drop: −100\.0 pts \(p 0\.250; 3 queries cannot confirm any drop, every one having changed alike; 6 queries would confirm it\)/);
     // a drop within max_drop stays "ok"; a significant one is FAIL, not unconfirmed
     const within = regressionCheck(b12, worse, buildReport(worse), { ...reg, max_drop: 0.3 });
     assert.equal(within.tests[0]!.unconfirmed, undefined);
