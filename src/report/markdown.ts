@@ -38,7 +38,8 @@ export function judgeSection(report: Des058Report): string {
     `| nDCG@10 | ${f(report.metrics.ndcg_at_10)} | ${f(report.judged_metrics?.judged_ndcg_at_10)} |`,
     `| Recall@10 | ${pct(report.metrics.recall_at_10)} | ${pct(report.judged_metrics?.judged_recall_at_10)} |`,
     '',
-    `Judge: ${j.judged_results} results judged (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
+    // failed judgements are named as such, never counted as judged results
+    `Judge: ${j.errors ? `**judge: FAILED on ${j.errors} of ${j.judged_results} results**` : `${j.judged_results} results judged`} (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
       `calls ${j.calls} · cache hits ${j.cache_hits} · tokens ${j.input_tokens} in / ${j.output_tokens} out · estimated cost $${j.estimated_cost_usd.toFixed(4)} · ` +
       (j.errors ? `**judge errors ${j.errors}**` : 'judge errors 0'),
   ].join('\n');

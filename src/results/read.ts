@@ -341,7 +341,8 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     // module cannot be loaded) makes promptfoo error the whole row, with a stack naming assertions/judge.ts.
     const judgeThrew = typeof error === 'string' && /assertions[\\/]judge\.ts/.test(error) ? error.split('\n')[0]! : null;
     const judgeFailure = js ? null : judgeComp && judgeComp.pass === false ? String(judgeComp.reason ?? 'judge assertion failed').split('\n')[0]! : judgeThrew;
-    const judgeErrors = js && (js.scores.judge_errors ?? 0) > 0 ? String(judgeComp?.reason ?? `${js.scores.judge_errors} judge errors`).split('\n')[0]!.slice(0, 300) : null;
+    // the reason's first part ("JUDGE ERROR xN (why)"), not the verdicts that follow it
+    const judgeErrors = js && (js.scores.judge_errors ?? 0) > 0 ? String(judgeComp?.reason ?? `${js.scores.judge_errors} judge errors`).split('\n')[0]!.split(' · ')[0]!.slice(0, 300) : null;
     const answerComp = (row.gradingResult?.componentResults ?? []).find((c) => typeof c?.assertion?.value === 'string' && /judge\.ts:answer$/.test(c.assertion.value));
     const answerJudgeLabel = typeof answerComp?.metadata?.answerJudge === 'string' ? answerComp.metadata.answerJudge : null;
     const answerFailure = answerComp && answerComp.pass === false && /JUDGE ERROR|Error:/.test(String(answerComp.reason ?? '')) ? String(answerComp.reason).split('\n')[0]!.slice(0, 300) : null;

@@ -236,7 +236,10 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     const dead = buildReport(parseResultsObject(doc, 'dead.json').columns[0]!);
     assert.match(dead.judge, /^judge: FAILED on 8 of 10 queries \(bedrock us\.anthropic\.claude-haiku-4-5-20251001-v1:0 \(relevance-v1\)\) \(JUDGE ERROR x2 \(judge endpoint .* unreachable/);
     assert.doesNotMatch(dead.judge, /queries judged/);
+    assert.match(dead.judge, /unreachable: 2 calls in a row got no answer\)\)$/, 'the error, not the verdicts after it');
     assert.match(renderMarkdown(dead), /judge: FAILED on 8 of 10 queries/);
+    assert.match(renderMarkdown(dead), /Judge: \*\*judge: FAILED on \d+ of \d+ results\*\*/);
+    assert.doesNotMatch(renderMarkdown(dead), /\d+ results judged/);
     // the answer judge: its own prompt label, its own count (never "judge: off" while it ran)
     const answerLabel = 'judge: openai:chat:gpt-4.1-mini (answer-v1)';
     const plain = JSON.parse(readFileSync(offOut, 'utf8'));
