@@ -29,6 +29,7 @@ import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
+import { ANSWER_PROMPT_VERSION } from '../src/judge/prompt.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
@@ -73,17 +74,25 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   // Judge settings are checked here too: an unknown RANKGATE_JUDGE, judge mode or judge config key is exit 2 before
   // any query (a misspelt judge never silently runs as "judge: off"). The judge picked, and why, is said first.
-  let judges: JudgeSpec[];
+  // RANKGATE_JUDGE is checked even when no judge assertion reads it: a setting that names no judge is never ignored.
+  let found: FoundJudge[];
   try {
-    judges = judgeSpecs(context.suite);
+    resolveJudgeSpec(undefined);
+    found = judgeSpecs(context.suite);
   } catch (e) {
     if (!isUserError(e)) throw e;
     process.stderr.write(`rankgate gate ERROR (exit 2): ${e.message}\n`);
     process.exit(2);
   }
-  for (const j of new Map(judges.map((j) => [`${j.mode}|${j.model}|${j.reason}`, j])).values()) {
-    process.stderr.write(`rankgate: judge: ${j.mode === 'off' ? 'off' : j.mode === 'similarity' ? 'similarity (HEURISTIC)' : j.mode === 'bedrock' ? `bedrock ${j.model}` : j.model} (${j.reason})\n`);
+  // one progress line per kind of judge and judge picked: the relevance judge ("judge:") and the answer judge
+  // ("answer judge:", its own prompt) each say what runs, so an answer judge never reads as "judge: off"
+  const said = new Set<string>();
+  for (const { spec: j, kind } of found) {
+    const line = `rankgate: ${kind === 'answer' ? 'answer judge' : 'judge'}: ${j.mode === 'off' ? 'off' : j.mode === 'similarity' ? 'similarity (HEURISTIC)' : j.mode === 'bedrock' ? `bedrock ${j.model}` : j.model}${kind === 'answer' && (j.mode === 'bedrock' || j.mode === 'model') ? ` (${ANSWER_PROMPT_VERSION})` : ''} (${j.reason})\n`;
+    if (!said.has(line)) process.stderr.write(line);
+    said.add(line);
   }
+  const judges = found.map((f) => f.spec);
   const suite = withGraderOfJudge(context.suite, judges);
   const goldens: GoldenQuery[] = [];
   for (const t of context.suite.tests ?? []) {
@@ -132,14 +141,23 @@ export function compileDerivedMetrics(metrics: { name: string; value: unknown }[
   });
 }
 
+interface FoundJudge {
+  spec: JudgeSpec;
+  /** `answer` for assertions/judge.ts:answer (the answer judge), `relevance` for the others. */
+  kind: 'relevance' | 'answer';
+}
+
 /** The judge of every judge assertion of the suite (assertions/judge.ts), validated: a UserError names the first bad one. */
-function judgeSpecs(suite: Suite): JudgeSpec[] {
+function judgeSpecs(suite: Suite): FoundJudge[] {
   const found: { a: AssertionLike; where: string }[] = [];
   if (suite.defaultTest && typeof suite.defaultTest === 'object') (suite.defaultTest.assert ?? []).forEach((a, i) => found.push({ a, where: `defaultTest.assert[${i}]` }));
   (suite.tests ?? []).forEach((t, ti) => (t?.assert ?? []).forEach((a, i) => found.push({ a, where: `tests[${ti}].assert[${i}]` })));
   return found
     .filter(({ a }) => typeof a?.value === 'string' && /assertions\/judge\.ts:\w+$/.test(a.value))
-    .map(({ a, where }) => validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`));
+    .map(({ a, where }) => ({
+      spec: validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`),
+      kind: /judge\.ts:answer$/.test(String(a.value)) ? ('answer' as const) : ('relevance' as const),
+    }));
 }
 
 /** promptfoo's model-graded assertion types (they call a grading provider). */
@@ -163,7 +181,7 @@ function withGraderOfJudge(suite: Suite, judges: readonly JudgeSpec[]): Suite {
       const s = resolveJudgeSpec(undefined);
       if (s.mode === 'model' || s.mode === 'bedrock') j = s;
     } catch {
-      /* an unknown RANKGATE_JUDGE was refused above when a judge assertion exists; without one, promptfoo's default */
+      /* an unknown RANKGATE_JUDGE was refused above */
     }
   }
   if (!j) return suite;

@@ -209,15 +209,15 @@ export async function answer(output: unknown, context: AssertionContext): Promis
   const j = await judge.answer({ question: golden.query, reference, answer: out.answer });
   const c = categoryKey(golden.category);
   if (j.verdict === null) {
-    return { pass: false, score: 0, reason: `JUDGE ERROR (${j.error}) · answer (${judge.label})`, namedScores: { answer_errors: 1 }, metadata: { judge: judge.label } };
+    return { pass: false, score: 0, reason: `JUDGE ERROR (${j.error}) · answer (${judge.answerLabel})`, namedScores: { answer_errors: 1 }, metadata: { answerJudge: judge.answerLabel } };
   }
   const min = Number(context.config?.min ?? 4);
   return {
     pass: !failsRow(context) || j.verdict >= min,
     score: (j.verdict - 1) / 4,
-    reason: `answer ${j.verdict}/5 (${judge.label}) against ${reference.map((r) => JSON.stringify(r)).join(', ')}`,
+    reason: `answer ${j.verdict}/5 (${judge.answerLabel}) against ${reference.map((r) => JSON.stringify(r)).join(', ')}`,
     namedScores: { answer_score: j.verdict, n_answer: 1, [`answer_score_${c}`]: j.verdict, [`n_answer_${c}`]: 1, answer_errors: 0 },
-    metadata: { judge: judge.label },
+    metadata: { answerJudge: judge.answerLabel },
   };
 }
 

@@ -58,7 +58,7 @@ import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
-import { redactText } from '../src/util/redact.ts';
+import { redactConfig, redactText } from '../src/util/redact.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
@@ -164,6 +164,8 @@ export default class SearchProvider {
   label?: string;
   private readonly providerId: string;
   private readonly basePath: string;
+  /** The config as written (redacted, no basePath), on every row: what a JSONL results file was measured on. */
+  private readonly recordedConfig: Record<string, unknown>;
   private readonly serviceKey: string;
   private acquired = false;
   private readonly resolutionCache = new Map<string, Promise<string[] | undefined>>();
@@ -175,6 +177,8 @@ export default class SearchProvider {
     this.config = { ...(options.config ?? {}) };
     this.providerId = options.id ?? 'rankgate-search';
     this.basePath = this.config.basePath || process.cwd();
+    const { basePath: _basePath, ...written } = this.config;
+    this.recordedConfig = redactConfig(written as Record<string, unknown>);
     checkConfig(this.config, this.basePath, this.providerId, (new.target as typeof SearchProvider).extraConfigKeys ?? []);
     // DATABASE_URL / RANKGATE_DATA_DIR: resolved by src/db (resolveDatabaseTarget), the same rule as every CLI
     const params: Partial<SearchParams> = {};
@@ -338,6 +342,7 @@ export default class SearchProvider {
       params,
       service: this.config.url ? 'url' : this.config.module ? 'module' : 'rankgate',
       rankgate: RANKGATE_VERSION,
+      providerConfig: this.recordedConfig,
       ...(noWriteInArgv(process.argv) ? { [PROMPTFOO_WRITE_KEY]: false as const } : {}),
     };
     return { output: rendered, latencyMs, metadata };

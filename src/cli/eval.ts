@@ -35,6 +35,8 @@ import { envFlag } from '../util/env.ts';
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
+  --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
+  an unknown setting is exit 2 before any query runs.
 ${EXIT_CODE_HELP}`;
 
 
@@ -99,7 +101,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const lang = v.lang!;
   if (!/^([a-z]{2}(,[a-z]{2})*|all)$/.test(lang)) throw new UserError(`--lang: expected en, es, hi (a comma list) or all, got '${lang}'`);
-  if (v.judge !== undefined) resolveJudgeSpec(v.judge, process.env, '--judge');
+  // the judge rule (src/judge/spec.ts): --judge is RANKGATE_JUDGE for the eval; an unknown setting is exit 2 before any row
+  if (v.judge !== undefined) resolveJudgeSpec(v.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
+  else resolveJudgeSpec(undefined, process.env);
   const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
   if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
   // promptfoo expands YAML aliases (in .json configs too) and walks the result: refuse a bomb first, in bounded time
@@ -109,7 +113,7 @@ export async function run(argv: string[]): Promise<number> {
   const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
   const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
   const basePath = floors.regression?.baseline;
-  if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
+  if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
 
   // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)

@@ -1,5 +1,5 @@
 /**
- * rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline] [--column LABEL|INDEX]
+ * rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline] [--column LABEL|INDEX]
  *                            [--allow-partial] [--accept-baseline-mismatch] [--report OUT.json] [--markdown OUT.md]
  *                            [--comment OUT.md]
  *
@@ -28,11 +28,11 @@ import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 import { envFlag } from '../util/env.ts';
 
-const USAGE = `usage: rankgate gate RESULTS.json [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
+const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
                      [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]
-  RESULTS.json  promptfoo eval --output results.json or results.jsonl (with or without --no-write), or the
-                afterAll hook's re-gate file results.jsonl.rankgate.jsonl
+  RESULTS.jsonl promptfoo eval --output results.jsonl (what init's workflow writes) or results.json (with or
+                without --no-write), or the afterAll hook's re-gate file results.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
   --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
 ${EXIT_CODE_HELP}`;

@@ -132,6 +132,13 @@ defaultTest:
     # Top-5 results cut mid-sentence or inside an open code fence.
     - type: javascript
       value: file://${p.pkg}/assertions/integrity.ts:integrity
+    # The relevance judge for top-10 results that match no expected passage: OFF until you configure it (rows pass
+    # with "judge: off"). Turn it on for a run with RANKGATE_JUDGE (or \`rankgate eval --judge\`), which always wins
+    # over this setting: openai:chat:MODEL, anthropic:messages:MODEL, bedrock (AWS configured), similarity (a
+    # heuristic); or set mode here (auto: Bedrock when AWS is configured, else Anthropic or OpenAI by their API keys).
+    - type: javascript
+      value: file://${p.pkg}/assertions/judge.ts:judged
+      config: { mode: off }
 
 # Means (avg_recall_at_3, routing_accuracy, per category...): computed by the gate hooks from the column sums.
 extensions:

@@ -1,5 +1,5 @@
 /**
- * `rankgate judge agreement RESULTS.json`: how far to trust the judge. On results whose relevance the golden set
+ * `rankgate judge agreement RESULTS.jsonl`: how far to trust the judge. On results whose relevance the golden set
  * already knows, ask the judge anyway and compare its verdicts with the golden grades.
  *
  * Items (first column, or --column): every top-10 result that matches a golden reference (its grade is known:
@@ -15,6 +15,7 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { agreement, type AgreementPair, type AgreementSummary } from '../metrics/agreement.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { createJudge, type Judge } from '../judge/index.ts';
+import { resolveJudgeSpec } from '../judge/spec.ts';
 import type { RelevanceVerdict } from '../judge/prompt.ts';
 import { parseOutput, refMatchesHit } from '../results/score.ts';
 import { pickColumn } from '../results/read.ts';
@@ -22,7 +23,7 @@ import { readResultsFile, resultRows } from '../results/stream.ts';
 import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
 
-const USAGE = `usage: rankgate judge agreement RESULTS.json [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
+const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
                                  [--resamples N] [--json] [--out FILE] [--cache-dir DIR]
   Asks the judge about results whose relevance the golden set knows and reports its agreement with the golden
   grades: confusion matrix, accuracy, Cohen's linear-weighted kappa with a bootstrap 95% interval, per category.
@@ -115,7 +116,9 @@ const f = (x: number | null | undefined, d = 3) => (x === null || x === undefine
 export function agreementText(r: AgreementReport): string {
   const o = r.overall;
   const lines = [
-    `${r.judge} (${r.reason}) against the golden grades: ${r.judged} of ${r.items} results judged${r.judge_errors ? `, ${r.judge_errors} judge errors (left out)` : ''}`,
+    r.judge_errors
+      ? `${r.judge} (${r.reason}) against the golden grades: judge: FAILED on ${r.judge_errors} of ${r.items} results (left out); ${r.judged} judged`
+      : `${r.judge} (${r.reason}) against the golden grades: ${r.judged} of ${r.items} results judged`,
     '',
     `confusion (rows: golden, columns: judge)   ${SCALE.map((s) => s.padStart(12)).join('')}`,
     ...SCALE.map((s, i) => `  ${s.padEnd(40)}${o.confusion[i]!.map((x) => String(x).padStart(12)).join('')}`),
@@ -177,6 +180,10 @@ export async function run(argv: string[]): Promise<number> {
     if (!/^\d+$/.test(v) || Number(v) < min) throw new UserError(`--${name}: expected an integer >= ${min}, got '${v}'`);
     return Number(v);
   };
+  // an unknown judge setting is exit 2 before anything is read or asked (--judge named as such)
+  if (values.judge !== undefined) resolveJudgeSpec(values.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
+  const judgeEnv = values.judge !== undefined ? { ...process.env, RANKGATE_JUDGE: values.judge } : process.env;
+  resolveJudgeSpec(undefined, judgeEnv);
   const seed = int('seed', values.seed, 0, 42);
   const resamples = int('resamples', values.resamples, 0, 2000);
   const file = positionals[0]!;
@@ -187,7 +194,8 @@ export async function run(argv: string[]): Promise<number> {
     throw new UserError(`${file}: column '${col.label}' has no result whose relevance the golden set knows (no returned result matches a graded reference, and no no_results query returned anything): nothing to compare the judge with`);
   }
   if (values.limit !== undefined) items = sample(items, int('limit', values.limit, 1, items.length), seed);
-  const judge = await createJudge({ ...(values.judge !== undefined ? { mode: values.judge } : {}), ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) });
+  // --judge is RANKGATE_JUDGE for this command (the one rule of src/judge/spec.ts: it wins over everything)
+  const judge = await createJudge(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}, judgeEnv);
   if (judge.mode === 'off') throw new UserError(`judge: off (${judge.reason}): set RANKGATE_JUDGE or --judge to the judge to measure`);
   const report = await judgeAgreement(judge, items, { seed, resamples });
   if (values.out) writeFileAtomic(values.out, JSON.stringify({ ...report, results: file, column: col.label, seed, resamples }, null, 2) + '\n');

@@ -1,5 +1,5 @@
 /**
- * `rankgate report RESULTS.json --html report.html [--baseline BASE.json] [--title T] [--seed N]`: one
+ * `rankgate report RESULTS.jsonl --html report.html [--baseline BASE.json] [--title T] [--seed N]`: one
  * self-contained HTML file (charts inlined, opens offline) that opens with the gate's verdict (the same
  * gateColumn as `rankgate gate`, same floors file and regression baseline) and answers "which configuration is
  * better, and where?":
@@ -13,13 +13,14 @@ import type { ParsedResults } from '../results/read.ts';
 import { parseCliArgs } from './args.ts';
 import { envFlag } from '../util/env.ts';
 
-const USAGE = `usage: rankgate report RESULTS.json --html report.html [--baseline BASE.json] [--title TEXT] [--seed N]
+const USAGE = `usage: rankgate report RESULTS.jsonl --html report.html [--baseline BASE.json] [--title TEXT] [--seed N]
                        [--floors config/gate.yaml] [--regression-baseline FILE] [--column LABEL|INDEX]
                        [--allow-partial] [--accept-baseline-mismatch]
-  RESULTS.json   promptfoo --output JSON (one column, or a sweep)
+  RESULTS.jsonl  promptfoo eval --output results.jsonl (what init's workflow writes) or results.json; one column,
+                 or a sweep
   --html FILE    write the self-contained HTML report here (atomic write)
-  --baseline F   a promptfoo results JSON of the baseline run: its first column is the reference
-                 (default: the first column of RESULTS.json)
+  --baseline F   the promptfoo results (JSONL or JSON) of the baseline run: its first column is the reference
+                 (default: the first column of RESULTS.jsonl)
   --seed N       seed of the bootstrap CIs, randomization tests and the cross-validation (default 42)
   The report opens with the verdict of \`rankgate gate\` with the same options: --floors (default config/gate.yaml,
   else the built-in floors), --regression-baseline (the gate's baseline file; default regression.baseline of the
@@ -47,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UserError(`expected one RESULTS.json, got ${positionals.length ? positionals.join(' ') : 'none'}\n${USAGE}`);
+  if (positionals.length !== 1) throw new UserError(`expected one results file (RESULTS.jsonl or .json), got ${positionals.length ? positionals.join(' ') : 'none'}\n${USAGE}`);
   if (!values.html) throw new UserError(`--html FILE is required (where to write the report)\n${USAGE}`);
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UserError(`--seed must be a non-negative integer, got '${values.seed}'`);
   const { readResultsFile } = await import('../results/stream.ts');
@@ -88,7 +89,7 @@ async function gateVerdicts(
   const loaded = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
   const rb = v['regression-baseline'];
   const floors = rb ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: rb } } : loaded;
-  if (rb && !existsSync(rb)) throw new UserError(`--regression-baseline ${rb}: no such baseline (write one with rankgate gate RESULTS.json --update-baseline)`);
+  if (rb && !existsSync(rb)) throw new UserError(`--regression-baseline ${rb}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   const baseline = floors.regression && existsSync(floors.regression.baseline) ? { path: floors.regression.baseline, data: readBaseline(floors.regression.baseline) } : null;
   const gated = pickColumn(parsed, v.column, file).index;
   const floorsSource = existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec";

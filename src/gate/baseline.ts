@@ -47,8 +47,13 @@ export interface Baseline {
   rankgate_baseline: 1;
   created: string;
   column: string;
-  /** The configuration the numbers reflect: provider id, label and every provider config field. */
+  /**
+   * The configuration the numbers reflect: provider id, label and every provider config field (from the results'
+   * config, or, for JSONL results, from the rows: providers/search.ts records it on each).
+   */
   config: Record<string, unknown>;
+  /** false when the results did not say their provider config (JSONL rows that do not carry it): nothing to compare. */
+  config_recorded?: false;
   summary: { total_queries: number; overall_recall_at_3: number | null; overall_mrr_at_10: number | null; categories: Des058Report['categories'] };
   queries: Record<string, BaselineQuery>;
   identity?: BaselineIdentity;
@@ -76,6 +81,7 @@ export function baselineFrom(col: Column, report: Des058Report, documents?: Docu
     created: report.timestamp,
     column: col.label,
     config: report.config,
+    ...(col.configUnknown ? { config_recorded: false as const } : {}),
     summary: {
       total_queries: report.total_queries,
       overall_recall_at_3: report.overall_recall_at_3,
@@ -102,7 +108,7 @@ export function readBaseline(path: string): Baseline {
   }
   const b = doc as Partial<Baseline>;
   if (!b || b.rankgate_baseline !== 1 || typeof b.queries !== 'object' || b.queries === null) {
-    throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.json --update-baseline\`)`);
+    throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.jsonl --update-baseline\`)`);
   }
   const bad = baselineInconsistency(b as Baseline);
   if (bad) throw new UserError(`${path}: ${bad}; the baseline is not evidence: restore it from version control or write it again with --update-baseline`);
@@ -342,6 +348,11 @@ export interface RegressionTest {
   /** Holm-adjusted p across the categories of one metric (= p overall). */
   p_adj: number;
   failed: boolean;
+  /**
+   * A drop beyond max_drop that the test does not confirm (not significant): named as an "unconfirmed drop", never
+   * "ok", and never a failure (the exit code is the test's). With it, what the test could have confirmed (power.ts).
+   */
+  unconfirmed?: { mdd_pts: number; needed: number | null };
 }
 
 export interface Mismatch {
@@ -370,6 +381,15 @@ export interface RegressionResult {
 
 const s = (x: unknown) => (x === null || x === undefined ? '(none)' : typeof x === 'string' ? x : JSON.stringify(x));
 
+/**
+ * Did the baseline record the provider config it was measured on? Not when it says so (config_recorded: false), nor
+ * when its config holds the provider and label only: what a JSONL baseline held before the rows carried their config.
+ */
+function configRecorded(b: Baseline): boolean {
+  if (b.config_recorded === false) return false;
+  return Object.keys(b.config ?? {}).some((k) => k !== 'provider' && k !== 'label');
+}
+
 /** Differences between what the baseline and the run were measured on. */
 export function identityMismatches(b: Baseline, col: Column, report: Des058Report): Mismatch[] {
   const out: Mismatch[] = [];
@@ -385,8 +405,10 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
     if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id)
       out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
   }
+  // Only settings that really differ are named; a side that does not know its provider config (JSONL rows that do not
+  // carry it, or a baseline written from such a file: provider and label only) has nothing to compare, not "(none)".
   const cfgKeys = new Set([...Object.keys(b.config ?? {}), ...Object.keys(report.config)]);
-  const changed = [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort();
+  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort() : [];
   if (changed.length)
     out.push({
       field: 'provider config',
@@ -453,6 +475,20 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
       t.failed = t.drop_pts > cfg.max_drop * 100 + 1e-9 && t.p_adj < cfg.alpha;
     });
     tests.push(...catTests);
+    // drops beyond max_drop the test does not confirm: the smallest drop these n queries can confirm (the minimum
+    // detectable drop at alpha and 80% power of the paired test, normal approximation; s_d of these differences),
+    // and how many queries would confirm a drop of this size (src/metrics/power.ts)
+    for (const t of [overall, ...catTests]) {
+      if (!t || t.failed || !(t.drop_pts > cfg.max_drop * 100 + 1e-9)) continue;
+      const ps = pairs(t.scope === 'overall' ? usable : usable.filter((q) => q.category === t.scope));
+      const sd = sampleSd(ps.map(([a, c]) => c - a));
+      // every query changed alike (s_d 0): no normal approximation; the exact randomization test gives p = 2 / 2^n, so
+      // no drop is confirmable with these n, and the smallest n with 2 / 2^n < alpha would confirm it
+      t.unconfirmed =
+        sd === 0
+          ? { mdd_pts: Infinity, needed: Math.floor(1 - Math.log2(cfg.alpha)) + 1 }
+          : { mdd_pts: minimumDetectableDrop(sd, t.n, cfg.alpha) * 100, needed: queriesNeeded(sd, t.drop_pts / 100, cfg.alpha) };
+    }
   }
   return {
     alpha: cfg.alpha,

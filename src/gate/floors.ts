@@ -212,7 +212,7 @@ export function readAgreementKappa(path: string): { kappa: number | null; proble
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.json --out ${path}` };
+    return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
   }
   const k = (doc as { overall?: { kappa?: unknown } } | null)?.overall?.kappa;
   if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${path}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };

@@ -13,7 +13,7 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
+import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult, type RegressionTest } from './baseline.ts';
 import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
@@ -209,7 +209,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           );
     }
   } else if (floors.regression !== undefined && !opts.baseline) {
-    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.json --update-baseline)`);
+    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
@@ -236,12 +236,24 @@ function fmtP(p: number): string {
   return p < 0.001 ? p.toExponential(1) : p.toFixed(3);
 }
 
+/**
+ * A drop beyond max_drop the test does not confirm, in words: "unconfirmed drop: −25.0 pts (p 0.250; 12 queries cannot
+ * confirm less than 36.6 pts; 26 queries would confirm it)". Not a failure: the exit code is the test's.
+ */
+export function unconfirmedText(t: RegressionTest): string {
+  const u = t.unconfirmed!;
+  const mdd = Number.isFinite(u.mdd_pts) ? `${t.n} queries cannot confirm less than ${pts(u.mdd_pts)}` : `${t.n} queries cannot confirm any drop, every one having changed alike`;
+  const need = u.needed !== null && u.needed > t.n ? `; ${u.needed} queries would confirm it` : '';
+  return `unconfirmed drop: −${pts(t.drop_pts)} (p ${t.scope === 'overall' ? '' : 'Holm-adjusted '}${fmtP(t.p_adj)}; ${mdd}${need})`;
+}
+
 /** The regression section: per-metric tests overall (and failing categories) and the minimum detectable drop. */
 export function regressionLines(r: RegressionResult): string[] {
   const out = [`regression check (max_drop ${pts(r.max_drop)}, alpha ${r.alpha}, paired randomization test; categories Holm-adjusted) on ${r.shared} shared queries${r.partial ? ` (partial: of the baseline's ${r.baseline_queries})` : ''}:`];
   for (const t of r.tests.filter((x) => x.scope === 'overall' || x.failed || x.drop_pts > r.max_drop)) {
     const ch = t.drop_pts > 0.05 ? `-${pts(t.drop_pts)}` : t.drop_pts < -0.05 ? `+${pts(-t.drop_pts)}` : '±0';
-    out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
+    if (t.unconfirmed) out.push(`  WARN ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} ${unconfirmedText(t)}`);
+    else out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
   }
   for (const m of r.mdd)
     out.push(

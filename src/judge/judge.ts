@@ -152,6 +152,8 @@ export interface Judge {
   readonly promptVersion: string;
   /** "judge: off", "judge: bedrock us.anthropic... (relevance-v1)", "judge: openai:chat:gpt-4.1-mini (relevance-v1)", "judge: similarity (HEURISTIC, use-lite ...)". */
   readonly label: string;
+  /** The answer judge's label: the same judge with its own prompt ("judge: openai:chat:gpt-4.1-mini (answer-v1)"). */
+  readonly answerLabel: string;
   /** Why this judge was picked ("auto: ANTHROPIC_API_KEY is set", "configured (RANKGATE_JUDGE=off)"). */
   readonly reason: string;
   /** The endpoint the model calls go to (model and bedrock modes), for the report. */
@@ -217,13 +219,17 @@ function newStats(): JudgeStats {
   return { calls: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, errors: 0, judged: 0, skipped: 0, attempts: 0, retries: 0, throttled: 0 };
 }
 
-export async function createJudge(opts: JudgeOptions = {}): Promise<Judge> {
-  const spec = resolveJudgeSpec(opts.mode);
+/**
+ * The judge of a setting, by the one rule of src/judge/spec.ts (RANKGATE_JUDGE > opts.mode other than auto > auto).
+ * `env` is where RANKGATE_JUDGE and the keys are read (a CLI's `--judge` passes it as RANKGATE_JUDGE).
+ */
+export async function createJudge(opts: JudgeOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<Judge> {
+  const spec = resolveJudgeSpec(opts.mode, env);
   if (spec.mode === 'off') return offJudge(spec.reason);
   if (spec.mode === 'similarity') return similarityJudge(opts, spec.reason);
   if (spec.mode === 'model') return providerJudge(spec, opts);
   // `bedrock` keeps the model option; `bedrock:converse:MODEL` names the model itself
-  return bedrockJudge({ ...opts, model: opts.mode?.startsWith('bedrock:converse:') ? spec.model! : (opts.model ?? spec.model ?? DEFAULT_JUDGE_MODEL) }, spec.reason);
+  return bedrockJudge({ ...opts, model: spec.setting?.startsWith('bedrock:converse:') ? spec.model! : (opts.model ?? spec.model ?? DEFAULT_JUDGE_MODEL) }, spec.reason);
 }
 
 /** The judge's deadlines, from options, else env, else the defaults (see JudgeOptions and docs/judge.md). */
@@ -278,6 +284,7 @@ function offJudge(reason: string): Judge {
     model: null,
     promptVersion: RELEVANCE_PROMPT_VERSION,
     label: 'judge: off',
+    answerLabel: 'judge: off',
     reason,
     stats: { ...newStats(), estimatedCostUsd: 0 },
     relevance: off,
@@ -506,6 +513,7 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
     model,
     promptVersion: RELEVANCE_PROMPT_VERSION,
     label,
+    answerLabel: label.replace(`(${RELEVANCE_PROMPT_VERSION})`, `(${ANSWER_PROMPT_VERSION})`),
     reason,
     endpoint,
     stats,
@@ -564,6 +572,7 @@ async function similarityJudge(opts: JudgeOptions, reason: string): Promise<Judg
     model: embedder.id,
     promptVersion: `similarity-${embedder.id}-${th.high}-${th.partial}`,
     label: `judge: similarity (HEURISTIC: ${embedder.id} cosine, HIGH >= ${th.high}, PARTIAL >= ${th.partial})`,
+    answerLabel: 'judge: similarity (HEURISTIC): cannot grade answers',
     reason,
     stats,
     supportsRubrics: false,

@@ -8,7 +8,7 @@
  *   PROVIDER:…:MODEL              any chat provider promptfoo knows, by its provider id, loaded through promptfoo's own
  *                                 provider loader: anthropic:messages:MODEL, openai:chat:MODEL, azure:chat:DEPLOYMENT,
  *                                 ollama:chat:MODEL, … (src/judge/provider.ts)
- *   auto (default)                configured above, else Bedrock when AWS is configured, else Anthropic when
+ *   auto (default)                follow the environment: RANKGATE_JUDGE when set, else Bedrock when AWS is configured, else Anthropic when
  *                                 ANTHROPIC_API_KEY is set, else OpenAI when OPENAI_API_KEY is set, else off
  *
  * Anything else is a UserError (exit 2) with a did-you-mean: a misspelt judge never silently becomes "off".
@@ -65,6 +65,8 @@ export interface JudgeSpec {
   family?: string;
   /** Why this judge: shown in the eval's first lines and the report. */
   reason: string;
+  /** The setting it was resolved from (`auto`, `off`, `openai:chat:MODEL`, `bedrock:converse:MODEL`, …). */
+  setting?: string;
 }
 
 /** Is there any standard AWS configuration (env or a region in the shared config file)? */
@@ -79,7 +81,7 @@ export function awsConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
   }
 }
 
-function providerSpec(id: string, reason: string): JudgeSpec {
+function providerSpec(id: string, reason: string): Omit<JudgeSpec, 'setting'> {
   const prefix = CHAT_PROVIDER_PREFIXES.find((p) => id.startsWith(p) && id.length > p.length);
   if (!prefix) throw new Error('not a provider id');
   if (prefix === 'bedrock:converse:') return { mode: 'bedrock', model: id.slice(prefix.length), reason };
@@ -87,32 +89,50 @@ function providerSpec(id: string, reason: string): JudgeSpec {
 }
 
 /**
- * Resolve a judge setting. `value` is the explicit setting (option or config.mode); `source` names where it came
- * from for messages. Without one, RANKGATE_JUDGE, else auto.
+ * Resolve a judge setting, one rule everywhere (the eval's hook, `rankgate eval --judge`, `rankgate judge agreement`):
+ *
+ *   RANKGATE_JUDGE (which `--judge` sets)  >  the explicit setting (`value`: config.mode) other than `auto`  >  auto
+ *
+ * `auto` (or no setting) means "follow the environment". `value` is the explicit setting; `source` names where it came
+ * from for messages. An explicit setting is checked even when RANKGATE_JUDGE overrides it: a misspelt config.mode is
+ * an error either way, never silently ignored.
  */
 export function resolveJudgeSpec(value?: string, env: NodeJS.ProcessEnv = process.env, source = 'config.mode'): JudgeSpec {
-  const fromEnv = value === undefined && env.RANKGATE_JUDGE !== undefined && env.RANKGATE_JUDGE !== '';
-  const raw = (value ?? (fromEnv ? env.RANKGATE_JUDGE! : 'auto')).trim();
-  const where = value !== undefined ? source : fromEnv ? 'RANKGATE_JUDGE' : 'default';
+  const explicit = value === undefined ? undefined : value.trim();
+  const own = explicit !== undefined && explicit !== 'auto' ? parseSetting(explicit, env, source) : null;
+  const fromEnv = env.RANKGATE_JUDGE !== undefined && env.RANKGATE_JUDGE.trim() !== '' ? env.RANKGATE_JUDGE.trim() : undefined;
+  if (fromEnv !== undefined) {
+    const spec = parseSetting(fromEnv, env, 'RANKGATE_JUDGE');
+    return own && own.setting !== spec.setting ? { ...spec, reason: spec.reason.replace(/\)$/, `, over ${source}=${explicit})`) } : spec;
+  }
+  if (own) return own;
+  return parseSetting('auto', env, explicit === 'auto' ? source : 'default');
+}
+
+/** The judge one setting names (`where` says where it was written); `auto` looks at the environment. */
+function parseSetting(raw: string, env: NodeJS.ProcessEnv, where: string): JudgeSpec {
   const configured = `configured (${where === 'default' ? 'default' : `${where}=${raw}`})`;
-  if (raw === 'off') return { mode: 'off', model: null, reason: configured };
-  if (raw === 'similarity') return { mode: 'similarity', model: null, reason: configured };
-  if (raw === 'bedrock') return { mode: 'bedrock', model: env.RANKGATE_JUDGE_MODEL || DEFAULT_JUDGE_MODEL, reason: configured };
-  if (raw === 'auto') {
-    if (awsConfigured(env)) return { mode: 'bedrock', model: env.RANKGATE_JUDGE_MODEL || DEFAULT_JUDGE_MODEL, reason: 'auto: AWS is configured' };
-    if (env.ANTHROPIC_API_KEY) return providerSpec(AUTO_ANTHROPIC, 'auto: ANTHROPIC_API_KEY is set');
-    if (env.OPENAI_API_KEY) return providerSpec(AUTO_OPENAI, 'auto: OPENAI_API_KEY is set');
-    return { mode: 'off', model: null, reason: 'auto: no AWS configuration, ANTHROPIC_API_KEY or OPENAI_API_KEY' };
-  }
-  try {
-    return providerSpec(raw, configured);
-  } catch {
-    // a did-you-mean against the keywords and the provider families (with the model the user wrote kept)
-    const head = raw.includes(':') ? raw.slice(0, raw.lastIndexOf(':') + 1) : raw;
-    const near = suggest(head, [...JUDGE_KEYWORDS, ...CHAT_PROVIDER_PREFIXES]);
-    const hint = near ? `; did you mean '${near.endsWith(':') ? near + (raw.includes(':') ? raw.slice(raw.lastIndexOf(':') + 1) || 'MODEL' : 'MODEL') : near}'?` : '';
-    throw new UserError(
-      `judge mode "${raw}" (${where === 'default' ? 'config.mode' : where}): expected one of bedrock, similarity, off, auto, or a promptfoo chat provider id (${CHAT_PROVIDER_PREFIXES.slice(0, 5).join('MODEL, ')}MODEL, …)${hint}`,
-    );
-  }
+  const spec = ((): Omit<JudgeSpec, 'setting'> => {
+    if (raw === 'off') return { mode: 'off', model: null, reason: configured };
+    if (raw === 'similarity') return { mode: 'similarity', model: null, reason: configured };
+    if (raw === 'bedrock') return { mode: 'bedrock', model: env.RANKGATE_JUDGE_MODEL || DEFAULT_JUDGE_MODEL, reason: configured };
+    if (raw === 'auto') {
+      if (awsConfigured(env)) return { mode: 'bedrock', model: env.RANKGATE_JUDGE_MODEL || DEFAULT_JUDGE_MODEL, reason: 'auto: AWS is configured' };
+      if (env.ANTHROPIC_API_KEY) return providerSpec(AUTO_ANTHROPIC, 'auto: ANTHROPIC_API_KEY is set');
+      if (env.OPENAI_API_KEY) return providerSpec(AUTO_OPENAI, 'auto: OPENAI_API_KEY is set');
+      return { mode: 'off', model: null, reason: 'auto: no AWS configuration, ANTHROPIC_API_KEY or OPENAI_API_KEY' };
+    }
+    try {
+      return providerSpec(raw, configured);
+    } catch {
+      // a did-you-mean against the keywords and the provider families (with the model the user wrote kept)
+      const head = raw.includes(':') ? raw.slice(0, raw.lastIndexOf(':') + 1) : raw;
+      const near = suggest(head, [...JUDGE_KEYWORDS, ...CHAT_PROVIDER_PREFIXES]);
+      const hint = near ? `; did you mean '${near.endsWith(':') ? near + (raw.includes(':') ? raw.slice(raw.lastIndexOf(':') + 1) || 'MODEL' : 'MODEL') : near}'?` : '';
+      throw new UserError(
+        `judge mode "${raw}" (${where === 'default' ? 'config.mode' : where}): expected one of bedrock, similarity, off, auto, or a promptfoo chat provider id (${CHAT_PROVIDER_PREFIXES.slice(0, 5).join('MODEL, ')}MODEL, …)${hint}`,
+      );
+    }
+  })();
+  return { ...spec, setting: raw };
 }

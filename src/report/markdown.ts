@@ -4,7 +4,7 @@ import type { CorpusChange } from '../gate/corpus-change.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
-import { errorLines, regressionLines, type ColumnVerdict } from '../gate/verdict.ts';
+import { errorLines, regressionLines, unconfirmedText, type ColumnVerdict } from '../gate/verdict.ts';
 import { mdCode, mdFence, mdText } from './escape.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
@@ -38,7 +38,8 @@ export function judgeSection(report: Des058Report): string {
     `| nDCG@10 | ${f(report.metrics.ndcg_at_10)} | ${f(report.judged_metrics?.judged_ndcg_at_10)} |`,
     `| Recall@10 | ${pct(report.metrics.recall_at_10)} | ${pct(report.judged_metrics?.judged_recall_at_10)} |`,
     '',
-    `Judge: ${j.judged_results} results judged (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
+    // failed judgements are named as such, never counted as judged results
+    `Judge: ${j.errors ? `**judge: FAILED on ${j.errors} of ${j.judged_results} results**` : `${j.judged_results} results judged`} (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
       `calls ${j.calls} · cache hits ${j.cache_hits} · tokens ${j.input_tokens} in / ${j.output_tokens} out · estimated cost $${j.estimated_cost_usd.toFixed(4)} · ` +
       (j.errors ? `**judge errors ${j.errors}**` : 'judge errors 0'),
   ].join('\n');
@@ -123,6 +124,8 @@ export function verdictSection(v: ColumnVerdict): string {
   const lines = [`**Verdict: ${word}** (exit ${v.code}) · ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${v.evidence === 'sums' ? ' · from the column sums (no rows)' : ''}`, ''];
   for (const r of v.reasons) lines.push(`- ❌ ${cell(r)}`);
   for (const n of v.notes) lines.push(`- ℹ️ ${cell(n)}`);
+  // a drop beyond max_drop the test cannot confirm: named, never read as "ok" (the exit code is the test's)
+  for (const t of v.regression?.tests.filter((x) => x.unconfirmed) ?? []) lines.push(`- ⚠️ ${cell(`${t.scope} ${t.metric}: ${unconfirmedText(t)}`)}`);
   if (v.errors) {
     lines.push('', `**${v.errors.count} of ${v.errors.total} queries errored**:`, '');
     for (const l of errorLines(v.errors, 10)) lines.push(`- ${cell(l)}`);

@@ -3,7 +3,7 @@
  * the eval's description in `promptfoo view` (assertions/gate.ts afterAll). Renderings only: the verdict itself is
  * decided by src/gate/verdict.ts gateColumn (the same code as `rankgate gate`). Pure.
  */
-import { regressionLines, type ColumnVerdict, type ExitCode } from '../gate/verdict.ts';
+import { regressionLines, unconfirmedText, type ColumnVerdict, type ExitCode } from '../gate/verdict.ts';
 import type { Floors } from '../gate/floors.ts';
 
 export const VERDICT_WORD: Record<ExitCode, 'PASS' | 'FAIL' | 'ERROR'> = { 0: 'PASS', 1: 'FAIL', 2: 'ERROR' };
@@ -54,17 +54,25 @@ export interface RegressionView {
   /** One line each, as `rankgate gate` prints them (regressionLines), or why it is off. */
   lines: string[];
   failed: number;
+  /** Drops beyond max_drop the test did not confirm (not failures; shown amber, never "no significant drop" in green). */
+  unconfirmed: number;
 }
 
 export function regressionView(v: ColumnVerdict, floors: Floors): RegressionView {
   if (v.regression) {
-    return { state: 'on', baseline: floors.regression?.baseline ?? null, lines: regressionLines(v.regression), failed: v.regression.tests.filter((t) => t.failed).length };
+    return {
+      state: 'on',
+      baseline: floors.regression?.baseline ?? null,
+      lines: regressionLines(v.regression),
+      failed: v.regression.tests.filter((t) => t.failed).length,
+      unconfirmed: v.regression.tests.filter((t) => t.unconfirmed).length,
+    };
   }
   if (floors.regression) {
     const why = v.notes.find((n) => n.startsWith('regression check off')) ?? v.reasons.find((r) => r.includes('regression check') || r.startsWith('baseline ')) ?? `not run for '${v.column}'`;
-    return { state: 'off', baseline: floors.regression.baseline, lines: [why], failed: 0 };
+    return { state: 'off', baseline: floors.regression.baseline, lines: [why], failed: 0, unconfirmed: 0 };
   }
-  return { state: 'none', baseline: null, lines: ['no regression check configured (regression: in the floors file, or rankgate gate --baseline)'], failed: 0 };
+  return { state: 'none', baseline: null, lines: ['no regression check configured (regression: in the floors file, or rankgate gate --baseline)'], failed: 0, unconfirmed: 0 };
 }
 
 const num = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
@@ -132,7 +140,12 @@ export function verdictConclusion(v: ColumnVerdict, floors: Floors): string {
     reg.state === 'on'
       ? regFailed.length
         ? `Against the baseline ${reg.baseline} it dropped significantly: ${regFailed.map((t) => `${t.scope === 'overall' ? '' : `${t.scope} `}${metricName(t.metric)} from ${num(t.baseline)} to ${num(t.current)} (p ${t.p_adj < 0.001 ? t.p_adj.toExponential(1) : t.p_adj.toFixed(3)})`).join('; ')}.`
-        : `Against the baseline ${reg.baseline} no metric dropped by more than ${v.regression!.max_drop.toFixed(1)} points with significance (${v.regression!.shared} shared queries).`
+        : reg.unconfirmed
+          ? `Against the baseline ${reg.baseline} ${v.regression!.tests
+              .filter((t) => t.unconfirmed)
+              .map((t) => `${t.scope === 'overall' ? '' : `${t.scope} `}${metricName(t.metric)} fell from ${num(t.baseline)} to ${num(t.current)}, more than max_drop (${unconfirmedText(t)})`)
+              .join('; ')}: too few queries to confirm it, so it does not fail the gate; look at it before merging.`
+          : `Against the baseline ${reg.baseline} no metric dropped by more than ${v.regression!.max_drop.toFixed(1)} points with significance (${v.regression!.shared} shared queries).`
       : reg.state === 'off'
         ? `The regression check did not run (no baseline at ${reg.baseline}), so a drop against the main branch would not have been caught.`
         : 'No regression check is configured, so only the floors were checked.';

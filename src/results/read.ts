@@ -42,8 +42,14 @@ export interface QueryRecord {
   judgeLabel?: string | null;
   /** The judge assertion failed on this row without producing judged scores (it threw: bad mode, no model...). */
   judgeFailure?: string | null;
+  /** The judge assertion scored the row but some of its judgements failed (judge_errors > 0): its reason, first line. */
+  judgeErrors?: string | null;
   /** The answer judge's grade (1-5) of the service's answer (assertions/judge.ts:answer); null when not graded. */
   answerScore?: number | null;
+  /** The answer judge's label (metadata.answerJudge, e.g. "judge: openai:chat:gpt-4.1-mini (answer-v1)"); null without one. */
+  answerJudgeLabel?: string | null;
+  /** The answer judge failed on this row (a JUDGE ERROR, or it threw): its reason, first line. */
+  answerFailure?: string | null;
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -83,6 +89,11 @@ export interface Column {
    * run), true when the rows come from rankgate's provider (which marks such runs) and none does; null/absent: unknown.
    */
   written?: boolean | null;
+  /**
+   * The provider config is not known: a JSONL file (promptfoo writes no config there) whose rows do not carry it
+   * (rows of a rankgate before 0.1 kept it nowhere). A baseline or comparison then has no provider config to compare.
+   */
+  configUnknown?: boolean;
 }
 
 export interface ParsedResults {
@@ -258,6 +269,8 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
   });
   const seen = new Map<string, number>();
   const selIds = new Map<number, { id: string | null; at: number }>();
+  /** JSONL columns whose provider config a row carried. */
+  const configFromRows = new Set<number>();
   const addRow = (raw: unknown, i: number): void => {
     const row = raw as PfRow;
     if (!row || typeof row !== 'object') fail(file, `results[${i}]: expected a result row, got ${JSON.stringify(row)}`);
@@ -296,6 +309,11 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     const ix = row.response?.metadata?.diagnostics?.index;
     if (!col.identity && ix && typeof ix === 'object') col.identity = { ...ix };
     const rmeta = row.response?.metadata as Record<string, unknown> | undefined;
+    // JSONL has no config: the provider's rows carry theirs (providers/search.ts), the same as the JSON file's
+    if (jsonl && !configFromRows.has(pi) && rmeta?.providerConfig && typeof rmeta.providerConfig === 'object' && !Array.isArray(rmeta.providerConfig)) {
+      col.config = redactConfig(rmeta.providerConfig as Record<string, unknown>);
+      configFromRows.add(pi);
+    }
     if (rmeta?.[PROMPTFOO_WRITE_KEY] === false) col.written = false;
     else if (col.written !== false && typeof rmeta?.rankgate === 'string') col.written = true;
     const error = row.error ?? row.response?.error ?? null;
@@ -323,6 +341,11 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     // module cannot be loaded) makes promptfoo error the whole row, with a stack naming assertions/judge.ts.
     const judgeThrew = typeof error === 'string' && /assertions[\\/]judge\.ts/.test(error) ? error.split('\n')[0]! : null;
     const judgeFailure = js ? null : judgeComp && judgeComp.pass === false ? String(judgeComp.reason ?? 'judge assertion failed').split('\n')[0]! : judgeThrew;
+    // the reason's first part ("JUDGE ERROR xN (why)"), not the verdicts that follow it
+    const judgeErrors = js && (js.scores.judge_errors ?? 0) > 0 ? String(judgeComp?.reason ?? `${js.scores.judge_errors} judge errors`).split('\n')[0]!.split(' · ')[0]!.slice(0, 300) : null;
+    const answerComp = (row.gradingResult?.componentResults ?? []).find((c) => typeof c?.assertion?.value === 'string' && /judge\.ts:answer$/.test(c.assertion.value));
+    const answerJudgeLabel = typeof answerComp?.metadata?.answerJudge === 'string' ? answerComp.metadata.answerJudge : null;
+    const answerFailure = answerComp && answerComp.pass === false && /JUDGE ERROR|Error:/.test(String(answerComp.reason ?? '')) ? String(answerComp.reason).split('\n')[0]!.slice(0, 300) : null;
     col.queries.push({
       id: golden.id,
       query: golden.query,
@@ -346,11 +369,15 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       judgeHeuristic: js?.heuristic ?? false,
       judgeLabel,
       judgeFailure,
+      judgeErrors,
+      answerJudgeLabel,
+      answerFailure,
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };
   const finish = (): ParsedResults => {
   if (jsonl) columns.splice(0, columns.length, ...columns.filter((c): c is Column => !!c));
+  if (jsonl) for (const c of columns) if (!configFromRows.has(c.index)) c.configUnknown = true;
   for (const c of columns) {
     c.queries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const rows = c.queries.length;

@@ -86,6 +86,7 @@ export function compactRow(raw: unknown): Record<string, unknown> {
           ...(meta.diagnostics !== undefined ? { diagnostics: h && Array.isArray(h.hits) && g.success ? compactDiagnostics(h, g.data, meta) : meta.diagnostics } : {}),
           ...(meta.resolution ? { resolution: meta.resolution } : {}),
           ...(meta.rankgate ? { rankgate: meta.rankgate } : {}),
+          ...(meta.providerConfig ? { providerConfig: meta.providerConfig } : {}),
           ...(meta[PROMPTFOO_WRITE_KEY] === false ? { [PROMPTFOO_WRITE_KEY]: false } : {}),
         }
       : undefined;
@@ -97,8 +98,13 @@ export function compactRow(raw: unknown): Record<string, unknown> {
     };
   }
   const comps = (r.gradingResult?.componentResults ?? [])
-    .filter((c) => typeof c?.metadata?.judge === 'string' || (typeof c?.assertion?.value === 'string' && /judge\.ts:judged$/.test(c.assertion.value)))
-    .map((c) => ({ pass: c.pass, reason: c.reason, assertion: { value: c.assertion?.value }, ...(typeof c.metadata?.judge === 'string' ? { metadata: { judge: c.metadata.judge } } : {}) }));
+    .filter((c) => typeof c?.metadata?.judge === 'string' || typeof c?.metadata?.answerJudge === 'string' || (typeof c?.assertion?.value === 'string' && /judge\.ts:(judged|answer)$/.test(c.assertion.value)))
+    .map((c) => ({
+      pass: c.pass,
+      reason: c.reason,
+      assertion: { value: c.assertion?.value },
+      ...(typeof c.metadata?.judge === 'string' ? { metadata: { judge: c.metadata.judge } } : typeof c.metadata?.answerJudge === 'string' ? { metadata: { answerJudge: c.metadata.answerJudge } } : {}),
+    }));
   return {
     promptIdx: r.promptIdx,
     testIdx: r.testIdx,

@@ -18,7 +18,10 @@
  *   In similarity mode the same fields hold the HEURISTIC numbers and judge_stats.heuristic is true.
  *   With the judge off all of these are null and `judge` says "judge: off". A judge assertion that failed on a row
  *   without scoring it (it threw) is a judge error: counted in judge_stats.errors, or, when no query was judged,
- *   `judge` says "judge: FAILED on N of M queries (reason)" (never "off", never a pass of a judged gate).
+ *   `judge` says "judge: FAILED on N of M queries (reason)" (never "off", never a pass of a judged gate); so does a query
+ *   the judge scored with some judgements failed (judge_errors > 0: a dead endpoint fails every one), which is never
+ *   counted as judged in that line. The answer judge has its own part: "answer judge: openai:chat:M (answer-v1) · K of M
+ *   answers graded", or "answer judge: FAILED on N of M queries (reason)".
  */
 import type { Column, QueryRecord } from './read.ts';
 import { BUCKETS, type FailureBucket } from './types.ts';
@@ -257,11 +260,25 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   const failedJudge = qs.filter((q) => typeof q.judgeFailure === 'string');
   if (judgeStats && failedJudge.length) judgeStats.errors += failedJudge.length;
   const label = qs.map((q) => q.judgeLabel).find((l): l is string => typeof l === 'string' && l !== 'judge: off') ?? null;
-  const judgeText = judged
-    ? `${label ?? 'judge: on'}${judgeStats!.heuristic && !/HEURISTIC/.test(label ?? '') ? ' (HEURISTIC)' : ''} · ${judged} of ${qs.length} queries judged`
-    : failedJudge.length
-      ? `judge: FAILED on ${failedJudge.length} of ${qs.length} queries (${failedJudge[0]!.judgeFailure})`
-      : 'judge: off';
+  // a query some of whose judgements failed (a dead endpoint: every one) is a failed query, never "judged"
+  const erroredJudge = jq.filter((q) => typeof q.judgeErrors === 'string');
+  const failedN = failedJudge.length + erroredJudge.length;
+  const failReason = failedJudge[0]?.judgeFailure ?? erroredJudge[0]?.judgeErrors ?? '';
+  const relevanceText = failedN
+    ? `judge: FAILED on ${failedN} of ${qs.length} queries${label ? ` (${label.replace(/^judge: /, '')})` : ''} (${failReason})`
+    : judged
+      ? `${label ?? 'judge: on'}${judgeStats!.heuristic && !/HEURISTIC/.test(label ?? '') ? ' (HEURISTIC)' : ''} · ${judged} of ${qs.length} queries judged`
+      : null;
+  // the answer judge (assertions/judge.ts:answer) has its own label and count: it never reads as "judge: off"
+  const answerLabel = qs.map((q) => q.answerJudgeLabel).find((l): l is string => typeof l === 'string') ?? null;
+  const answerFailed = qs.filter((q) => typeof q.answerFailure === 'string');
+  const answered = qs.filter((q) => typeof q.answerScore === 'number').length;
+  const answerText = answerFailed.length
+    ? `answer judge: FAILED on ${answerFailed.length} of ${qs.length} queries (${answerFailed[0]!.answerFailure})`
+    : answerLabel || answered
+      ? `answer ${answerLabel ?? 'judge: on'} · ${answered} of ${qs.length} answers graded`
+      : null;
+  const judgeText = [relevanceText, answerText].filter((t): t is string => t !== null).join(' · ') || 'judge: off';
   const langs = [...new Set(qs.map((q) => q.language))].sort();
   const report: Des058Report = {
     timestamp: opts.timestamp ?? new Date().toISOString(),

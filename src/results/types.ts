@@ -58,6 +58,11 @@ export interface HarnessMetadata {
   rankgate?: string;
   /** false on every row of a `promptfoo eval --no-write` run: never a baseline (src/results/nowrite.ts). */
   promptfooWrite?: false;
+  /**
+   * The provider's config as the config file gave it (redacted, without promptfoo's basePath): what the row was
+   * measured on. promptfoo's JSONL output has no config, so a baseline written from JSONL reads it here.
+   */
+  providerConfig?: Record<string, unknown>;
 }
 
 export const BUCKETS = [

@@ -15,6 +15,7 @@ import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '
 import { floorFor, planInit } from '../../src/cli/init.ts';
 import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
+import { startFakeLlm } from '../helpers/fake-llm.ts';
 import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
 
 async function workflowErrors(text: string): Promise<string[]> {
@@ -66,32 +67,69 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal(cfg.providers[0]!.config.routing, false);
     assert.equal(cfg.tests[0]!.path, 'file://node_modules/rankgate/datasets/tests.ts');
     assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^\.rankgate\/$/m);
+    assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^node_modules\/$/m, 'a repository without a .gitignore never commits node_modules');
+    // the judge assertion is there, off until configured (and saying so), so RANKGATE_JUDGE works as in the demo
+    const judgeAssert = (cfg as unknown as { defaultTest: { assert: { value: string; config?: { mode?: string } }[] } }).defaultTest.assert.find((a) => /judge\.ts:judged$/.test(a.value));
+    assert.deepEqual(judgeAssert?.config, { mode: 'off' });
+    assert.match(readFileSync(join(repo, 'promptfooconfig.yaml'), 'utf8'), /OFF until you configure it[\s\S]*RANKGATE_JUDGE/);
 
-    const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.json', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
+    // the documented way: JSONL results, and the baseline written from them
+    const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.jsonl', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
     assert.equal(ev.code, 0, ev.stderr.slice(-3000));
     assert.match(ev.stderr, /16 queries · Recall@3 \d\.\d+/);
     assert.match(ev.stderr, /gate PASSED/);
     assert.doesNotMatch(ev.stderr, /ExperimentalWarning/, 'the .npmrc init wrote silences DecompressInterceptor');
     assert.doesNotMatch(ev.stderr, /\n\s+at /, 'no stack trace');
+    assert.match(ev.stderr, /rankgate: judge: off \(configured \(promptfoo config defaultTest\.assert\[\d\] \(assertions\/judge\.ts:judged\): config\.mode=off\)\)/);
 
-    const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.jsonl'], { cwd: repo, env });
     assert.equal(gate.code, 0, gate.stderr + gate.stdout);
     assert.match(gate.stdout, /\| account \| 6 \|/);
     assert.match(gate.stdout, /gate PASSED/);
 
     // the first baseline, where gate.yaml says (when this rankgate's gate has the regression check), then compared with
     if (/^regression:/m.test(readFileSync(join(repo, 'config/gate.yaml'), 'utf8'))) {
-      const upd = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json', '--update-baseline'], { cwd: repo, env });
+      const upd = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.jsonl', '--update-baseline'], { cwd: repo, env });
       assert.equal(upd.code, 0, upd.stderr + upd.stdout);
       assert.ok(existsSync(join(repo, 'config/search-baseline.json')), 'baseline written at regression.baseline');
-      const again = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+      // a JSONL baseline carries the provider config it was measured on
+      assert.equal(JSON.parse(readFileSync(join(repo, 'config/search-baseline.json'), 'utf8')).config.corpus, 'help');
+      const again = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.jsonl'], { cwd: repo, env });
       assert.equal(again.code, 0, again.stderr + again.stdout);
       assert.doesNotMatch(again.stdout + again.stderr, /regression check off/);
+      assert.doesNotMatch(again.stdout + again.stderr, /another provider config/);
     }
+
+    // RANKGATE_JUDGE names the judge that runs, over the config's mode: off and over auto's pick of other keys
+    // (ANTHROPIC_API_KEY set): a local OpenAI-compatible fake gets every judgement, the Anthropic fake none. The
+    // same eval is the unchanged re-run against the JSONL baseline: no "another provider config" note.
+    const llm = await startFakeLlm(() => 'NOT_RELEVANT');
+    try {
+      const judgeEnv = { ...env, RANKGATE_JUDGE: 'openai:chat:M', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${llm.url}/v1`, ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: llm.url, PROMPTFOO_CACHE_ENABLED: 'false' };
+      const judged = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'judged.jsonl', '--no-progress-bar', '--no-table'], { cwd: repo, env: judgeEnv, timeoutMs: 240_000 });
+      assert.equal(judged.code, 0, judged.stderr.slice(-3000));
+      assert.match(judged.stderr, /rankgate: judge: openai:chat:M \(configured \(RANKGATE_JUDGE=openai:chat:M, over .*config\.mode=off\)\)/);
+      assert.ok(llm.requests.length > 0, 'the judge was asked');
+      assert.deepEqual([...new Set(llm.requests.map((r) => [r.api, r.body.model].join(' ')))], ['openai M']);
+      assert.match(judged.stderr, /judge: openai:chat:M \(relevance-v1\) · 16 of 16 queries judged/);
+      assert.doesNotMatch(judged.stderr + judged.stdout, /another provider config/);
+    } finally {
+      await llm.close();
+    }
+    // an unknown judge setting is exit 2 before any row, through promptfoo and through rankgate eval
+    const bogus = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'bogus.jsonl', '--no-progress-bar', '--no-table'], { cwd: repo, env: { ...env, RANKGATE_JUDGE: 'bogus' }, timeoutMs: 240_000 });
+    assert.equal(bogus.code, 2, bogus.stderr.slice(-2000));
+    assert.match(bogus.stderr, /rankgate gate ERROR \(exit 2\): judge mode "bogus" \(RANKGATE_JUDGE\): expected one of/);
+    assert.doesNotMatch(bogus.stderr, /\n\s+at /, 'no stack trace');
+    assert.ok(!existsSync(join(repo, 'bogus.jsonl')), 'no row written');
+    const bogusEval = await run('npx', ['--no-install', 'rankgate', 'eval'], { cwd: repo, env: { ...env, RANKGATE_JUDGE: 'bogus' } });
+    assert.equal(bogusEval.code, 2, bogusEval.stderr);
+    assert.match(bogusEval.stderr, /judge mode "bogus" \(RANKGATE_JUDGE\)/);
+    assert.doesNotMatch(bogusEval.stderr, /promptfoo eval -c/, 'refused before promptfoo starts');
 
     // the same results against a floor they miss: exit 1, the failed floor named
     writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));
-    const failed = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
+    const failed = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.jsonl'], { cwd: repo, env });
     assert.equal(failed.code, 1, failed.stdout + failed.stderr);
     assert.match(failed.stdout + failed.stderr, /recall_at_3\b.*0\.99/);
     assert.match(failed.stdout + failed.stderr, /gate FAILED/);

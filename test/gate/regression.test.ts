@@ -15,7 +15,10 @@ import { buildReport } from '../../src/results/summary.ts';
 import type { Column, QueryRecord } from '../../src/results/read.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { shippingSection } from '../../src/report/markdown.ts';
-import { errorGroups, gateColumn, verdictLines } from '../../src/gate/verdict.ts';
+import { errorGroups, gateColumn, regressionLines, verdictLines } from '../../src/gate/verdict.ts';
+import { renderComment } from '../../src/report/markdown.ts';
+import { regressionView, verdictConclusion } from '../../src/report/verdict-text.ts';
+import { buildReportData, renderHtml } from '../../src/report/html/index.ts';
 
 function q(id: string, category: string, r3: number, error: string | null = null): QueryRecord {
   return {
@@ -70,6 +73,45 @@ describe('regression check', () => {
     const e = regressionCheck(b, errored, buildReport(errored), { ...DEFAULT_REGRESSION, metrics: ['recall_at_3'] });
     assert.equal(e.excluded_errors, 12);
     assert.equal(e.tests.some((t) => t.failed), false);
+  });
+
+  it('a drop beyond max_drop the test cannot confirm is named "unconfirmed drop" (terminal, PR comment, HTML amber), never "ok", and the exit code stays 0', () => {
+    // the issue's case: 12 queries, Recall@3 0.8333 -> 0.5833 (3 queries lost, none gained), max_drop 9 points
+    const base12 = col('base', Array.from({ length: 12 }, (_, i) => q(`u${String(i).padStart(2, '0')}`, 'a', i < 10 ? 1 : 0)));
+    const b12 = baselineFrom(base12, buildReport(base12));
+    const worse = col('cand', base12.queries.map((x, i) => q(x.id, x.category, i < 3 ? 0 : i < 10 ? 1 : 0)));
+    const reg = { ...DEFAULT_REGRESSION, metrics: ['recall_at_3'], max_drop: 0.09 };
+    const r = regressionCheck(b12, worse, buildReport(worse), reg);
+    const t = r.tests.find((x) => x.scope === 'overall')!;
+    assert.equal(t.failed, false);
+    assert.ok(Math.abs(t.p - 0.25) < 1e-9, `p ${t.p}`);
+    // s_d of (-1,-1,-1, 0 x 9) = 0.4523; (z_.975 + z_.8) * s_d / sqrt(12) = 36.6 pts; ((2.8016 * 0.4523) / 0.25)^2 -> 26 queries
+    assert.ok(Math.abs(t.unconfirmed!.mdd_pts - 36.58) < 0.05, `mdd ${t.unconfirmed!.mdd_pts}`);
+    assert.equal(t.unconfirmed!.needed, 26);
+    assert.equal(r.mdd[0]!.mdd_pts.toFixed(1), t.unconfirmed!.mdd_pts.toFixed(1), 'the same minimum detectable drop as the section reports');
+    const floors = { overall: {}, categories: {}, metric_family: 'strict' as const, regression: reg };
+    const v = gateColumn(worse, { floors, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: b12 } });
+    assert.equal(v.code, 0, 'not significant: the exit code is the test\'s');
+    const text = verdictLines(v).join('\n');
+    assert.match(text, /WARN overall recall_at_3: 0\.8333 -> 0\.5833 unconfirmed drop: −25\.0 pts \(p 0\.250; 12 queries cannot confirm less than 36\.6 pts; 26 queries would confirm it\)/);
+    assert.doesNotMatch(text, /ok {3}overall recall_at_3/);
+    const md = renderComment(v.report, null, v);
+    assert.match(md, /- ⚠️ overall recall_at_3: unconfirmed drop: −25\.0 pts \(p 0\.250; 12 queries cannot confirm less than 36\.6 pts; 26 queries would confirm it\)/);
+    const view = regressionView(v, floors);
+    assert.deepEqual([view.failed, view.unconfirmed], [0, 2], 'overall and its one category');
+    assert.match(verdictConclusion(v, floors), /Recall@3 fell from 0\.8333 to 0\.5833, more than max_drop \(unconfirmed drop: −25\.0 pts/);
+    const html = renderHtml(buildReportData({ evalId: null, timestamp: '2026-11-27T00:00:00Z', columns: [worse] }, { gate: { verdicts: [v], floors, floorsSource: 'gate.yaml' } }), '');
+    assert.match(html, /Regression check: <span class="warn">2 unconfirmed drop\(s\) beyond max_drop<\/span>/);
+    assert.doesNotMatch(html, /no significant drop/);
+    // every query changed alike (3 queries, all lost): the exact test's p is 2 / 2^3; 6 queries would confirm it (2 / 64 < 0.05)
+    const three = col('base', base12.queries.slice(0, 3));
+    const lost = col('cand', three.queries.map((x) => q(x.id, x.category, 0)));
+    const alike = regressionCheck(baselineFrom(three, buildReport(three)), lost, buildReport(lost), reg).tests[0]!;
+    assert.match(regressionLines({ ...r, tests: [alike] }).join('\n'), /unconfirmed drop: −100\.0 pts \(p 0\.250; 3 queries cannot confirm any drop, every one having changed alike; 6 queries would confirm it\)/);
+    // a drop within max_drop stays "ok"; a significant one is FAIL, not unconfirmed
+    const within = regressionCheck(b12, worse, buildReport(worse), { ...reg, max_drop: 0.3 });
+    assert.equal(within.tests[0]!.unconfirmed, undefined);
+    assert.match(regressionLines(within).join('\n'), /ok {3}overall recall_at_3/);
   });
 
   it('identity: another corpus is fatal, another provider config is loud; a declared subset is partial', () => {

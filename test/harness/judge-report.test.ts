@@ -224,6 +224,36 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.ok(!derivedMetricsFor(goldens).some((d) => /judged/.test(d.name)), 'no judged means with the judge off');
   });
 
+  it('a judge whose calls failed (a dead endpoint) reads "judge: FAILED on N of M", never "N of M queries judged"; the answer judge has its own label and count', () => {
+    const doc = JSON.parse(readFileSync(onOut, 'utf8'));
+    const rows = doc.results.results as { namedScores: Record<string, number>; gradingResult: { componentResults: { pass: boolean; reason: string; assertion: { value: string }; metadata?: Record<string, unknown> }[] } }[];
+    for (const row of rows) {
+      if (typeof row.namedScores.n_judged !== 'number') continue;
+      row.namedScores.judge_errors = 2;
+      for (const c of row.gradingResult.componentResults)
+        if (/judge\.ts:judged$/.test(c.assertion.value)) Object.assign(c, { pass: false, reason: `JUDGE ERROR x2 (judge endpoint ${fake.url} unreachable: 2 calls in a row got no answer) · ${c.reason}` });
+    }
+    const dead = buildReport(parseResultsObject(doc, 'dead.json').columns[0]!);
+    assert.match(dead.judge, /^judge: FAILED on 8 of 10 queries \(bedrock us\.anthropic\.claude-haiku-4-5-20251001-v1:0 \(relevance-v1\)\) \(JUDGE ERROR x2 \(judge endpoint .* unreachable/);
+    assert.doesNotMatch(dead.judge, /queries judged/);
+    assert.match(dead.judge, /unreachable: 2 calls in a row got no answer\)\)$/, 'the error, not the verdicts after it');
+    assert.match(renderMarkdown(dead), /judge: FAILED on 8 of 10 queries/);
+    assert.match(renderMarkdown(dead), /Judge: \*\*judge: FAILED on \d+ of \d+ results\*\*/);
+    assert.doesNotMatch(renderMarkdown(dead), /\d+ results judged/);
+    // the answer judge: its own prompt label, its own count (never "judge: off" while it ran)
+    const answerLabel = 'judge: openai:chat:gpt-4.1-mini (answer-v1)';
+    const plain = JSON.parse(readFileSync(offOut, 'utf8'));
+    const first = plain.results.results[0];
+    first.namedScores = { ...first.namedScores, answer_score: 4, n_answer: 1, answer_errors: 0 };
+    first.gradingResult.componentResults.push({ pass: true, score: 0.75, reason: `answer 4/5 (${answerLabel})`, assertion: { type: 'javascript', value: 'file://assertions/judge.ts:answer' }, metadata: { answerJudge: answerLabel } });
+    const second = plain.results.results[1];
+    second.gradingResult.componentResults.push({ pass: false, score: 0, reason: `JUDGE ERROR (timeout) · answer (${answerLabel})`, assertion: { type: 'javascript', value: 'file://assertions/judge.ts:answer' }, metadata: { answerJudge: answerLabel } });
+    const answered = buildReport(parseResultsObject(plain, 'answer.json').columns[0]!);
+    assert.equal(answered.judge, 'answer judge: FAILED on 1 of 10 queries (JUDGE ERROR (timeout) · answer (judge: openai:chat:gpt-4.1-mini (answer-v1)))');
+    second.gradingResult.componentResults.pop();
+    assert.equal(buildReport(parseResultsObject(plain, 'answer.json').columns[0]!).judge, `answer ${answerLabel} · 1 of 10 answers graded`);
+  });
+
   it('an unknown judge setting is exit 2 before any query, in one line with a did-you-mean (never a silent "judge: off")', () => {
     assert.equal(bogusRun.code, 2, bogusRun.stderr.slice(-2000));
     assert.match(bogusRun.stderr, /rankgate gate ERROR \(exit 2\): .*judge mode "openai:chta:gpt-4\.1-mini" \(RANKGATE_JUDGE\).*did you mean 'openai:chat:gpt-4\.1-mini'\?/);

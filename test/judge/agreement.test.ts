@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agreement, confusionMatrix, weightedKappa } from '../../src/metrics/agreement.ts';
-import { agreementItems } from '../../src/cli/judge.ts';
+import { agreementItems, agreementText } from '../../src/cli/judge.ts';
 import { applyGate, loadFloors, parseFloors } from '../../src/gate/floors.ts';
 import { buildReport } from '../../src/results/summary.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
@@ -130,6 +130,9 @@ test('rankgate judge agreement: a fake judge right 80% of the time, kappa as by 
   ]);
   assert.equal(doc.overall.accuracy, 0.8);
   assert.equal(doc.judged, 10);
+  // judgements that failed are named as such, never folded into "N of M judged"
+  assert.match(agreementText({ ...doc, judged: 8, judge_errors: 2 }).split('\n')[0]!, /against the golden grades: judge: FAILED on 2 of 10 results \(left out\); 8 judged$/);
+  assert.match(agreementText(doc).split('\n')[0]!, /against the golden grades: 10 of 10 results judged$/);
   assert.deepEqual(Object.keys(doc.categories), ['conceptual', 'direct']);
   assert.match(r.stdout, new RegExp(`weighted kappa \\(linear\\) ${hand.toFixed(3)} · 95% CI \\[`));
   assert.match(r.stdout, /judge: openai:chat:gpt-4\.1-mini \(relevance-v1\) \(configured \(RANKGATE_JUDGE=openai:chat:gpt-4\.1-mini\)\)/);
@@ -153,6 +156,13 @@ test('rankgate judge agreement: a fake judge right 80% of the time, kappa as by 
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /did you mean 'openai:chat:gpt-4\.1-mini'\?/);
   assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+  // --judge is checked as such before the results are read, and --judge wins over RANKGATE_JUDGE (the one judge rule)
+  const badFlag = await rankgate(['judge', 'agreement', join(dir, 'no-such-results.json'), '--judge', 'bogus'], env);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /judge mode "bogus" \(--judge\)/);
+  const flag = await rankgate(['judge', 'agreement', results, '--seed', '3', '--cache-dir', join(dir, 'cache'), '--judge', 'openai:chat:gpt-4.1-mini'], { ...env, RANKGATE_JUDGE: 'similarity' });
+  assert.equal(flag.code, 0, flag.stderr);
+  assert.match(flag.stdout, /judge: openai:chat:gpt-4\.1-mini \(relevance-v1\)/);
 });
 
 test('answer judge: answer_score per row, in the report overall and per category, and a 1-5 floor', async () => {

@@ -172,3 +172,32 @@ test("promptfoo's own Bedrock grader (bedrock:converse) runs llm-rubric against 
     fake.off(DEFAULT_JUDGE_MODEL, 'converse');
   }
 });
+
+test("the gate hook's first lines: one per kind of judge, the answer judge with its own prompt (never 'judge: off' while it runs)", async () => {
+  const { beforeAll } = await import('../../assertions/gate.ts');
+  const saved = process.env.RANKGATE_JUDGE;
+  delete process.env.RANKGATE_JUDGE;
+  const written: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    await beforeAll({
+      suite: {
+        tests: [],
+        defaultTest: {
+          assert: [
+            { type: 'javascript', value: 'file://assertions/judge.ts:judged', config: { mode: 'off' } },
+            { type: 'javascript', value: 'file://assertions/judge.ts:answer', config: { mode: 'openai:chat:M' } },
+          ],
+        },
+      },
+    });
+  } finally {
+    process.stderr.write = write;
+    if (saved === undefined) delete process.env.RANKGATE_JUDGE;
+    else process.env.RANKGATE_JUDGE = saved;
+  }
+  const lines = written.join('').split('\n').filter((l) => l.startsWith('rankgate: '));
+  assert.match(lines.find((l) => l.startsWith('rankgate: judge:')) ?? '', /^rankgate: judge: off \(configured \(.*config\.mode=off\)\)$/);
+  assert.match(lines.find((l) => l.startsWith('rankgate: answer judge:')) ?? '', /^rankgate: answer judge: openai:chat:M \(answer-v1\) \(configured \(.*config\.mode=openai:chat:M\)\)$/);
+});

@@ -165,6 +165,9 @@ test('answer judge: the service answer against the reference, 1-5, with the same
     assert.equal(good.verdict, 5);
     assert.equal(bad.verdict, 2);
     assert.match(fake.requests[0]!.text, /<reference_answer>The Breakfast Club<\/reference_answer>/);
+    // the answer judge is labelled with its own prompt, not the relevance prompt's
+    assert.equal(judge.label, 'judge: openai:chat:gpt-4.1-mini (relevance-v1)');
+    assert.equal(judge.answerLabel, 'judge: openai:chat:gpt-4.1-mini (answer-v1)');
   }));
 
 test('judge settings: unknown values are refused with a did-you-mean; auto names its choice and why', () => {
@@ -172,7 +175,7 @@ test('judge settings: unknown values are refused with a did-you-mean; auto names
   assert.throws(() => resolveJudgeSpec(undefined, { RANKGATE_JUDGE: 'openai:chta:gpt-4.1-mini' }), /judge mode "openai:chta:gpt-4\.1-mini" \(RANKGATE_JUDGE\).*did you mean 'openai:chat:gpt-4\.1-mini'\?/);
   assert.throws(() => resolveJudgeSpec(undefined, { RANKGATE_JUDGE: 'simlarity' }), /did you mean 'similarity'\?/);
   const none = { AWS_CONFIG_FILE: '/nonexistent' };
-  assert.deepEqual(resolveJudgeSpec(undefined, none), { mode: 'off', model: null, reason: 'auto: no AWS configuration, ANTHROPIC_API_KEY or OPENAI_API_KEY' });
+  assert.deepEqual(resolveJudgeSpec(undefined, none), { mode: 'off', model: null, reason: 'auto: no AWS configuration, ANTHROPIC_API_KEY or OPENAI_API_KEY', setting: 'auto' });
   assert.equal(resolveJudgeSpec(undefined, { ...none, AWS_REGION: 'eu-west-1', ANTHROPIC_API_KEY: 'k' }).reason, 'auto: AWS is configured');
   const a = resolveJudgeSpec(undefined, { ...none, ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k' });
   assert.deepEqual([a.mode, a.model, a.reason], ['model', 'anthropic:messages:claude-haiku-4-5-20251001', 'auto: ANTHROPIC_API_KEY is set']);
@@ -181,6 +184,18 @@ test('judge settings: unknown values are refused with a did-you-mean; auto names
   const b = resolveJudgeSpec('bedrock:converse:anthropic.claude-3-haiku', none);
   assert.deepEqual([b.mode, b.model], ['bedrock', 'anthropic.claude-3-haiku']);
   assert.equal(resolveJudgeSpec('ollama:chat:llama3.2', none).family, 'ollama:chat');
+  // one rule: RANKGATE_JUDGE (--judge) > an explicit config.mode other than auto > auto ("follow the environment")
+  const keys = { ...none, ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k' };
+  const envWins = resolveJudgeSpec('auto', { ...keys, RANKGATE_JUDGE: 'openai:chat:M' });
+  assert.deepEqual([envWins.mode, envWins.model, envWins.reason], ['model', 'openai:chat:M', 'configured (RANKGATE_JUDGE=openai:chat:M)']);
+  const overOff = resolveJudgeSpec('off', { ...keys, RANKGATE_JUDGE: 'openai:chat:M' });
+  assert.deepEqual([overOff.model, overOff.reason], ['openai:chat:M', 'configured (RANKGATE_JUDGE=openai:chat:M, over config.mode=off)']);
+  assert.equal(resolveJudgeSpec('off', keys).mode, 'off');
+  assert.equal(resolveJudgeSpec('similarity', { ...keys, RANKGATE_JUDGE: '' }).mode, 'similarity');
+  assert.equal(resolveJudgeSpec('auto', keys).model, 'anthropic:messages:claude-haiku-4-5-20251001');
+  // a bad RANKGATE_JUDGE is refused whatever the config says; a bad config.mode even when RANKGATE_JUDGE overrides it
+  assert.throws(() => resolveJudgeSpec('off', { ...keys, RANKGATE_JUDGE: 'bogus' }), /judge mode "bogus" \(RANKGATE_JUDGE\)/);
+  assert.throws(() => resolveJudgeSpec('bogus', { ...keys, RANKGATE_JUDGE: 'off' }), /judge mode "bogus" \(config\.mode\)/);
   assert.throws(() => validateJudgeConfig({ mode: 'off', cachedir: 'x' }, 'promptfooconfig.yaml defaultTest.assert[2]'), /promptfooconfig\.yaml defaultTest\.assert\[2\]: config: unknown key 'cachedir'; did you mean 'cacheDir'\?/);
   assert.throws(() => validateJudgeConfig({ sample: 0 }, 'x'), /config\.sample: expected an integer >= 1, got 0/);
 });

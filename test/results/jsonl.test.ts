@@ -18,6 +18,8 @@ import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../..
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
 import { PROMPTFOO_WRITE_KEY, noWriteInArgv, noWriteRefusal, promptfooWrites, rowsUnderNoWrite } from '../../src/results/nowrite.ts';
 import { isUserError } from '../../src/errors.ts';
+import { baselineFrom, identityMismatches } from '../../src/gate/baseline.ts';
+import { buildReport } from '../../src/results/summary.ts';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { selectionIdentity } from '../../src/golden/testcases.ts';
 import { shardOf } from '../../src/golden/promptfoo.ts';
@@ -112,6 +114,44 @@ describe('JSONL results (src/results/stream.ts)', () => {
     assert.equal(fromJsonl.columns[0]!.counts, null, 'no counts in JSONL');
     assert.deepEqual(fromJsonl.columns[0]!.namedScores, {}, 'no column sums in JSONL');
     assert.equal(fromJsonl.columns[0]!.queries.find((q) => q.id === 'q3')!.retrieval!.best_rank, 4, 'the passage matched on content');
+  });
+
+  it('a JSONL baseline carries its provider config (the rows say it): no "another provider config" note on an unchanged re-run', () => {
+    const cfg = { module: './search.ts', chunkSize: 300, databaseUrl: 'postgres://u:secret@db/x' };
+    const carried = ROWS.map((r) => ({ ...r, response: { ...r.response, metadata: { ...r.response.metadata, providerConfig: cfg } } }));
+    const f = join(dir, 'carried.jsonl');
+    writeFileSync(f, carried.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const fromJsonl = readResultsFile(f).columns[0]!;
+    assert.equal(fromJsonl.config.chunkSize, 300);
+    assert.doesNotMatch(JSON.stringify(fromJsonl.config), /secret/, 'redacted');
+    assert.equal(fromJsonl.configUnknown, undefined);
+    const b = baselineFrom(fromJsonl, buildReport(fromJsonl));
+    assert.equal(b.config.chunkSize, 300);
+    assert.equal(b.config_recorded, undefined);
+    // the same run again, as JSONL, as the eval's own JSON (config from the results' providers), and as the re-gate record
+    const again = readResultsFile(f).columns[0]!;
+    assert.deepEqual(identityMismatches(b, again, buildReport(again)), []);
+    const doc = { ...jsonDoc(ROWS), config: { providers: [{ id: 'file://providers/search.ts', label: 'col-a', config: cfg }] } };
+    const fromJson = parseResultsObject(doc, 'results.json').columns[0]!;
+    assert.deepEqual(identityMismatches(b, fromJson, buildReport(fromJson)), []);
+    const rg = join(dir, 'carried.rankgate.jsonl');
+    writeRegateFile(rg, { evalId: 'eval-x', output: f, code: 0, verdict: [] }, carried);
+    const regated = readResultsFile(rg).columns[0]!;
+    assert.deepEqual(identityMismatches(b, regated, buildReport(regated)), []);
+    // a setting that really differs is named, alone
+    const changed = { ...fromJson, config: { ...fromJson.config, chunkSize: 500 } };
+    assert.deepEqual(identityMismatches(b, changed, buildReport(changed)).map((m) => [m.field, m.baseline, m.run]), [['provider config', 'chunkSize=300', 'chunkSize=500']]);
+    // rows that do not carry a config (an older rankgate): unknown, never "(none)"; a baseline of them records that
+    const old = readResultsFile(jsonl).columns[0]!;
+    assert.equal(old.configUnknown, true);
+    const oldBase = baselineFrom(old, buildReport(old));
+    assert.equal(oldBase.config_recorded, false);
+    assert.deepEqual(identityMismatches(oldBase, fromJson, buildReport(fromJson)), []);
+    assert.deepEqual(identityMismatches(b, old, buildReport(old)), []);
+    // a baseline an older rankgate wrote from JSONL (provider and label only) has recorded no config either
+    const legacy = { ...oldBase, config: { provider: 'file://providers/search.ts', label: 'col-a' } } as typeof oldBase;
+    delete legacy.config_recorded;
+    assert.deepEqual(identityMismatches(legacy, fromJson, buildReport(fromJson)), []);
   });
 
   it('JSON keeps its cross-checks through the row-at-a-time parser (a column sum that disagrees with its rows)', () => {

@@ -72,7 +72,7 @@ function verdictHtml(d: ReportData): string {
       )
     : '<p>No floor configured.</p>';
   const reg = g.regression;
-  const regHtml = `<h3>Regression check: ${reg.state === 'on' ? (reg.failed ? `<span class="bad">${reg.failed} significant drop(s)</span>` : '<span class="good">no significant drop</span>') : reg.state === 'off' ? '<span class="warn">off</span>' : 'not configured'}${
+  const regHtml = `<h3>Regression check: ${reg.state === 'on' ? (reg.failed ? `<span class="bad">${reg.failed} significant drop(s)</span>` : reg.unconfirmed ? `<span class="warn">${reg.unconfirmed} unconfirmed drop(s) beyond max_drop</span>` : '<span class="good">no significant drop</span>') : reg.state === 'off' ? '<span class="warn">off</span>' : 'not configured'}${
     reg.baseline ? ` <span class="ci">baseline ${esc(reg.baseline)}</span>` : ''
   }</h3><pre class="lines">${reg.lines.map(esc).join('\n')}</pre>`;
   // the floors and the regression check have their own tables: the other reasons (exit 2 above all) stand here
