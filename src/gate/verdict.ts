@@ -13,7 +13,9 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult } from './baseline.ts';
+import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult } from './baseline.ts';
+
+export { errorGroups, type ErrorGroup };
 import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
@@ -40,11 +42,6 @@ export interface GateOptions {
   report?: ReportOptions;
   /** The Node and promptfoo the run stood on (recorded in the verdict, printed under its first line). */
   toolchain?: Toolchain | null;
-}
-
-export interface ErrorGroup {
-  reason: string;
-  count: number;
 }
 
 export interface ColumnVerdict {
@@ -75,18 +72,6 @@ export interface ColumnVerdict {
   toolchain?: Toolchain | null;
 }
 
-/** The distinct first lines of the errored queries, most frequent first. */
-export function errorGroups(qs: readonly QueryRecord[]): ErrorGroup[] {
-  const m = new Map<string, number>();
-  for (const q of qs) {
-    if (q.error === null) continue;
-    const line = q.error.split('\n').find((l) => l.trim()) ?? q.error;
-    const reason = line.trim().slice(0, 400).replace(/[\s;,]+$/, '');
-    m.set(reason, (m.get(reason) ?? 0) + 1);
-  }
-  return [...m.entries()].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
-}
-
 export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): string[] {
   const out = e.groups.slice(0, max).map((g) => `${g.count}× ${g.reason}`);
   if (e.groups.length > max) out.push(`… and ${e.groups.length - max} other reason(s)`);
@@ -94,6 +79,17 @@ export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): st
 }
 
 const pts = (x: number) => `${x.toFixed(1)} pts`;
+
+/**
+ * What to do about errored queries, by their cause: an expected document the corpus no longer has (providers/search.ts,
+ * src/golden/corpus-refs.ts: "golden set: …") is the golden set's or the corpus's to fix, not the service's.
+ */
+function errorAdvice(groups: readonly ErrorGroup[], floorsSource: string): string {
+  const golden = groups.filter((g) => g.reason.startsWith('golden set:')).length;
+  const service = 'a broken setup is not a quality result; fix the service, or set max_error_rate in ' + floorsSource;
+  const refs = "an expected document that is not in the corpus measures nothing; update the golden set (the query's expected document), or the document's path in the corpus";
+  return golden === groups.length ? refs : golden ? `${refs}; for the others, ${service}` : service;
+}
 
 export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   const floors = opts.floors;
@@ -138,7 +134,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: errored queries count as misses in the floors and are left out of the regression check)`);
     else
       two.push(
-        `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: a broken setup is not a quality result; fix the service, or set max_error_rate in ${opts.floorsSource}`,
+        `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: ${errorAdvice(errors.groups, opts.floorsSource)}`,
       );
   }
 
@@ -212,10 +208,14 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
+  // The id hint comes FIRST (before a baseline "of another corpus" or a lacking query: they follow from ids that
+  // name nothing), and no comparison with the baseline is shown: the zeros are not a drop.
   const ids = rowsMode ? idSpaceProblem(col) : null;
   if (ids) {
-    two.push(ids);
+    two.unshift(ids);
     one.length = 0;
+    regression = null;
+    if (delta) delta = { ...delta, regressed: [], improved: [], unchanged: 0, unmeasured: 'the result ids cannot match the golden set\'s (the ids line of the verdict): nothing was measured' };
   }
 
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;

@@ -45,7 +45,7 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
     assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere.embed-english-v3 1024-d'));
     assert.ok(withBedrock.some((c) => c.label === 'semantic-only c200 amazon.titan-embed-text-v2:0 512-d'));
-    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP must be quick, embedders or full/);
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, full$/);
   });
 
   it('embedders (DES-058): use-lite plus every embedder whose credentials are present, the others named in one line; labels carry model and dimension', () => {

@@ -232,7 +232,7 @@ export function queryChanges(ref: Column, cand: Column, limit = 15): CandidateCh
   const changes: QueryChange[] = [];
   for (const q of cand.queries) {
     const r = refById.get(q.id);
-    if (!r || !q.retrieval || !r.retrieval) continue;
+    if (!r || !q.retrieval || !r.retrieval || q.error || r.error) continue;
     const before = r.retrieval.ndcg_at_10;
     const after = q.retrieval.ndcg_at_10;
     if (Math.abs(after - before) < 1e-9) continue;
