@@ -15,6 +15,7 @@ import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '
 import { floorFor, planInit } from '../../src/cli/init.ts';
 import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
+import { fakeEnv, startFakeEmbeddingApi } from '../helpers/fake-embedding-apis.ts';
 import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
 
 async function workflowErrors(text: string): Promise<string[]> {
@@ -87,6 +88,36 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
       const again = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
       assert.equal(again.code, 0, again.stderr + again.stdout);
       assert.doesNotMatch(again.stdout + again.stderr, /regression check off/);
+    }
+
+    // the sweep in the team's repo: two embedders (the offline use-lite and a local fake of Voyage's API) over the
+    // team's corpus and golden set; an unknown sweep is one line naming the sweeps, exit 2
+    const bogus = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'bogus'], { cwd: repo, env });
+    assert.equal(bogus.code, 2, bogus.stderr);
+    assert.equal(bogus.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full");
+    const voyage = await startFakeEmbeddingApi('voyage');
+    try {
+      const sw = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'embedders', '--out-dir', 'sweep-results'], { cwd: repo, env: { ...env, ...fakeEnv(voyage) }, timeoutMs: 300_000 });
+      const head = sw.stderr.split('\n').filter((l) => /^rankgate eval:|embedders skipped/.test(l)).join('\n');
+      console.log(`# transcript: npx rankgate eval --sweep embedders (exit ${sw.code})\n${head}\n${sw.stdout.trimEnd()}`);
+      assert.equal(sw.code, 0, sw.stderr.slice(-3000) + sw.stdout);
+      assert.match(sw.stderr, /promptfoo eval -c promptfooconfig\.yaml --sweep embedders \(5 columns\)/);
+      assert.ok(voyage.requests.length > 0, 'the Voyage fake embedded the corpus and the queries');
+      const report = JSON.parse(readFileSync(join(repo, readdirSync(join(repo, 'sweep-results')).filter((f) => /^eval-en-.*Z\.json$/.test(f)).map((f) => join('sweep-results', f))[0]!), 'utf8')) as { columns: { column: string; config: Record<string, unknown>; overall_recall_at_3: number }[] };
+      assert.deepEqual(report.columns.map((c) => c.column), [
+        'hybrid rrf60 w1:1 c300 use-lite 512-d',
+        'keyword-only bm25 c300',
+        'semantic-only c300 use-lite 512-d',
+        'semantic-only c300 voyage-3-large 1024-d',
+        'hybrid rrf60 w1:1 c300 voyage-3-large 1024-d',
+      ]);
+      for (const c of report.columns) {
+        assert.equal(c.config.corpus, 'help', `${c.column} searches the team's corpus`);
+        assert.equal(typeof c.overall_recall_at_3, 'number', `${c.column} measured the team's 16 queries`);
+      }
+      assert.deepEqual(readdirSync(repo).filter((f) => f.startsWith('.rankgate-sweep')), [], 'the temporary sweep config is removed');
+    } finally {
+      await voyage.close();
     }
 
     // the same results against a floor they miss: exit 1, the failed floor named
