@@ -270,9 +270,24 @@ export function verdictLines(v: ColumnVerdict): string[] {
   if (v.toolchain) out.push(`  ${toolchainLine(v.toolchain)}`);
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
+  const named = regressedQueriesLine(v.delta);
+  if (named) out.push(`  ${named}`);
   for (const x of v.reasons) out.push(`  ✗ ${x}`);
   if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
   return out;
+}
+
+/**
+ * The queries that went down against the baseline's per-query values (errored queries are never among them), by id
+ * with what changed: `regressed against the baseline (2 of 16): pw-forgot (recall_at_3 1→0, mrr 1→0.25), …`.
+ * null when none did (or there is no baseline).
+ */
+export function regressedQueriesLine(d: BaselineDelta | null, max = 10): string | null {
+  if (!d || !d.regressed.length) return null;
+  const n = (x: number | null) => (x === null ? 'n/a' : String(Math.round(x * 100) / 100));
+  const shown = d.regressed.slice(0, max).map((q) => `${q.id} (${Object.entries(q.changes).map(([k, [a, b]]) => `${k} ${n(a)}→${n(b)}`).join(', ')})`);
+  const compared = d.regressed.length + d.improved.length + d.unchanged;
+  return `regressed against the baseline (${d.regressed.length} of ${compared} queries): ${shown.join(', ')}${d.regressed.length > max ? `, … and ${d.regressed.length - max} more` : ''}`;
 }
 
 /** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */
