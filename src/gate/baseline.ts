@@ -14,6 +14,8 @@ import { redactJson } from '../util/redact.ts';
 import { holm, randomizationTest } from '../metrics/significance.ts';
 import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
+import type { RetrievalScores, RoutingScores } from '../results/types.ts';
+import type { GoldenQuery } from '../golden/schema.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
@@ -524,4 +526,35 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     tests,
     mdd,
   };
+}
+
+/**
+ * The committed baseline as a results column: its per-query values (Recall@3, MRR@10, nDCG@10, trec Recall@10,
+ * routing) as the reference of significance tests and query changes (`rankgate report` with only the baseline a
+ * team keeps). It has no rankings, query texts or golden entries: only what the baseline stores.
+ */
+export function baselineAsColumn(b: Baseline, label: string): Column {
+  const queries: QueryRecord[] = Object.entries(b.queries).map(([id, x]) => {
+    const ranked = typeof x.recall_at_3 === 'number' || typeof x.mrr === 'number';
+    const retrieval = ranked
+      ? ({ recall_at_3: x.recall_at_3 ?? undefined, mrr: x.mrr ?? undefined, trec_recall_at_10: x.trec_recall_at_10 ?? undefined, ndcg_at_10: x.ndcg_at_10 ?? undefined, best_rank: null } as unknown as RetrievalScores)
+      : null;
+    return {
+      id,
+      query: id,
+      category: x.category,
+      language: x.language ?? '',
+      tags: x.tags ?? [],
+      golden: { id, query: id, category: x.category, expected: [] } as unknown as GoldenQuery,
+      error: null,
+      retrieval,
+      routing: typeof x.routing_ok === 'number' ? ({ ok: x.routing_ok === 1 } as RoutingScores) : null,
+      integrity: [],
+      latencyMs: null,
+      top: [],
+      promptfooPass: false,
+      judged: false,
+    };
+  });
+  return { index: -1, label, providerId: 'baseline', config: b.config ?? {}, namedScores: {}, queries, counts: null, selection: b.identity?.selection ?? null, identity: null };
 }

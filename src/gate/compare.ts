@@ -32,7 +32,10 @@ export function metricVectors(parsed: ParsedResults, metric: string): NamedVecto
       if (q.error !== null) continue;
       if (metric === 'routing_ok') {
         if (q.routing) perQuery.set(q.id, q.routing.ok ? 1 : 0);
-      } else if (q.retrieval) perQuery.set(q.id, q.retrieval[metric as (typeof RANK_KEYS)[number]]);
+      } else if (q.retrieval) {
+        const v = q.retrieval[metric as (typeof RANK_KEYS)[number]];
+        if (typeof v === 'number') perQuery.set(q.id, v); // a committed baseline may not store every measure
+      }
     }
     return { name: c.label, perQuery };
   });
