@@ -46,7 +46,8 @@ export function sweepColumns(env: NodeJS.ProcessEnv = process.env): SweepColumn[
 }
 
 let columns: SweepColumn[] = [];
-const loadedByPromptfoo = !process.env.NODE_TEST_CONTEXT;
+// promptfoo's own process (a test that imports this file for sweepColumns is not; NODE_TEST_CONTEXT is inherited by children)
+const loadedByPromptfoo = process.argv.slice(1).some((a) => /promptfoo/.test(a));
 try {
   columns = sweepColumns();
 } catch (e) {
