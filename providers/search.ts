@@ -272,7 +272,8 @@ export default class SearchProvider {
     }
     if (this.ready) await this.ready;
     const refs = await this.expectedDocumentsChecked(context);
-    if (refs) return { error: refs };
+    const missing = refs && golden?.id !== undefined ? refs.get(String(golden.id)) : undefined;
+    if (missing) return { error: missing };
     let svc: SearchServiceLike;
     try {
       svc = await this.service();
@@ -350,10 +351,10 @@ export default class SearchProvider {
 
   /**
    * rankgate's own search with `corpus:` knows the corpus: the golden files of the selection are checked against it
-   * once, at the first query (src/golden/corpus-refs.ts); an expected document no document has makes every row an
-   * error with that line (the gate: exit 2), never a quiet 0.
+   * once, at the first query (src/golden/corpus-refs.ts); an expected document no document has makes the row of
+   * that query an error with that line (the gate: exit 2), never a quiet 0; the other queries are measured.
    */
-  private expectedDocumentsChecked(context?: CallContext): Promise<string | null> | null {
+  private expectedDocumentsChecked(context?: CallContext): Promise<Map<string, string>> | null {
     const c = this.config;
     const files = (context?.test?.metadata?.selection as { files?: unknown } | undefined)?.files;
     if (c.url || c.module || !c.corpus || !Array.isArray(files) || !files.length) return null;

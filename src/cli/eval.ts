@@ -1,19 +1,22 @@
 /**
  * rankgate eval (npm run eval:search -- ...): run the promptfoo eval and write the DES-058 report.
  *
- *   npm run eval:search -- [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--judge MODE] [--refresh-judge]
+ *   npm run eval:search -- [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--judge MODE] [--refresh-judge]
  *                          [--config FILE] [--floors config/gate.yaml] [--baseline data/eval/baseline.json]
  *                          [--out-dir data/eval/results]
  *
- * Runs `promptfoo eval` (promptfooconfig.yaml, or promptfooconfig.sweep.ts with --sweep) with the golden
- * selection in RANKGATE_LANG / RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
+ * Runs `promptfoo eval` (promptfooconfig.yaml, or --config) with the golden selection in RANKGATE_LANG /
+ * RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
  * data/eval/results/eval-{lang}-{timestamp}.json (the report) and .md (the summary), atomically.
- * With --sweep the report is the first column's, with every column's summary and the blind-test framework's shipping
- * criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
+ * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, full) runs the sweep's
+ * columns around the config's first provider (its corpus, routing and golden set: the team's own config from
+ * `rankgate init`), from a temporary copy of the config beside it (removed after the run); the report is the first
+ * column's, with every column's summary and the blind-test framework's shipping criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import yaml from 'js-yaml';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { precheckYaml } from '../util/yaml.ts';
@@ -31,12 +34,15 @@ import { shippingCriteria } from '../gate/shipping.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import { envFlag } from '../util/env.ts';
+import { skippedEmbeddersLine, sweepGrid, sweepName, sweepNames } from '../search/sweep.ts';
 
-const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep] [--config FILE]
+const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
   --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
   an unknown setting is exit 2 before any query runs.
+  --sweep NAME   the columns of a parameter sweep around the config's first provider, also RANKGATE_SWEEP:
+                 ${sweepNames().join(', ')} (docs/adopting.md, "Sweeps")
 ${EXIT_CODE_HELP}`;
 
 
@@ -81,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
         lang: { type: 'string', default: 'en' },
         category: { type: 'string' },
         verbose: { type: 'boolean', default: false },
-        sweep: { type: 'boolean', default: false },
+        sweep: { type: 'string' },
         config: { type: 'string' },
         floors: { type: 'string' },
         baseline: { type: 'string' },
@@ -104,10 +110,15 @@ export async function run(argv: string[]): Promise<number> {
   // the judge rule (src/judge/spec.ts): --judge is RANKGATE_JUDGE for the eval; an unknown setting is exit 2 before any row
   if (v.judge !== undefined) resolveJudgeSpec(v.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
   else resolveJudgeSpec(undefined, process.env);
-  const config = v.config ?? (v.sweep ? 'promptfooconfig.sweep.ts' : 'promptfooconfig.yaml');
-  if (!existsSync(config)) throw new UserError(`${config}: no such promptfoo config (run from the repository root or pass --config)`);
+  const sweepArg = v.sweep ?? (process.env.RANKGATE_SWEEP || undefined);
+  const sweep = sweepArg === undefined ? null : sweepName(sweepArg, v.sweep !== undefined ? '--sweep' : 'RANKGATE_SWEEP');
+  const baseConfig = v.config ?? 'promptfooconfig.yaml';
+  if (!existsSync(baseConfig)) throw new UserError(`${baseConfig}: no such promptfoo config (run from the repository root or pass --config)`);
   // promptfoo expands YAML aliases (in .json configs too) and walks the result: refuse a bomb first, in bounded time
-  if (/\.(ya?ml|json)$/i.test(config)) precheckYaml(readFileSync(config, 'utf8'), config);
+  if (/\.(ya?ml|json)$/i.test(baseConfig)) precheckYaml(readFileSync(baseConfig, 'utf8'), baseConfig);
+  // a sweep: the grid's columns around the config's first provider, in a copy beside it (file:// paths resolve alike)
+  const sweepFile = sweep ? writeSweepConfig(baseConfig, sweep) : null;
+  const config = sweepFile ?? baseConfig;
   if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
   const floorsPath = v.floors ?? 'config/gate.yaml';
   const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
@@ -141,10 +152,15 @@ export async function run(argv: string[]): Promise<number> {
     ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
   };
   console.error(
-    `rankgate eval: promptfoo eval -c ${config} (lang ${lang}${v.category ? `, category ${v.category}` : ''}; promptfoo ${pf.version}${pf.from === 'project' ? '' : ' (rankgate\'s own)'} at ${relative(process.cwd(), pf.dir) || '.'}, Node ${toolchain.node})`,
+    `rankgate eval: promptfoo eval -c ${sweep ? `${baseConfig} --sweep ${sweep} (${sweepColumnsOf(config)} columns)` : config} (lang ${lang}${v.category ? `, category ${v.category}` : ''}; promptfoo ${pf.version}${pf.from === 'project' ? '' : ' (rankgate\'s own)'} at ${relative(process.cwd(), pf.dir) || '.'}, Node ${toolchain.node})`,
   );
   if (untested) console.error(`rankgate eval: note: ${untested}`);
-  const code = await runPromptfoo(pf.bin, ['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
+  let code: number;
+  try {
+    code = await runPromptfoo(pf.bin, ['eval', '-c', config, '--output', raw, '--no-cache', '--no-table'], env);
+  } finally {
+    if (sweepFile) rmSync(sweepFile, { force: true });
+  }
   // the afterAll hook's record beside the output (src/results/regate.ts): the run's rows when promptfoo wrote none
   const record = regatePathFor([raw]);
   const source = existsSync(raw) ? raw : record && existsSync(record) ? record : null;
@@ -209,4 +225,44 @@ export async function run(argv: string[]): Promise<number> {
   if (verdict.code === 0) console.log(lines);
   else console.error(lines);
   return verdict.code;
+}
+
+/**
+ * The sweep's promptfoo config: `config` with its providers replaced by the sweep's columns around its first
+ * provider (same id, its config under each column's parameters), written beside it so that every relative path
+ * (file:// providers, assertions and tests, the corpus) resolves as in the original. Returns its path.
+ */
+export function writeSweepConfig(config: string, sweep: string): string {
+  let doc: Record<string, unknown>;
+  try {
+    doc = yaml.load(readFileSync(config, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new UserError(`${config}: cannot read it as YAML/JSON for --sweep (${(e as Error).message.split('\n')[0]}); a sweep needs a YAML or JSON promptfoo config`);
+  }
+  const providers = doc && Array.isArray(doc.providers) ? doc.providers : [];
+  const first = providers[0] as { id?: unknown; config?: unknown } | string | undefined;
+  if (!first || typeof first !== 'object' || typeof first.id !== 'string' || !/providers\/search\.ts$/.test(first.id))
+    throw new UserError(`${config}: providers[0]: --sweep varies rankgate's search provider (id: file://…/providers/search.ts), got ${JSON.stringify(typeof first === 'object' ? first?.id : first) ?? 'none'}`);
+  const base = (first.config && typeof first.config === 'object' ? first.config : {}) as Record<string, unknown>;
+  if (base.url || base.module)
+    throw new UserError(`${config}: providers[0].config: --sweep ${sweep} varies rankgate's own index and search (corpus:); this config evaluates your service (${base.url ? 'url' : 'module'}:), whose parameters the sweep cannot set`);
+  const columns = sweepGrid(sweep, base, process.env, '--sweep');
+  if (/^(embedders|full)$/.test(sweep)) {
+    const skipped = skippedEmbeddersLine();
+    if (skipped) console.error(skipped);
+  }
+  const out = {
+    ...doc,
+    description: `${typeof doc.description === 'string' ? doc.description : 'search quality'} · sweep ${sweep} (${columns.length} configurations)`,
+    providers: columns.map((c) => ({ id: first.id, label: c.label, config: c.config })),
+  };
+  const file = join(dirname(config), `.rankgate-sweep-${sweep}-${process.pid}.${basename(config).replace(/\.[^.]+$/, '')}.yaml`);
+  writeFileAtomic(file, `# rankgate eval --sweep ${sweep} of ${config} (temporary: removed after the run)\n${yaml.dump(out, { lineWidth: 200 })}`);
+  return file;
+}
+
+/** The number of providers of a sweep config written by writeSweepConfig. */
+function sweepColumnsOf(file: string): number {
+  const doc = yaml.load(readFileSync(file, 'utf8')) as { providers?: unknown[] };
+  return doc.providers?.length ?? 0;
 }

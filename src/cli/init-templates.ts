@@ -6,6 +6,7 @@
  * the golden set's figures and the floors chosen from its size (src/cli/init.ts).
  */
 import yaml from 'js-yaml';
+import { sweepNames } from '../search/sweep.ts';
 
 export interface GoldenFigures {
   /** queries in the golden set */
@@ -255,7 +256,14 @@ on:
   pull_request:
     paths:
 ${paths}
+  # Run by hand (Actions -> search-eval -> Run workflow): the eval, and a parameter sweep when one is chosen.
   workflow_dispatch:
+    inputs:
+      sweep:
+        description: 'A parameter sweep to run too (rankgate eval --sweep; none: the eval only)'
+        type: choice
+        default: none
+        options: [${['none', ...sweepNames()].join(', ')}]
 
 permissions:
   contents: read
@@ -317,6 +325,12 @@ jobs:
             npx rankgate gate results.jsonl --comment comment.md || code=$?
           fi
           echo "code=$code" >> "$GITHUB_OUTPUT"
+      # On demand: the sweep's columns around this config's first provider (docs/adopting.md, "Sweeps"). No gate
+      # (it deliberately includes weak configurations): its report and summary are uploaded with the results.
+      - name: Sweep
+        if: always() && github.event_name == 'workflow_dispatch' && inputs.sweep != 'none'
+        continue-on-error: true
+        run: npx rankgate eval --sweep "\${{ inputs.sweep }}" --out-dir sweep-results
       - name: Job summary
         if: always() && hashFiles('comment.md') != ''
         run: cat comment.md >> "$GITHUB_STEP_SUMMARY"
@@ -328,6 +342,7 @@ jobs:
             results.jsonl
             results.rankgate.jsonl
             comment.md
+            sweep-results/
           if-no-files-found: warn
       # A pull request from a fork gets a read-only token: the comment is skipped there (the table is in the job
       # summary), and an API failure is never a job failure. The gate step alone decides the job.

@@ -20,7 +20,8 @@ const USAGE = `usage: rankgate report RESULTS.jsonl --html report.html [--baseli
                  or a sweep
   --html FILE    write the self-contained HTML report here (atomic write)
   --baseline F   the promptfoo results (JSONL or JSON) of the baseline run: its first column is the reference
-                 (default: the first column of RESULTS.jsonl)
+                 (default: the gate's baseline file, config/search-baseline.json from --update-baseline, when it
+                 exists: its per-query values; else the first column of RESULTS.jsonl)
   --seed N       seed of the bootstrap CIs, randomization tests and the cross-validation (default 42)
   The report opens with the verdict of \`rankgate gate\` with the same options: --floors (default config/gate.yaml,
   else the built-in floors), --regression-baseline (the gate's baseline file; default regression.baseline of the
@@ -65,6 +66,8 @@ export async function run(argv: string[]): Promise<number> {
     title: values.title ?? `rankgate report: ${file.split('/').pop()}`,
     baseline,
     baselineFile: values.baseline ?? null,
+    // only the baseline a team keeps (config/search-baseline.json): its per-query values are the reference
+    committedBaseline: baseline ? null : gate.baseline,
     seed: values.seed === undefined ? 42 : Number(values.seed),
   });
   console.error(
@@ -104,5 +107,5 @@ async function gateVerdicts(
       report: { evalId: parsed.evalId, timestamp: parsed.timestamp },
     }),
   );
-  return { verdicts, gated, floors, floorsSource };
+  return { verdicts, gated, floors, floorsSource, baseline };
 }

@@ -14,6 +14,8 @@ import { redactJson } from '../util/redact.ts';
 import { holm, randomizationTest } from '../metrics/significance.ts';
 import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
+import type { RetrievalScores, RoutingScores } from '../results/types.ts';
+import type { GoldenQuery } from '../golden/schema.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
@@ -273,16 +275,27 @@ export interface BaselineDelta {
   unchanged: number;
   added: string[];
   removed: string[];
+  /**
+   * Queries of the run that errored: nothing was measured for them, so they are left out of every comparison (the
+   * overall and per-category pairs are then means over the queries measured in both, and no errored query is
+   * "regressed"). null when none errored.
+   */
+  errored?: { count: number; total: number; ids: string[]; reasons: string[] } | null;
+  /** Set when the run measured nothing comparable (ids of another space than the golden set's): why. */
+  unmeasured?: string;
 }
 
 export function compareWithBaseline(b: Baseline, col: Column, report: Des058Report): BaselineDelta {
   const now = baselineFrom(col, report).queries;
+  const erroredQs = col.queries.filter((q) => q.error !== null);
+  const failedIds = new Set(erroredQs.map((q) => q.id));
   const regressed: QueryChange[] = [];
   const improved: QueryChange[] = [];
   let unchanged = 0;
   for (const [id, cur] of Object.entries(now).sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
     const old = b.queries[id];
-    if (!old) continue;
+    // an errored query measured nothing: never a drop (said as an error instead)
+    if (!old || failedIds.has(id)) continue;
     const changes: QueryChange['changes'] = {};
     let down = false;
     let up = false;
@@ -307,6 +320,36 @@ export function compareWithBaseline(b: Baseline, col: Column, report: Des058Repo
     if (o?.routing_accuracy !== undefined || n?.routing_accuracy !== undefined)
       cats[cat]!.routing_accuracy = [o?.routing_accuracy ?? null, n?.routing_accuracy ?? null];
   }
+  // With errored queries, the summaries (errors counted as misses) are not what was measured: every pair is then the
+  // means of both sides over the shared queries this run measured (null on both sides when it measured none).
+  if (failedIds.size) {
+    const measured = Object.entries(now).filter(([id]) => !failedIds.has(id) && b.queries[id]);
+    const pair = (qs: [string, BaselineQuery][], k: 'recall_at_3' | 'mrr' | 'routing_ok'): [number | null, number | null] => {
+      const xs = qs.filter(([id, c]) => typeof b.queries[id]![k] === 'number' && typeof c[k] === 'number');
+      if (!xs.length) return [null, null];
+      const m = (f: (x: [string, BaselineQuery]) => number) => Math.round((xs.reduce((a, x) => a + f(x), 0) / xs.length) * 1e4) / 1e4;
+      return [m(([id]) => b.queries[id]![k] as number), m(([, c]) => c[k] as number)];
+    };
+    for (const cat of Object.keys(cats)) {
+      const qs = measured.filter(([, c]) => c.category === cat);
+      const r3 = pair(qs, 'recall_at_3');
+      const ro = pair(qs, 'routing_ok');
+      cats[cat] = { ...(r3[0] !== null ? { recall_at_3: r3 } : {}), ...(ro[0] !== null ? { routing_accuracy: ro } : {}) };
+    }
+    return {
+      baseline_created: b.created,
+      baseline_column: b.column,
+      overall_recall_at_3: pair(measured, 'recall_at_3'),
+      overall_mrr_at_10: pair(measured, 'mrr'),
+      categories: cats,
+      regressed,
+      improved,
+      unchanged,
+      added: Object.keys(now).filter((id) => !b.queries[id]).sort(),
+      removed: Object.keys(b.queries).filter((id) => !now[id]).sort(),
+      errored: { count: failedIds.size, total: col.queries.length, ids: [...failedIds].sort(), reasons: errorGroups(erroredQs).slice(0, 3).map((g) => `${g.count}× ${g.reason}`) },
+    };
+  }
   return {
     baseline_created: b.created,
     baseline_column: b.column,
@@ -319,6 +362,23 @@ export function compareWithBaseline(b: Baseline, col: Column, report: Des058Repo
     added: Object.keys(now).filter((id) => !b.queries[id]).sort(),
     removed: Object.keys(b.queries).filter((id) => !now[id]).sort(),
   };
+}
+
+export interface ErrorGroup {
+  reason: string;
+  count: number;
+}
+
+/** The distinct first lines of the errored queries, most frequent first. */
+export function errorGroups(qs: readonly QueryRecord[]): ErrorGroup[] {
+  const m = new Map<string, number>();
+  for (const q of qs) {
+    if (q.error === null) continue;
+    const line = q.error.split('\n').find((l) => l.trim()) ?? q.error;
+    const reason = line.trim().slice(0, 400).replace(/[\s;,]+$/, '');
+    m.set(reason, (m.get(reason) ?? 0) + 1);
+  }
+  return [...m.entries()].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
 }
 
 /** Per-query value of a regression metric; null when the query does not measure it or errored. */
@@ -502,4 +562,35 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     tests,
     mdd,
   };
+}
+
+/**
+ * The committed baseline as a results column: its per-query values (Recall@3, MRR@10, nDCG@10, trec Recall@10,
+ * routing) as the reference of significance tests and query changes (`rankgate report` with only the baseline a
+ * team keeps). It has no rankings, query texts or golden entries: only what the baseline stores.
+ */
+export function baselineAsColumn(b: Baseline, label: string): Column {
+  const queries: QueryRecord[] = Object.entries(b.queries).map(([id, x]) => {
+    const ranked = typeof x.recall_at_3 === 'number' || typeof x.mrr === 'number';
+    const retrieval = ranked
+      ? ({ recall_at_3: x.recall_at_3 ?? undefined, mrr: x.mrr ?? undefined, trec_recall_at_10: x.trec_recall_at_10 ?? undefined, ndcg_at_10: x.ndcg_at_10 ?? undefined, best_rank: null } as unknown as RetrievalScores)
+      : null;
+    return {
+      id,
+      query: id,
+      category: x.category,
+      language: x.language ?? '',
+      tags: x.tags ?? [],
+      golden: { id, query: id, category: x.category, expected: [] } as unknown as GoldenQuery,
+      error: null,
+      retrieval,
+      routing: typeof x.routing_ok === 'number' ? ({ ok: x.routing_ok === 1 } as RoutingScores) : null,
+      integrity: [],
+      latencyMs: null,
+      top: [],
+      promptfooPass: false,
+      judged: false,
+    };
+  });
+  return { index: -1, label, providerId: 'baseline', config: b.config ?? {}, namedScores: {}, queries, counts: null, selection: b.identity?.selection ?? null, identity: null };
 }

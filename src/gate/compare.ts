@@ -23,14 +23,19 @@ export interface ResultsComparison {
   selection: SelectionResult | null;
 }
 
-/** Per-query vectors of one metric per column (rank measures over queries with a relevant reference, routing_ok over checked queries). */
+/** Per-query vectors of one metric per column (rank measures over queries with a relevant reference, routing_ok over checked queries; errored queries left out). */
 export function metricVectors(parsed: ParsedResults, metric: string): NamedVector[] {
   return parsed.columns.map((c) => {
     const perQuery = new Map<string, number>();
     for (const q of c.queries) {
+      // an errored query measured nothing: left out of every comparison (never a drop to 0)
+      if (q.error !== null) continue;
       if (metric === 'routing_ok') {
         if (q.routing) perQuery.set(q.id, q.routing.ok ? 1 : 0);
-      } else if (q.retrieval) perQuery.set(q.id, q.retrieval[metric as (typeof RANK_KEYS)[number]]);
+      } else if (q.retrieval) {
+        const v = q.retrieval[metric as (typeof RANK_KEYS)[number]];
+        if (typeof v === 'number') perQuery.set(q.id, v); // a committed baseline may not store every measure
+      }
     }
     return { name: c.label, perQuery };
   });

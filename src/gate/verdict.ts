@@ -13,7 +13,9 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, regressionCheck, type Baseline, type BaselineDelta, type RegressionResult, type RegressionTest } from './baseline.ts';
+import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult, type RegressionTest } from './baseline.ts';
+
+export { errorGroups, type ErrorGroup };
 import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
@@ -41,11 +43,6 @@ export interface GateOptions {
   report?: ReportOptions;
   /** The Node and promptfoo the run stood on (recorded in the verdict, printed under its first line). */
   toolchain?: Toolchain | null;
-}
-
-export interface ErrorGroup {
-  reason: string;
-  count: number;
 }
 
 export interface ColumnVerdict {
@@ -76,18 +73,6 @@ export interface ColumnVerdict {
   toolchain?: Toolchain | null;
 }
 
-/** The distinct first lines of the errored queries, most frequent first. */
-export function errorGroups(qs: readonly QueryRecord[]): ErrorGroup[] {
-  const m = new Map<string, number>();
-  for (const q of qs) {
-    if (q.error === null) continue;
-    const line = q.error.split('\n').find((l) => l.trim()) ?? q.error;
-    const reason = line.trim().slice(0, 400).replace(/[\s;,]+$/, '');
-    m.set(reason, (m.get(reason) ?? 0) + 1);
-  }
-  return [...m.entries()].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
-}
-
 export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): string[] {
   const out = e.groups.slice(0, max).map((g) => `${g.count}× ${g.reason}`);
   if (e.groups.length > max) out.push(`… and ${e.groups.length - max} other reason(s)`);
@@ -95,6 +80,17 @@ export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): st
 }
 
 const pts = (x: number) => `${x.toFixed(1)} pts`;
+
+/**
+ * What to do about errored queries, by their cause: an expected document the corpus no longer has (providers/search.ts,
+ * src/golden/corpus-refs.ts: "golden set: …") is the golden set's or the corpus's to fix, not the service's.
+ */
+function errorAdvice(groups: readonly ErrorGroup[], floorsSource: string): string {
+  const golden = groups.filter((g) => g.reason.startsWith('golden set:')).length;
+  const service = 'a broken setup is not a quality result; fix the service, or set max_error_rate in ' + floorsSource;
+  const refs = "an expected document that is not in the corpus measures nothing; update the golden set (the query's expected document), or the document's path in the corpus";
+  return golden === groups.length ? refs : golden ? `${refs}; for the others, ${service}` : service;
+}
 
 export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   const floors = opts.floors;
@@ -139,7 +135,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: errored queries count as misses in the floors and are left out of the regression check)`);
     else
       two.push(
-        `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: a broken setup is not a quality result; fix the service, or set max_error_rate in ${opts.floorsSource}`,
+        `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: ${errorAdvice(errors.groups, opts.floorsSource)}`,
       );
   }
 
@@ -213,10 +209,14 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
+  // The id hint comes FIRST (before a baseline "of another corpus" or a lacking query: they follow from ids that
+  // name nothing), and no comparison with the baseline is shown: the zeros are not a drop.
   const ids = rowsMode ? idSpaceProblem(col) : null;
   if (ids) {
-    two.push(ids);
+    two.unshift(ids);
     one.length = 0;
+    regression = null;
+    if (delta) delta = { ...delta, regressed: [], improved: [], unchanged: 0, unmeasured: 'the result ids cannot match the golden set\'s (the ids line of the verdict): nothing was measured' };
   }
 
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;
@@ -283,11 +283,26 @@ export function verdictLines(v: ColumnVerdict): string[] {
   if (v.toolchain) out.push(`  ${toolchainLine(v.toolchain)}`);
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
+  const named = regressedQueriesLine(v.delta);
+  if (named) out.push(`  ${named}`);
   for (const x of v.reasons) out.push(`  ✗ ${x}`);
   if (v.errors && v.errors.groups.length > 3) for (const l of errorLines(v.errors)) out.push(`    ${l}`);
   // column labels, categories, ids and services' messages are input: each line stays one line, without escapes
   // (a category holding "\nrankgate gate PASSED (exit 0)" or ANSI codes cannot forge the verdict in a terminal)
   return out.map(safeTerminalEntry);
+}
+
+/**
+ * The queries that went down against the baseline's per-query values (errored queries are never among them), by id
+ * with what changed: `regressed against the baseline (2 of 16): pw-forgot (recall_at_3 1→0, mrr 1→0.25), …`.
+ * null when none did (or there is no baseline).
+ */
+export function regressedQueriesLine(d: BaselineDelta | null, max = 10): string | null {
+  if (!d || !d.regressed.length) return null;
+  const n = (x: number | null) => (x === null ? 'n/a' : String(Math.round(x * 100) / 100));
+  const shown = d.regressed.slice(0, max).map((q) => `${q.id} (${Object.entries(q.changes).map(([k, [a, b]]) => `${k} ${n(a)}→${n(b)}`).join(', ')})`);
+  const compared = d.regressed.length + d.improved.length + d.unchanged;
+  return `regressed against the baseline (${d.regressed.length} of ${compared} queries): ${shown.join(', ')}${d.regressed.length > max ? `, … and ${d.regressed.length - max} more` : ''}`;
 }
 
 /** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */

@@ -74,7 +74,7 @@ function listFiles(dir: string, depth = 0): string[] {
 }
 
 /** Problems (errors) for the expected documents of `queries` (read from `file`) that no corpus document has. */
-export function unknownDocumentProblems(file: string, queries: readonly GoldenQuery[], docs: readonly CorpusDocKey[], corpusName: string): Problem[] {
+export function unknownDocumentProblems(file: string, queries: readonly GoldenQuery[], docs: readonly CorpusDocKey[], corpusName: string, max = MAX_REF_PROBLEMS): Problem[] {
   const ids = new Set(docs.map((d) => d.id));
   const paths = new Set(docs.flatMap((d) => (d.path ? [d.path] : [])));
   const pathList = [...paths].sort();
@@ -109,7 +109,7 @@ export function unknownDocumentProblems(file: string, queries: readonly GoldenQu
         value = r.chunk_id;
         hint = didYouMean(doc, idList, '"');
       } else return;
-      if (out.length >= MAX_REF_PROBLEMS) {
+      if (out.length >= max) {
         more++;
         return;
       }
@@ -136,23 +136,27 @@ export function unknownDocumentLines(file: string, queries: readonly GoldenQuery
 
 /**
  * The eval's start: every golden file of the selection against the corpus of rankgate's own search (`corpus:`).
- * Returns the problem lines (empty: every expected document exists). Golden files that do not read are left to
- * their loader (which already refused them).
+ * Returns the problems, every one of them (empty: every expected document exists). Golden files that do not read
+ * are left to their loader (which already refused them).
  */
-export async function goldenFilesAgainstCorpus(files: readonly string[], corpus: string, format?: CorpusFormat, corpusName = corpus): Promise<string[]> {
+export async function goldenFilesAgainstCorpus(files: readonly string[], corpus: string, format?: CorpusFormat, corpusName = corpus): Promise<Problem[]> {
   const keys = corpusKeys(await readCorpus(corpus, format));
-  return files.flatMap((f) => unknownDocumentLines(f, readGoldenFile(f).queries, keys, corpusName));
+  return files.flatMap((f) => unknownDocumentProblems(f, readGoldenFile(f).queries, keys, corpusName, Number.POSITIVE_INFINITY));
 }
 
-const startChecks = new Map<string, Promise<string | null>>();
+/** The row error of a query whose expected document the corpus does not have (it alone errors; the rest are measured). */
+export const MISSING_DOCUMENT_ERROR = 'golden set: an expected document is not in the corpus';
+
+const startChecks = new Map<string, Promise<Map<string, string>>>();
 
 /**
  * Once per (corpus, golden files) in a process: the eval's start check of the provider (providers/search.ts) for
  * rankgate's own search with `corpus:`. `files` as the test cases' selection names them (repo-relative or absolute).
- * Resolves to null when every expected document exists, else to ONE line for every row's error (the full list goes
- * to stderr once).
+ * Resolves to the row error of each query that expects a document no document of the corpus has (by query id;
+ * empty when every expected document exists): that query errors, the others are measured and compared. The full
+ * list goes to stderr once.
  */
-export function evalStartCheck(corpus: string, format: CorpusFormat | undefined, files: readonly string[], corpusName: string): Promise<string | null> {
+export function evalStartCheck(corpus: string, format: CorpusFormat | undefined, files: readonly string[], corpusName: string): Promise<Map<string, string>> {
   // shown relative to the working directory when inside it (eval/golden.yaml:13), else absolute
   const paths = files.map((f) => {
     const abs = isAbsolute(f) ? f : existsSync(resolve(f)) ? resolve(f) : resolve(REPO_ROOT, f);
@@ -163,12 +167,23 @@ export function evalStartCheck(corpus: string, format: CorpusFormat | undefined,
   let p = startChecks.get(key);
   if (!p) {
     p = goldenFilesAgainstCorpus(paths, corpus, format, corpusName).then(
-      (lines) => {
-        if (!lines.length) return null;
-        process.stderr.write(`rankgate: the golden set expects documents corpus ${corpusName} does not have:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-        return `golden set: ${lines.length === 1 ? 'an expected document' : `${lines.length} expected documents`} no document of corpus ${corpusName} has (nothing measured): ${lines[0]}${lines.length > 1 ? ` (and ${lines.length - 1} more; all of them: rankgate golden check --corpus ${corpusName} ${files.join(' ')})` : ''}`;
+      (problems) => {
+        const byQuery = new Map<string, string>();
+        if (!problems.length) return byQuery;
+        const lines = problems.map(formatProblem);
+        process.stderr.write(
+          `rankgate: the golden set expects documents corpus ${corpusName} does not have (those ${new Set(problems.map((x) => x.entry)).size} queries error; the others are measured):\n${lines.map((l) => `  ${l}`).join('\n')}\n`,
+        );
+        problems.forEach((x, i) => {
+          if (byQuery.has(x.entry)) return;
+          byQuery.set(
+            x.entry,
+            `${MISSING_DOCUMENT_ERROR} (nothing measured for this query): ${lines[i]}; update the golden set (this query's expected document) or the document's path in corpus ${corpusName}`,
+          );
+        });
+        return byQuery;
       },
-      () => null, // a corpus that does not read is the service's error to report
+      () => new Map<string, string>(), // a corpus that does not read is the service's error to report
     );
     startChecks.set(key, p);
   }

@@ -53,7 +53,8 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
     `|---|---:|---:|---:|---:|---:|${judged ? '---:|---:|' : ''}`,
   ];
   for (const [cat, c] of Object.entries(report.categories)) {
-    const d = delta?.categories[cat];
+    // errored queries count as misses in these cells: an arrow beside them would draw a broken run as a drop
+    const d = delta?.errored || delta?.unmeasured ? undefined : delta?.categories[cat];
     const jc = judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '';
     lines.push(
       `| ${cell(cat)} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
@@ -69,8 +70,15 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
 /** `change`: the corpus changed since the baseline; regressed and improved queries whose expected documents changed say so. */
 export function deltaSection(delta: BaselineDelta | null | undefined, change?: CorpusChange | null): string {
   if (!delta) return '_No baseline: this is the first run (nothing to compare with)._';
+  if (delta.unmeasured) return `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): nothing to compare: ${cell(delta.unmeasured)}.`;
+  const e = delta.errored;
+  // errored queries measured nothing: left out of every comparison below, and said as errors instead
+  const errLine = e ? `**${e.count} of ${e.total} queries errored**: ${cell(e.reasons.join('; '))} (left out of the comparison: nothing was measured for them, so they are neither regressed nor improved).` : null;
+  if (e && delta.overall_recall_at_3[1] === null && delta.overall_mrr_at_10[1] === null)
+    return [`Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): nothing to compare.`, '', errLine!, ...(change ? ['', corpusChangeSection(change)] : [])].join('\n');
   const out = [
-    `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
+    `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)})${e ? `, on the ${e.total - e.count} queries measured` : ''}: overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
+    ...(errLine ? ['', errLine] : []),
     '',
     `**${delta.regressed.length} regressed, ${delta.improved.length} improved**, ${delta.unchanged} unchanged` +
       (delta.added.length ? `, ${delta.added.length} new` : '') +
@@ -188,7 +196,7 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     COMMENT_MARKER,
     `## Search quality gate: ${title}`,
     '',
-    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
+    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta && !delta.errored && !delta.unmeasured ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
       (report.judge_stats ? ` · ${judgedTag(report)} Recall@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
       ` · ${report.total_queries} queries · ${cell(report.judge)}`,
     '',

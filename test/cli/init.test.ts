@@ -16,6 +16,7 @@ import { floorFor, planInit } from '../../src/cli/init.ts';
 import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
 import { startFakeLlm } from '../helpers/fake-llm.ts';
+import { fakeEnv, startFakeEmbeddingApi } from '../helpers/fake-embedding-apis.ts';
 import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
 
 async function workflowErrors(text: string): Promise<string[]> {
@@ -126,6 +127,35 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal(bogusEval.code, 2, bogusEval.stderr);
     assert.match(bogusEval.stderr, /judge mode "bogus" \(RANKGATE_JUDGE\)/);
     assert.doesNotMatch(bogusEval.stderr, /promptfoo eval -c/, 'refused before promptfoo starts');
+    // the sweep in the team's repo: two embedders (the offline use-lite and a local fake of Voyage's API) over the
+    // team's corpus and golden set; an unknown sweep is one line naming the sweeps, exit 2
+    const bogusSweep = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'bogus'], { cwd: repo, env });
+    assert.equal(bogusSweep.code, 2, bogusSweep.stderr);
+    assert.equal(bogusSweep.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full");
+    const voyage = await startFakeEmbeddingApi('voyage');
+    try {
+      const sw = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'embedders', '--out-dir', 'sweep-results'], { cwd: repo, env: { ...env, ...fakeEnv(voyage) }, timeoutMs: 300_000 });
+      const head = sw.stderr.split('\n').filter((l) => /^rankgate eval:|embedders skipped/.test(l)).join('\n');
+      console.log(`# transcript: npx rankgate eval --sweep embedders (exit ${sw.code})\n${head}\n${sw.stdout.trimEnd()}`);
+      assert.equal(sw.code, 0, sw.stderr.slice(-3000) + sw.stdout);
+      assert.match(sw.stderr, /promptfoo eval -c promptfooconfig\.yaml --sweep embedders \(5 columns\)/);
+      assert.ok(voyage.requests.length > 0, 'the Voyage fake embedded the corpus and the queries');
+      const report = JSON.parse(readFileSync(join(repo, readdirSync(join(repo, 'sweep-results')).filter((f) => /^eval-en-.*Z\.json$/.test(f)).map((f) => join('sweep-results', f))[0]!), 'utf8')) as { columns: { column: string; config: Record<string, unknown>; overall_recall_at_3: number }[] };
+      assert.deepEqual(report.columns.map((c) => c.column), [
+        'hybrid rrf60 w1:1 c300 use-lite 512-d',
+        'keyword-only bm25 c300',
+        'semantic-only c300 use-lite 512-d',
+        'semantic-only c300 voyage-3-large 1024-d',
+        'hybrid rrf60 w1:1 c300 voyage-3-large 1024-d',
+      ]);
+      for (const c of report.columns) {
+        assert.equal(c.config.corpus, 'help', `${c.column} searches the team's corpus`);
+        assert.equal(typeof c.overall_recall_at_3, 'number', `${c.column} measured the team's 16 queries`);
+      }
+      assert.deepEqual(readdirSync(repo).filter((f) => f.startsWith('.rankgate-sweep')), [], 'the temporary sweep config is removed');
+    } finally {
+      await voyage.close();
+    }
 
     // the same results against a floor they miss: exit 1, the failed floor named
     writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));

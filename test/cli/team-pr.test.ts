@@ -2,15 +2,16 @@
  * A team's first pull requests with the gate, in a temp repository from `rankgate init` (the help-centre corpus and
  * golden set of test/cli/fixtures/helpdesk; rankgate linked into node_modules, as an install would put it):
  * (a) a PR that edits one document is compared on the shared queries with a LOUD list of the changed documents (the
- *     hook of `promptfoo eval`, `rankgate gate` and the PR comment), and a golden path to no document stops the eval
- *     at its start with FILE:LINE and a did-you-mean;
+ *     hook of `promptfoo eval`, `rankgate gate` and the PR comment); a PR that removes a document the golden set
+ *     expects errors that one query (FILE:LINE, advice: the golden set or the document's path), the others are
+ *     measured and compared, and nothing unmeasured is drawn as a drop;
  * (b) an HTTP service returning slugs where the golden set says paths: exit 2 with the two ids side by side, never a
  *     floor failure.
  * The transcripts are printed (`# transcript`) for the issue's note.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, join, sep } from 'node:path';
@@ -46,7 +47,7 @@ const verdict = (text: string) => {
   return heads.length ? text.slice(heads[heads.length - 1]!.index).trimEnd() : text.trimEnd();
 };
 
-test('(a) a PR that edits one document: compared on the shared queries, the changed document and its queries LOUD; a golden path to no document stops the eval at its start', async () => {
+test('(a) a PR that edits one document: compared on the shared queries, the changed document and its queries LOUD; a removed expected document errors its one query, the others compared, no drop drawn', async () => {
   const tmp = tempDir('team-pr');
   try {
     const repo = teamRepo(tmp);
@@ -81,17 +82,27 @@ test('(a) a PR that edits one document: compared on the shared queries, the chan
     assert.match(comment, /- changed \(1\): `account\/reset-password\.md`/);
     assert.match(comment, /golden queries whose expected documents changed \(2\): `pw-email-missing` \(account\/reset-password\.md\), `pw-forgot`/);
 
-    // a golden path to no document: the eval stops at its start (every row the same one line), exit 2
-    const golden = join(repo, 'eval', 'golden.yaml');
-    writeFileSync(golden, readFileSync(golden, 'utf8').replace('expected_paths: [account/two-factor.md]', 'expected_paths: [account/two-factr.md]'));
-    const typo = await promptfoo(repo, 'typo.json', env);
-    const typoVerdict = verdict(typo.stderr);
-    console.log(`# transcript (a'): npx promptfoo eval with a golden path to no document (exit ${typo.code})\n${typoVerdict}`);
-    assert.equal(typo.code, 2, typo.stderr.slice(-3000));
-    assert.match(typo.stderr, /: eval\/golden\.yaml:13 \(2fa-setup\) expected path: no document of corpus help \(14 documents\) has path \(or id\) "account\/two-factr\.md"; did you mean "account\/two-factor\.md"\?/);
-    assert.match(typoVerdict, /16 of 16 queries errored: 16× golden set: an expected document no document of corpus help has \(nothing measured\)/);
-    assert.doesNotMatch(typo.stderr, /ingesting|rebuilding/, 'refused before any search');
-    assert.doesNotMatch(typoVerdict, /another corpus|url:\/module:/, 'a run that searched nothing is not another corpus');
+    // a document the golden set expects is removed from the corpus: that one query errors (advice: the golden set or
+    // the document's path), the 15 others are measured and compared; nothing unmeasured is drawn as a drop
+    rmSync(join(repo, 'help', 'account', 'invite-teammates.md'));
+    const gone = await promptfoo(repo, 'gone.json', env);
+    const goneVerdict = verdict(gone.stderr);
+    console.log(`# transcript (a'): npx promptfoo eval after removing help/account/invite-teammates.md (exit ${gone.code})\n${goneVerdict}`);
+    assert.equal(gone.code, 2, gone.stderr.slice(-3000));
+    assert.match(gone.stderr, /: eval\/golden\.yaml:25 \(add-member\) expected path: no document of corpus help \(13 documents\) has path \(or id\) "account\/invite-teammates\.md"/);
+    assert.match(goneVerdict, /1 of 16 queries errored: 1× golden set: an expected document is not in the corpus \(nothing measured for this query\)/);
+    assert.match(goneVerdict, /update the golden set \(the query's expected document\), or the document's path in the corpus/);
+    assert.doesNotMatch(goneVerdict, /fix the service/);
+    assert.match(goneVerdict, /regression check .* on 16 shared queries/);
+    assert.match(goneVerdict, /1 errored queries left out of the regression check/);
+    const goneGate = await rankgate(repo, ['gate', 'gone.json', '--comment', 'gone.md'], env);
+    console.log(`# transcript (a''): npx rankgate gate gone.json (exit ${goneGate.code})\n${goneGate.stdout.trimEnd()}\n${goneGate.stderr.trimEnd()}`);
+    assert.equal(goneGate.code, 2, goneGate.stdout + goneGate.stderr);
+    const goneOut = goneGate.stdout + readFileSync(join(repo, 'gone.md'), 'utf8');
+    assert.match(goneOut, /on the 15 queries measured: overall Recall@3/);
+    assert.match(goneOut, /\*\*1 of 16 queries errored\*\*: 1× golden set: an expected document is not in the corpus .*\(left out of the comparison/);
+    assert.match(goneOut, /\*\*0 regressed, 0 improved\*\*, 15 unchanged\./, 'the errored query is in no regressed or improved list');
+    assert.doesNotMatch(goneOut, /▼/, 'no drop drawn');
   } finally {
     removeDir(tmp);
   }

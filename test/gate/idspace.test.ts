@@ -85,3 +85,28 @@ describe('id spaces', () => {
     assert.ok(!gateColumn(col(empty), { floors, floorsSource: 'gate.yaml' }).reasons.some((r) => r.startsWith('ids:')), 'no results is not an id mismatch');
   });
 });
+
+describe('id spaces with a baseline present', () => {
+  it('the id hint comes first, before "another corpus"; no regression FAIL line and no drop drawn from the zeros', async () => {
+    const { baselineFrom } = await import('../../src/gate/baseline.ts');
+    const { buildReport } = await import('../../src/results/summary.ts');
+    const { deltaSection } = await import('../../src/report/markdown.ts');
+    const good = [q('brake-squeal', [{ path: 'brakes/disc-brake-squeal.md' }], [{ chunkId: 'c1', documentId: 'brakes/disc-brake-squeal.md' }], true), q('tyre', [{ path: 'tyres/pressure.md' }], [{ chunkId: 'c2', documentId: 'tyres/pressure.md' }], true)];
+    const baseCol: Column = { ...col(good), identity: { corpus: 'kb', corpusId: 'abc', engine: 'pglite', variant: 'c300' } };
+    const baseline = baselineFrom(baseCol, buildReport(baseCol));
+    const slugs = [
+      q('brake-squeal', [{ path: 'brakes/disc-brake-squeal.md' }], [slugHit('pad-wear'), slugHit('disc-brake-squeal')], false),
+      q('tyre', [{ path: 'tyres/pressure.md' }], [slugHit('pressure')], false),
+    ];
+    const v = gateColumn(col(slugs), { floors: { ...floors, regression: { baseline: 'b.json', max_drop: 0.02, alpha: 0.05, metrics: ['recall_at_3'], accept_mismatch: false } }, floorsSource: 'gate.yaml', baseline: { path: 'b.json', data: baseline } });
+    assert.equal(v.code, 2);
+    assert.match(v.reasons[0]!, /^ids: no expected id/);
+    assert.ok(v.reasons.some((r) => /another corpus/.test(r)), 'the corpus mismatch is still said, after the id hint');
+    const text = verdictLines(v).join('\n');
+    assert.doesNotMatch(text, /FAIL overall|regression:/);
+    assert.match(text, /^rankgate gate ERROR \(exit 2\) for 'svc': .*nothing measured: ids: no expected id/);
+    assert.equal(v.regression, null);
+    assert.equal(v.delta!.regressed.length, 0);
+    assert.match(deltaSection(v.delta), /nothing to compare: the result ids cannot match the golden set's/);
+  });
+});

@@ -233,3 +233,36 @@ describe('errors are errors', () => {
     assert.equal(g.reasons.length, 1, 'the zeros of errored queries are not also reported as a floor failure');
   });
 });
+
+describe('the committed baseline as the reference: errored queries never a drop, regressed queries named', () => {
+  const base = col('base', Array.from({ length: 12 }, (_, i) => q(`q${String(i).padStart(2, '0')}`, i < 6 ? 'a' : 'b', i === 11 ? 0 : 1)));
+  const b = baselineFrom(base, buildReport(base));
+  const floors = { overall: { recall_at_3: 0.5 }, categories: {}, metric_family: 'strict' as const, regression: { ...DEFAULT_REGRESSION, baseline: 'config/search-baseline.json' } };
+
+  it('every query errored: no overall drop, nobody regressed, "12 of 12 queries errored" instead', async () => {
+    const { deltaSection, renderComment, categoryTable } = await import('../../src/report/markdown.ts');
+    const broken = col('cand', base.queries.map((x) => q(x.id, x.category, 0, 'search service unavailable: connect ECONNREFUSED')));
+    const v = gateColumn(broken, { floors, floorsSource: 'gate.yaml', baseline: { path: 'config/search-baseline.json', data: b } });
+    assert.equal(v.code, 2);
+    assert.deepEqual(v.delta!.regressed, []);
+    assert.deepEqual(v.delta!.overall_recall_at_3, [null, null]);
+    const md = deltaSection(v.delta) + categoryTable(v.report, v.delta) + renderComment(v.report, v.delta, v);
+    assert.match(md, /nothing to compare\.\n\n\*\*12 of 12 queries errored\*\*: 12× search service unavailable: connect ECONNREFUSED \(left out of the comparison/);
+    assert.doesNotMatch(md, /▼|\d+ regressed/);
+    assert.doesNotMatch(verdictLines(v).join('\n'), /regressed against the baseline/);
+  });
+
+  it('some errored: compared on the measured queries only; the verdict names the queries that went down', async () => {
+    const { deltaSection } = await import('../../src/report/markdown.ts');
+    const mixed = col('cand', base.queries.map((x, i) => (i < 2 ? q(x.id, x.category, 0, 'golden set: an expected document is not in the corpus') : i === 5 ? q(x.id, x.category, 0) : q(x.id, x.category, i === 11 ? 0 : 1))));
+    const v = gateColumn(mixed, { floors, floorsSource: 'gate.yaml', baseline: { path: 'config/search-baseline.json', data: b } });
+    assert.deepEqual(v.delta!.regressed.map((x) => x.id), ['q05']);
+    assert.deepEqual(v.delta!.errored!.ids, ['q00', 'q01']);
+    // the 10 measured: baseline 9 of 10 hits, this run 8 of 10
+    assert.deepEqual(v.delta!.overall_recall_at_3, [0.9, 0.8]);
+    assert.match(deltaSection(v.delta), /on the 10 queries measured: overall Recall@3 90\.0% → 80\.0% \(▼ 10\.0 pts\)/);
+    assert.match(v.reasons.join('\n'), /2 of 12 queries errored: 2× golden set: .*update the golden set \(the query's expected document\), or the document's path in the corpus/);
+    assert.doesNotMatch(v.reasons.join('\n'), /fix the service/);
+    assert.match(verdictLines(v).join('\n'), /^ {2}regressed against the baseline \(1 of 10 queries\): q05 \(recall_at_3 1→0, mrr 1→0, trec_recall_at_10 1→0\)$/m);
+  });
+});

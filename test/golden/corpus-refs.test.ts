@@ -105,25 +105,30 @@ describe('expected documents against the corpus', () => {
     }
   });
 
-  it("the eval's start: one line for every row, the full list once on stderr; nothing when every document exists", async () => {
+  it("the eval's start: the queries whose expected document is missing error alone (one line each, with advice), the full list once on stderr; nothing when every document exists", async () => {
     const root = tempDir('corpus-refs-start');
     try {
       const { corpus, golden } = team(root);
       const w = process.stderr.write;
       let err = '';
       process.stderr.write = ((s: string) => ((err += s), true)) as typeof process.stderr.write;
-      let line: string | null;
+      let byQuery: Map<string, string>;
       try {
-        line = await evalStartCheck(corpus, undefined, [golden], 'kb');
-        assert.equal(await evalStartCheck(corpus, undefined, [golden], 'kb'), line, 'checked once');
+        byQuery = await evalStartCheck(corpus, undefined, [golden], 'kb');
+        assert.equal(await evalStartCheck(corpus, undefined, [golden], 'kb'), byQuery, 'checked once');
       } finally {
         process.stderr.write = w;
       }
-      assert.match(line!, /^golden set: 3 expected documents no document of corpus kb has \(nothing measured\): .*golden\.yaml:11 \(pads\) expected path: .*\(and 2 more; all of them: rankgate golden check --corpus kb /);
+      assert.deepEqual([...byQuery.keys()].sort(), ['pads', 'rotor', 'tyres'], 'the query whose documents exist (squeal) is measured');
+      assert.match(
+        byQuery.get('pads')!,
+        /^golden set: an expected document is not in the corpus \(nothing measured for this query\): .*golden\.yaml:11 \(pads\) expected path: .*"brakes\/pad-waer\.md"; did you mean "brakes\/pad-wear\.md"\?.*; update the golden set \(this query's expected document\) or the document's path in corpus kb$/,
+      );
       assert.equal(err.match(/expected path:/g)?.length, 3, 'the full list once');
+      assert.match(err, /those 3 queries error; the others are measured/);
       const good = join(root, 'good.yaml');
       writeFileSync(good, '- id: ok\n  query: squeal\n  category: brakes\n  expected_paths: [brakes/disc-brake-squeal.md]\n');
-      assert.equal(await evalStartCheck(corpus, undefined, [good], 'kb'), null);
+      assert.equal((await evalStartCheck(corpus, undefined, [good], 'kb')).size, 0);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -139,9 +144,9 @@ it('a JSONL corpus: documents by id, the file name every record shares is no doc
     writeFileSync(golden, '- id: a\n  query: one\n  category: c\n  expected_paths: [d1, docs.jsonl]\n');
     const w = process.stderr.write;
     process.stderr.write = (() => true) as typeof process.stderr.write;
-    let line: string | null;
+    let line: string | undefined;
     try {
-      line = await evalStartCheck(corpus, undefined, [golden], 'docs.jsonl');
+      line = (await evalStartCheck(corpus, undefined, [golden], 'docs.jsonl')).get('a');
     } finally {
       process.stderr.write = w;
     }

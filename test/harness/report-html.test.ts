@@ -60,7 +60,7 @@ test('Mermaid xychart for the PR comment: per-category Recall@3, bars = head, li
 
 // ------------------------------------------------------------------ the verdict block and the significance of every gated metric
 import { buildReportData, renderHtml } from '../../src/report/html/index.ts';
-import { gateColumn } from '../../src/gate/verdict.ts';
+import { gateColumn, verdictLines } from '../../src/gate/verdict.ts';
 import { DEFAULT_FLOORS, type Floors } from '../../src/gate/floors.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
 import { describeWithVerdict } from '../../src/report/verdict-text.ts';
@@ -118,8 +118,8 @@ test('report: the verdict block comes first, from gateColumn, with every floor, 
   assert.ok(h.indexOf('<section id="verdict"') < h.indexOf('id="overall"'), 'the verdict opens the report');
   assert.match(block, /data-verdict="FAIL" data-exit-code="1"/);
   assert.match(block, /<span class="badge">FAIL<\/span> rankgate gate, exit 1/);
-  assert.match(block, /overall Recall@3 &ge; 0\.8<\/td><td>0\.5000<\/td><td class="bad">fail/);
-  assert.match(block, /technique_boundary routing accuracy &ge; 1<\/td><td>1\.0000<\/td><td class="good">pass/);
+  assert.match(block, /overall Recall@3 &ge; 0\.8<\/td><td data-label="measured">0\.5000<\/td><td data-label="result" class="bad">fail/);
+  assert.match(block, /technique_boundary routing accuracy &ge; 1<\/td><td data-label="measured">1\.0000<\/td><td data-label="result" class="good">pass/);
   assert.match(block, /Regression check: not configured/);
   assert.match(block, /The search is below 1 of 2 quality floors on 16 queries: Recall@3 is 0\.5000 where the gate requires at least 0\.8\./);
   assert.match(block, /The gate fails \(exit 1\)/);
@@ -134,7 +134,7 @@ test('report: the verdict block comes first, from gateColumn, with every floor, 
   const error = reportHtml(resultsDoc([{ label: 'cand', rankOf: () => 1 }], 16), { ...DEFAULT_FLOORS, categories: { emotional: { recall_at_3: 0.5 } } });
   assert.match(error.html, /data-verdict="ERROR" data-exit-code="2"/);
   assert.match(error.html, /Nothing trustworthy was measured for &#39;cand&#39;/);
-  assert.match(error.html, /emotional Recall@3 &ge; 0\.5<\/td><td>–<\/td><td class="bad">not measured/);
+  assert.match(error.html, /emotional Recall@3 &ge; 0\.5<\/td><td data-label="measured">–<\/td><td data-label="result" class="bad">not measured/);
 });
 
 test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, routing), and each column gated', () => {
@@ -163,7 +163,7 @@ test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, ro
   assert.match(html, /every column against the same floors: 1 pass, 1 fail, 0 error \(the eval's exit code: 1\)/);
   // every table sits in its own scroll box (usable at 390 px; the browser check is in view.test.ts)
   const tables = html.match(/<table/g)!.length;
-  assert.equal(html.match(/<div class="scroll"><table/g)!.length, tables);
+  assert.equal(html.match(/<div class="scroll"><table class="stack/g)!.length, tables);
 });
 
 test('the eval description starts with the verdict; rankgate merge takes it off again', () => {
@@ -177,4 +177,33 @@ test('the eval description starts with the verdict; rankgate merge takes it off 
   assert.equal(describeWithVerdict('x', 'config/gate.yaml: overall: unknown metric [recall]', 2), '[gate ERROR (exit 2): config/gate.yaml: overall: unknown metric (recall)] x');
   const two = describeWithVerdict('sweep', [v, { ...v, column: 'b', code: 0, reasons: [] }], 1);
   assert.equal(two, "[gate FAIL (exit 1): 1 of 2 columns fails; first 'cand': Recall@3 0.5000 < 0.8] sweep");
+});
+
+test('report from the committed baseline only: significance for every gated metric and the regressed queries with their miss cell; tables stack at 390 px', async () => {
+  const { baselineFrom } = await import('../../src/gate/baseline.ts');
+  const { buildReport } = await import('../../src/results/summary.ts');
+  const base = parseResultsObject(resultsDoc([{ label: 'hybrid', rankOf: () => 1 }], 24), 'base.json').columns[0]!;
+  const committed = { path: 'config/search-baseline.json', data: baselineFrom(base, buildReport(base)) };
+  // the PR: one column only, worse on a third of the ranked queries (not returned) and on q1 (rank 2)
+  const parsed = parseResultsObject(resultsDoc([{ label: 'hybrid', rankOf: (i) => (i % 3 === 0 ? null : i === 1 ? 2 : 1) }], 24), 'pr.json');
+  const floors: Floors = { ...DEFAULT_FLOORS, regression: { baseline: committed.path, max_drop: 0.02, alpha: 0.05, metrics: ['recall_at_3'], accept_mismatch: false } };
+  const verdicts = parsed.columns.map((c) => gateColumn(c, { floors, floorsSource: 'gate.yaml', baseline: committed }));
+  const data = buildReportData(parsed, { gate: { verdicts, floors, floorsSource: 'gate.yaml' }, committedBaseline: committed });
+  const html = renderHtml(data, '/* echarts */');
+  assert.equal(data.reference, 'baseline config/search-baseline.json');
+  assert.deepEqual(data.significance.map((s) => [s.label, s.queries]), [['Recall@3', 18], ['MRR@10', 18], ['nDCG@10', 18], ['routing accuracy', 24]]);
+  assert.ok(data.significance[0]!.comparisons[0]!.diff < 0);
+  assert.doesNotMatch(html, /nothing to compare|Nothing to compare against/);
+  const changes = data.changes[0]!;
+  assert.ok(changes.regressed.length >= 6);
+  assert.deepEqual(changes.regressed.find((q) => q.id === 'q0')!.miss, 'e0: not in the top 10');
+  assert.deepEqual(changes.regressed.find((q) => q.id === 'q1')!.miss, 'e1: rank 2');
+  assert.match(html, /<th>miss: expected, where it ranked<\/th>/);
+  assert.match(html, /<td data-label="miss: expected, where it ranked" class="miss">e0: not in the top 10<\/td>/);
+  assert.match(html, /\(not kept: the baseline stores per-query values only\)/);
+  // the verdict names the regressed queries against the committed baseline too
+  assert.match(verdictLines(verdicts[0]!).join('\n'), /regressed against the baseline \(\d+ of 24 queries\): q0 \(recall_at_3 1→0/);
+  // every body cell carries its column's header (the stacked layout's label)
+  assert.equal(html.match(/<table class="stack/g)!.length, html.match(/<table/g)!.length);
+  assert.doesNotMatch(html.replace(/<thead>[\s\S]*?<\/thead>/g, ''), /<td(?![^>]*data-label)[\s>]/);
 });

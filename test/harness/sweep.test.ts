@@ -16,7 +16,7 @@ import { sweepColumns, embeddersFor, skippedEmbeddersLine } from '../../promptfo
 import { readResultsFile } from '../../src/results/stream.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { compareResultColumns } from '../../src/gate/compare.ts';
-import { FIXTURE, close, promptfooEval, rankgate, tempDir } from './helpers.ts';
+import { FIXTURE, PROMPTFOO_BIN, close, promptfooEval, rankgate, runNode, tempDir } from './helpers.ts';
 
 describe('promptfooconfig.sweep.ts grid', () => {
   it('quick: at least 6 columns on one index variant, each labelled with its parameters', () => {
@@ -45,7 +45,7 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
     assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere.embed-english-v3 1024-d'));
     assert.ok(withBedrock.some((c) => c.label === 'semantic-only c200 amazon.titan-embed-text-v2:0 512-d'));
-    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP must be quick, embedders or full/);
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, full$/);
   });
 
   it('embedders (DES-058): use-lite plus every embedder whose credentials are present, the others named in one line; labels carry model and dimension', () => {
@@ -71,6 +71,32 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.match(skippedEmbeddersLine({})!, /voyage:voyage-3-large \(VOYAGE_API_KEY not set\); cohere:embedding:embed-english-v3\.0 \(COHERE_API_KEY not set\)/);
     assert.equal(skippedEmbeddersLine({ RANKGATE_SWEEP_EMBEDDERS: 'use-lite,voyage:voyage-3.5' }), undefined);
   });
+});
+
+it("the demo's promptfooconfig.sweep.ts with an unknown RANKGATE_SWEEP: one line naming the sweeps, exit 2, no stack trace", async () => {
+  const dir = tempDir('sweep-unknown');
+  try {
+    const r = await runNode([PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.sweep.ts', '--no-cache', '--no-table', '--no-progress-bar'], {
+      env: { RANKGATE_SWEEP: 'bogus', PROMPTFOO_CONFIG_DIR: join(dir, 'pf'), PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1' },
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^rankgate sweep: RANKGATE_SWEEP: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full$/m);
+    assert.doesNotMatch(r.stderr, /triggerUncaughtException|\n\s+at /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('rrf, chunk and modes vary one parameter around the base config (a team\'s corpus and embedder kept)', async () => {
+  const { sweepGrid } = await import('../../src/search/sweep.ts');
+  const team = { corpus: 'help', embedder: 'use-lite', chunkSize: 400, rrfK: 60, routing: false };
+  const rrf = sweepGrid('rrf', team, {});
+  assert.equal(rrf.length, 9, 'the base (rrf60 w1:1) is one of the 9 cells');
+  assert.ok(rrf.every((c) => c.config.corpus === 'help' && c.config.chunkSize === 400 && c.config.routing === false));
+  assert.deepEqual(sweepGrid('chunk', team, {}).map((c) => c.config.chunkSize), [400, 200, 300, 500]);
+  assert.deepEqual(sweepGrid('modes', team, {}).map((c) => c.config.mode), ['hybrid', 'keyword', 'semantic']);
+  assert.throws(() => sweepGrid('rerank', team, {}, '--sweep'), /^UserError: --sweep: unknown sweep 'rerank'; the sweeps are /);
 });
 
 describe('fixture sweep through promptfoo, compare --results and shipping criteria', () => {

@@ -279,7 +279,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       await page.screenshot({ path: shot, fullPage: false });
       note(t, `screenshot: ${shot}`);
     });
-    // A phone, 390 px wide: no horizontal page overflow; wide tables scroll in their own box.
+    // A phone, 390 px wide: no horizontal page overflow; tables stack their rows (no scrolling inside a table).
     await withPage(
       async (page, errors) => {
         await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
@@ -289,7 +289,17 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
         assert.equal(clientWidth, 390);
         assert.ok(scrollWidth <= clientWidth, `no horizontal page overflow at 390 px: the page is ${scrollWidth} px wide`);
         const loose = await page.evaluate(() => [...document.querySelectorAll('table')].filter((t) => !t.parentElement?.classList.contains('scroll')).length);
-        assert.equal(loose, 0, 'every table in its own scroll box');
+        assert.equal(loose, 0, 'every table in its own box');
+        // stacked rows, not inner scrolling: no table box is wider inside than it shows, and the header row is hidden
+        const inner = await page.evaluate(() =>
+          [...document.querySelectorAll('.scroll')].filter((d) => d.scrollWidth > d.clientWidth + 1).map((d) => `${d.closest('section')?.id}: ${d.scrollWidth} > ${d.clientWidth}`),
+        );
+        assert.deepEqual(inner, [], 'no table scrolls inside its box at 390 px');
+        const stacked = await page.evaluate(() => {
+          const td = document.querySelector('#significance table.stack td[data-label]');
+          return td ? [getComputedStyle(td).display, getComputedStyle(td.closest('table')!.querySelector('thead')!).display] : null;
+        });
+        assert.deepEqual(stacked, ['block', 'none'], 'the significance table stacks its rows (result and p-value cells labelled)');
         const floors = await page.locator('#verdict table.floors').boundingBox();
         assert.ok(floors && floors.x >= 0 && floors.x + floors.width <= 390, `the floors table fits the phone: ${JSON.stringify(floors)}`);
         assert.deepEqual(errors, [], 'no console errors');

@@ -20,6 +20,7 @@ import { mulberry32, type SelectionResult } from '../../metrics/selection.ts';
 import { metricVectors, selectionEstimate } from '../../gate/compare.ts';
 import { combinedCode, type ColumnVerdict, type ExitCode } from '../../gate/verdict.ts';
 import type { Floors } from '../../gate/floors.ts';
+import { baselineAsColumn, type Baseline } from '../../gate/baseline.ts';
 import { VERDICT_WORD, floorRows, regressionView, verdictConclusion, type FloorRow, type RegressionView } from '../verdict-text.ts';
 import { percentile } from '../../results/summary.ts';
 import type { Column, ParsedResults, QueryRecord } from '../../results/read.ts';
@@ -68,6 +69,8 @@ export interface QueryChange {
   after: number;
   beforeTop: string[];
   afterTop: string[];
+  /** The expected documents and where the first of them ranked in this column, or "not in the top 10". */
+  miss: string;
 }
 
 export interface CandidateChanges {
@@ -226,17 +229,27 @@ function topTitles(q: QueryRecord): string[] {
   return q.top.map((h) => `#${h.rank} ${hitTitle({ ...h, content: h.content })} — ${snippet(h.content, 80)}`);
 }
 
+/** The miss cell: the query's expected documents (path, id or chunk) and where the first ranked in this column. */
+export function missCell(q: QueryRecord): string {
+  const refs = (q.golden?.expected ?? []).filter((r) => r.relevant);
+  const names = refs.map((r) => r.path ?? r.doc_id ?? r.chunk_id ?? (r.passage_substring !== undefined ? `"${snippet(r.passage_substring, 40)}"` : '?'));
+  const what = names.length ? `${names.slice(0, 3).join(', ')}${names.length > 3 ? ` (+${names.length - 3})` : ''}` : '(no expected document)';
+  const rank = q.retrieval?.best_rank ?? null;
+  return `${what}: ${rank === null ? 'not in the top 10' : `rank ${rank}`}`; // best_rank: over the top 10 (src/results/score.ts)
+}
+
 /** Queries whose nDCG@10 (Recall@3 for ties on nDCG) moved between the reference and the candidate. */
 export function queryChanges(ref: Column, cand: Column, limit = 15): CandidateChanges {
   const refById = new Map(ref.queries.map((q) => [q.id, q]));
   const changes: QueryChange[] = [];
   for (const q of cand.queries) {
     const r = refById.get(q.id);
-    if (!r || !q.retrieval || !r.retrieval) continue;
+    if (!r || !q.retrieval || !r.retrieval || q.error || r.error) continue;
     const before = r.retrieval.ndcg_at_10;
     const after = q.retrieval.ndcg_at_10;
+    if (typeof before !== 'number' || typeof after !== 'number') continue;
     if (Math.abs(after - before) < 1e-9) continue;
-    changes.push({ id: q.id, query: q.query, category: q.category, before, after, beforeTop: topTitles(r), afterTop: topTitles(q) });
+    changes.push({ id: q.id, query: q.query, category: q.category, before, after, beforeTop: topTitles(r), afterTop: topTitles(q), miss: missCell(q) });
   }
   const by = (a: QueryChange, b: QueryChange) => Math.abs(b.after - b.before) - Math.abs(a.after - a.before) || (a.id < b.id ? -1 : 1);
   return {
@@ -253,6 +266,11 @@ export interface ReportDataOptions {
   seed?: number;
   /** Candidate columns listed with their regressed/improved queries (default 3). */
   maxCandidates?: number;
+  /**
+   * The committed baseline (gate.yaml regression.baseline) as the reference when no baseline results file is given:
+   * its per-query values give the significance of every gated metric and the regressed queries.
+   */
+  committedBaseline?: { path: string; data: Baseline } | null;
   /** The gate's verdict of every column (gateColumn), the one the block shows (`gated`, default 0), and the floors. */
   gate?: { verdicts: ColumnVerdict[]; gated?: number; floors: Floors; floorsSource: string } | null;
 }
@@ -280,8 +298,9 @@ export function gateData(g: NonNullable<ReportDataOptions['gate']>): GateData | 
 export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions = {}): ReportData {
   const seed = opts.seed ?? 42;
   const baseCol = opts.baseline?.columns[0] ?? null;
-  const ref = baseCol ? { ...baseCol, label: `baseline: ${baseCol.label}` } : parsed.columns[0]!;
-  const cands = baseCol ? parsed.columns : parsed.columns.slice(1);
+  const committed = !baseCol && opts.committedBaseline ? baselineAsColumn(opts.committedBaseline.data, `baseline ${opts.committedBaseline.path}`) : null;
+  const ref = baseCol ? { ...baseCol, label: `baseline: ${baseCol.label}` } : (committed ?? parsed.columns[0]!);
+  const cands = baseCol || committed ? parsed.columns : parsed.columns.slice(1);
   const columns = parsed.columns.map((c) => columnData(c, seed));
   const cats = [...new Set(parsed.columns.flatMap((c) => c.queries.map((q) => q.category)))].sort();
 
@@ -306,12 +325,12 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
     };
     return m(b) - m(a);
   });
-  const picked = baseCol ? cands.slice(0, opts.maxCandidates ?? 3) : ranked.slice(0, opts.maxCandidates ?? 3);
+  const picked = baseCol || committed ? cands.slice(0, opts.maxCandidates ?? 3) : ranked.slice(0, opts.maxCandidates ?? 3);
   return {
     title: opts.title ?? 'rankgate report',
     generated: parsed.timestamp,
     reference: ref.label,
-    baselineFile: opts.baselineFile ?? null,
+    baselineFile: opts.baselineFile ?? (committed ? opts.committedBaseline!.path : null),
     columns: baseCol ? [columnData(ref, seed), ...columns] : columns,
     categories: cats,
     sweep: sweepPanels(parsed),

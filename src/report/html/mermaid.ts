@@ -13,7 +13,8 @@ export function mermaidCategoryChart(report: Des058Report, delta?: BaselineDelta
     .map(([k]) => k);
   if (!cats.length) return '';
   const head = cats.map((c) => +(report.categories[c]!.recall_at_3! * 100).toFixed(1));
-  const base = delta ? cats.map((c) => delta.categories[c]?.recall_at_3?.[0]) : null;
+  // with errored queries the bars count them as misses: no baseline line to read a drop from (the comment says why)
+  const base = delta && !delta.errored && !delta.unmeasured ? cats.map((c) => delta.categories[c]?.recall_at_3?.[0]) : null;
   const lines = [
     '```mermaid',
     'xychart-beta',

@@ -52,8 +52,24 @@ function significanceTable(d: ReportData): string {
   return scroll(`<table><thead><tr><th>metric</th><th class="label">column</th><th>mean</th><th>diff</th><th>95% CI of diff</th><th>p (randomization)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>${rows}</tbody></table>`);
 }
 
-/** A table in its own horizontally scrolling box: the page never scrolls sideways on a phone. */
-const scroll = (table: string) => `<div class="scroll">${table}</div>`;
+/**
+ * A table in its own box: on a phone (<= 600 px) its rows stack (every cell on its own line, labelled with its
+ * column's header via data-label), so nothing scrolls sideways, neither the page nor the table.
+ */
+const scroll = (table: string) => `<div class="scroll">${stackable(table)}</div>`;
+
+/** Class "stack" on the table and data-label="<its header>" on every body cell (the narrow layout's labels). */
+export function stackable(table: string): string {
+  const head = /<thead>([\s\S]*?)<\/thead>/.exec(table)?.[1] ?? '';
+  const labels = [...head.matchAll(/<th[^>]*>([\s\S]*?)<\/th>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '').replace(/"/g, '&quot;').trim());
+  const body = table.replace(/<tbody>([\s\S]*?)<\/tbody>/, (_m, rows: string) =>
+    `<tbody>${rows.replace(/<tr([^>]*)>([\s\S]*?)<\/tr>/g, (_r, attrs: string, cells: string) => {
+      let i = 0;
+      return `<tr${attrs}>${cells.replace(/<td(?=[\s>])/g, () => `<td data-label="${labels[i++] ?? ''}"`)}</tr>`;
+    })}</tbody>`,
+  );
+  return body.replace(/^<table(?: class="([^"]*)")?/, (_m, cls?: string) => `<table class="stack${cls ? ` ${cls}` : ''}"`);
+}
 
 const STATUS_CLASS: Record<string, string> = { pass: 'good', fail: 'bad', 'not measured': 'bad', 'not checked': 'warn' };
 
@@ -99,12 +115,12 @@ function changesHtml(d: ReportData): string {
   if (!d.changes.length) return '<p>Nothing to compare against.</p>';
   const list = (qs: ReportData['changes'][number]['regressed'], kind: string) =>
     qs.length
-      ? `<div class="scroll"><table class="changes"><thead><tr><th>query</th><th>nDCG@10</th><th>top results: ${esc(d.reference)}</th><th>top results: this column</th></tr></thead><tbody>${qs
+      ? scroll(`<table class="changes"><thead><tr><th>query</th><th>nDCG@10</th><th>miss: expected, where it ranked</th><th>top results: ${esc(d.reference)}</th><th>top results: this column</th></tr></thead><tbody>${qs
           .map(
             (q) =>
-              `<tr><td><b>${esc(q.id)}</b> <span class="cat">${esc(q.category)}</span><br>${esc(q.query)}</td><td class="${kind === 'regressed' ? 'bad' : 'good'}">${f(q.before)} → ${f(q.after)}</td><td>${q.beforeTop.map(esc).join('<br>')}</td><td>${q.afterTop.map(esc).join('<br>')}</td></tr>`,
+              `<tr><td><b>${esc(q.id)}</b> <span class="cat">${esc(q.category)}</span><br>${esc(q.query)}</td><td class="${kind === 'regressed' ? 'bad' : 'good'}">${f(q.before)} → ${f(q.after)}</td><td class="miss">${esc(q.miss)}</td><td>${q.beforeTop.length ? q.beforeTop.map(esc).join('<br>') : '<span class="ci">(not kept: the baseline stores per-query values only)</span>'}</td><td>${q.afterTop.map(esc).join('<br>')}</td></tr>`,
           )
-          .join('')}</tbody></table></div>`
+          .join('')}</tbody></table>`)
       : `<p>No ${kind} queries.</p>`;
   return d.changes
     .map(
@@ -150,7 +166,9 @@ td.label,th.label,th:first-child{text-align:left}.changes td{text-align:left;max
 .conclusion{font-size:15px;margin:6px 0 10px}.reasons{margin:6px 0;padding-left:20px}.reasons li{color:#cf222e}
 pre.lines{white-space:pre-wrap;font-size:12px;margin:4px 0;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 8px}
 table.floors td.good,table.floors td.bad,table.floors td.warn{font-weight:600}details{margin:6px 0}summary{cursor:pointer}
-@media (max-width:600px){body{padding:10px 12px}h1{font-size:19px}.verdict{padding:2px 10px 10px}}
+@media (max-width:600px){body{padding:10px 12px}h1{font-size:19px}.verdict{padding:2px 10px 10px}
+.scroll{overflow-x:visible}table.stack{width:100%}table.stack thead{display:none}table.stack tr{display:block;border:1px solid #d0d7de;border-radius:6px;margin:6px 0;padding:2px 0}
+table.stack td{display:block;border:0;text-align:left;white-space:normal;overflow-wrap:anywhere;max-width:none;padding:2px 8px}table.stack td[data-label]:not([data-label=""])::before{content:attr(data-label) ": ";color:#57606a;font-weight:600}}
 </style></head><body>
 <h1>${esc(d.title)}</h1>
 ${verdictHtml(d)}
