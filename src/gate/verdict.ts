@@ -212,7 +212,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
-  const ids = rowsMode ? idSpaceProblem(col) : null;
+  const ids = rowsMode ? idSpaceProblem(col, opts.corpus?.known ? opts.corpus.documents : undefined) : null;
   if (ids) {
     two.push(ids);
     one.length = 0;
