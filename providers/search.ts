@@ -52,6 +52,7 @@ import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
+import { boundHits } from '../src/results/evidence.ts';
 import { PROMPTFOO_WRITE_KEY, noWriteInArgv } from '../src/results/nowrite.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
@@ -290,7 +291,7 @@ export default class SearchProvider {
     } catch {
       resolution = undefined;
     }
-    const hits: HarnessHit[] = res.hits.map((h, i) => ({
+    const raw: HarnessHit[] = res.hits.map((h, i) => ({
       rank: typeof h.rank === 'number' ? h.rank : i + 1,
       chunkId: String(h.chunkId),
       documentId: String(h.documentId ?? h.chunkId),
@@ -302,6 +303,9 @@ export default class SearchProvider {
       ...titleFields(h),
       channels: h.channels ?? {},
     }));
+    // bounded evidence (src/results/evidence.ts): a hit's content is at most 16 characters per token of the chunk
+    // size before anything matches on it; the row counts the hits cut
+    const { hits, cut } = boundHits(raw, params.chunkSize);
     const routing = res.routing ?? null;
     const output: HarnessOutput = {
       ids: hits.map((h) => h.chunkId),
@@ -312,6 +316,7 @@ export default class SearchProvider {
       latencyMs,
       ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
       ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
+      ...(cut ? { contentCut: cut } : {}),
     };
     const g = validGolden(golden);
     const rendered = renderOutputText(output, g, { resolution });

@@ -44,6 +44,8 @@ export interface QueryRecord {
   judgeFailure?: string | null;
   /** The answer judge's grade (1-5) of the service's answer (assertions/judge.ts:answer); null when not graded. */
   answerScore?: number | null;
+  /** Hits of this row whose content the provider cut to the maximum per hit (src/results/evidence.ts); absent: none. */
+  contentCut?: { hits: number; maxChars: number; longest: number };
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -346,6 +348,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       judgeHeuristic: js?.heuristic ?? false,
       judgeLabel,
       judgeFailure,
+      ...(output?.contentCut && typeof output.contentCut.hits === 'number' ? { contentCut: output.contentCut } : {}),
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { GoldenQuerySchema, type Reference } from '../../src/golden/schema.ts';
 import type { Floors } from '../../src/gate/floors.ts';
 import { idForm } from '../../src/gate/idspace.ts';
+import { boundHits, maxHitContent, multiDocumentHits } from '../../src/results/evidence.ts';
 import { gateColumn, verdictLines } from '../../src/gate/verdict.ts';
 import type { Column, QueryRecord } from '../../src/results/read.ts';
 
@@ -98,5 +99,27 @@ describe('id spaces', () => {
     const docs = Object.fromEntries(paths.map((_, i) => [`unrelated-${i}`, {}]));
     assert.equal(gateColumn(col(other), { floors, floorsSource: 'gate.yaml' }).code, 2, 'names against paths, corpus unknown: another id space');
     assert.equal(gateColumn(col(other), { floors, floorsSource: 'gate.yaml', corpus: { known: true, corpus: 'c', corpusId: 'x', documents: docs as never } }).code, 1);
+  });
+
+  it('bounded evidence: content over 16 characters per chunk token is cut and counted; one hit holding the passages of several golden documents is exit 2', () => {
+    const { hits, cut } = boundHits([{ content: 'x'.repeat(5000) }, { content: 'short' }], 300);
+    assert.equal(maxHitContent(300), 4800);
+    assert.equal(maxHitContent(undefined), 4800);
+    assert.equal(hits[0]!.content.length, 4800);
+    assert.deepEqual(cut, { hits: 1, maxChars: 4800, longest: 5000 });
+    assert.equal(boundHits([{ content: 'y'.repeat(16000) }], 1000).cut, null, 'a column declaring 1000-token chunks allows 16,000 characters');
+    const pa = 'the lamp was covered by a clay pot for a long time';
+    const pb = 'the river carries sorrow down to the open sea at last';
+    const g = (id: string, passage: string, book: string, content: string, found: boolean): QueryRecord => {
+      const r = q(id, [{ passage_substring: passage, book_slug: book }], [{ chunkId: `${id}-c`, documentId: 'd' }], found);
+      return { ...r, top: [{ ...r.top[0]!, content }] };
+    };
+    const dump = `Intro. ${pa}. More text. ${pb}. End.`;
+    const qs = [g('a', pa, 'lamp', dump, true), g('b', pb, 'river', dump, true), g('c', pa, 'lamp', `Only ${pa}.`, true)];
+    const v = gateColumn({ ...col(qs), queries: qs.map((x, i) => (i === 0 ? { ...x, contentCut: { hits: 1, maxChars: 4800, longest: 208000 } } : x)) }, { floors, floorsSource: 'gate.yaml' });
+    assert.equal(v.code, 2);
+    assert.match(v.reasons[0]!, /^evidence: 2 hit\(s\) of 2 queries each contain the expected passages of several distinct golden documents \(query a rank 1 'a-c': book lamp, book river\): a hit is one chunk/);
+    assert.match(verdictLines(v).join('\n'), /note: LOUD: content cut: 1 hit\(s\) of 1 queries \(a\) returned content longer than the maximum per hit, 4800 characters .*the longest had 208000/);
+    assert.deepEqual(multiDocumentHits(qs.slice(2)), [], 'one document: nothing to flag');
   });
 });
