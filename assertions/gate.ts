@@ -39,6 +39,7 @@ import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../s
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
+import { currentRunId, digestRows, startRun } from '../src/results/record.ts';
 import { promptfooWrites } from '../src/results/nowrite.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
@@ -60,6 +61,8 @@ interface Suite {
 }
 
 export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Suite }> {
+  // this eval's run id: providers/search.ts puts it on every row, afterAll in the record beside the results
+  startRun();
   // A bad gate.yaml is rejected once, before any query runs (exit 2), not after the eval.
   const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
   try {
@@ -324,7 +327,13 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     try {
       // written: false when promptfoo keeps no record of the eval (--no-write): never a baseline (src/results/nowrite.ts)
       const written = promptfooWrites(process.argv, (context.config as { commandLineOptions?: unknown } | undefined)?.commandLineOptions);
-      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }) }, context.results);
+      // the run id, row count and digest of the rows: the gate refuses rows of other runs or edited rows (src/results/record.ts)
+      const { rows, digest } = digestRows(context.results);
+      writeRegateFile(
+        regatePath,
+        { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }), runId: currentRunId(), rows, digest },
+        context.results,
+      );
     } catch (e) {
       console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       regatePath = null;

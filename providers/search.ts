@@ -53,6 +53,7 @@ import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
 import { boundHits } from '../src/results/evidence.ts';
+import { RUN_KEY, currentRunId } from '../src/results/record.ts';
 import { PROMPTFOO_WRITE_KEY, noWriteInArgv } from '../src/results/nowrite.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
@@ -236,7 +237,9 @@ export default class SearchProvider {
   async callApi(prompt: string, context?: CallContext): Promise<ProviderResponse> {
     const r = await this.run(prompt, context);
     // an error row's text may quote a URL with credentials or a configured secret: it is written to the results
-    return r.error === undefined ? r : { ...r, error: redactText(r.error), metadata: { ...r.metadata, ...NO_RETRY } };
+    // every row carries the eval's run id (src/results/record.ts): rows of several runs are never gated as one
+    const run = { [RUN_KEY]: currentRunId() };
+    return r.error === undefined ? { ...r, metadata: { ...r.metadata, ...run } } : { ...r, error: redactText(r.error), metadata: { ...r.metadata, ...NO_RETRY, ...run } };
   }
 
   private async run(_prompt: string, context?: CallContext): Promise<ProviderResponse> {

@@ -23,7 +23,7 @@ import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, type Column } from '../results/read.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
-import { regateHeaderBeside } from '../results/regate.ts';
+import { regateHeaderBeside, verifyEvidence } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 
@@ -69,6 +69,10 @@ export async function run(argv: string[]): Promise<number> {
   const regate = (results as { regate?: RegateHeader }).regate;
   if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
   if (results.format === 'jsonl') console.log(JSONL_LIMITS);
+  // the rows against the eval's record (src/results/record.ts): rows of several runs or edited rows are not evidence
+  const evidence = verifyEvidence(file);
+  if (evidence.problem) throw new UserError(evidence.problem);
+  if (evidence.loud) console.log(evidence.loud);
 
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
   let baseline = null;
@@ -94,6 +98,7 @@ export async function run(argv: string[]): Promise<number> {
     // what the file says wrote it (promptfoo's JSON metadata, or the hook's record of the same eval beside its JSONL)
     toolchain: results.toolchain ?? (regate ? null : (regateHeaderBeside(file)?.toolchain ?? null)),
   });
+  if (evidence.loud) verdict.notes.unshift(evidence.loud);
   if (v['update-baseline']) {
     // this run is to become the baseline: "no baseline at X" right after "baseline written: X" said the opposite
     const off = 'regression check off: no baseline at ';

@@ -60,6 +60,8 @@ export interface HarnessMetadata {
   rankgate?: string;
   /** false on every row of a `promptfoo eval --no-write` run: never a baseline (src/results/nowrite.ts). */
   promptfooWrite?: false;
+  /** The eval's run id (src/results/record.ts RUN_KEY). */
+  rankgateRun?: string;
 }
 
 export const BUCKETS = [
