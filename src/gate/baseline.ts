@@ -5,7 +5,7 @@
  * A query regressed when any watched score went down (DES-058 Recall@3, MRR@10, Recall@10 (trec), routing),
  * improved when some went up and none went down. Written atomically (temp file + rename).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { shardOf } from '../golden/promptfoo.ts';
 import { selectionIdentity } from '../golden/testcases.ts';
@@ -503,4 +503,31 @@ export function regressionCheck(b: Baseline, col: Column, report: Des058Report, 
     tests,
     mdd,
   };
+}
+
+/**
+ * The practical defence against a rewritten baseline (CI on a pull request): the gate compares against the base
+ * branch's baseline (`before`), and when the pull request's own copy (`afterPath`) differs, says so LOUD at the top of
+ * its output and of the PR comment, with the figures before and after. null when the PR leaves it as it was.
+ */
+export function baselineChangeLine(before: Baseline, beforePath: string, afterPath: string): string | null {
+  if (!existsSync(afterPath)) return `LOUD: this pull request DELETES the baseline ${afterPath} (the base branch's ${beforePath} is what this run is compared with)`;
+  let after: Baseline;
+  try {
+    after = readBaseline(afterPath);
+  } catch (e) {
+    return `LOUD: this pull request CHANGES the baseline ${afterPath}, and its version is not evidence: ${(e as Error).message}`;
+  }
+  const key = (b: Baseline) => canonical({ queries: b.queries, summary: b.summary, identity: b.identity ?? null, config: b.config });
+  if (key(before) === key(after)) return null;
+  const f = (x: number | null | undefined) => (typeof x === 'number' ? x.toFixed(4) : 'n/a');
+  const nb = Object.keys(before.queries).length;
+  const na = Object.keys(after.queries).length;
+  const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonical(before.queries[id]) !== canonical(after.queries[id])).length;
+  return (
+    `LOUD: this pull request CHANGES the baseline ${afterPath}: Recall@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
+    `MRR@10 ${f(before.summary?.overall_mrr_at_10)} -> ${f(after.summary?.overall_mrr_at_10)}, queries ${nb} -> ${na}${changed ? ` (${changed} changed)` : ''}` +
+    `${before.identity?.corpusId !== after.identity?.corpusId ? `, corpus ${String(before.identity?.corpusId ?? 'unknown').slice(0, 12)} -> ${String(after.identity?.corpusId ?? 'unknown').slice(0, 12)}` : ''}; ` +
+    `this run is compared with the base branch's baseline (${beforePath}); review the new one before merging (protect it with CODEOWNERS: docs/adopting.md)`
+  );
 }

@@ -417,4 +417,24 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     assert.match(r.stderr, /--update-baseline: a `promptfoo eval --no-write` run .*was left as it was/);
     assert.ok(!existsSync(target));
   });
+
+  it('CI: a pull request that changes the baseline is said LOUD at the top of the gate and the PR comment, with the figures before and after', async () => {
+    const base = join(dir, 'baseline.json');
+    const head = join(dir, 'head-baseline.json');
+    // the PR's copy: every miss made a hit, re-summarised and re-sealed (a consistent rewrite)
+    const b = JSON.parse(readFileSync(base, 'utf8'));
+    for (const q of Object.values(b.queries) as Doc[]) if (q.recall_at_3 === 0) Object.assign(q, { recall_at_3: 1, mrr: 1 });
+    writeFileSync(head, JSON.stringify(sealBaseline(resummarise(b))));
+    const comment = join(dir, 'head-comment.md');
+    const r = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', head, '--comment', comment]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const line = /LOUD: this pull request CHANGES the baseline \S*head-baseline\.json: Recall@3 0\.6250 -> 1\.0000, MRR@10 0\.5625 -> 1\.0000, queries 10 -> 10 \(\d+ changed\); this run is compared with the base branch's baseline/;
+    assert.match(r.stdout.split('\n').find((l) => l.startsWith('LOUD')) ?? '', line);
+    assert.match(r.stdout, /note: LOUD: this pull request CHANGES the baseline/, 'in the verdict too');
+    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*BASELINE CHANGED: this pull request CHANGES the baseline .*Recall@3 0\.6250 -> 1\.0000/);
+    // the PR leaves the baseline as it is: nothing said
+    const same = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', base]);
+    assert.equal(same.code, 0);
+    assert.doesNotMatch(same.stdout + same.stderr, /CHANGES the baseline/);
+  });
 });
