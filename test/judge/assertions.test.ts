@@ -172,3 +172,18 @@ test("promptfoo's own Bedrock grader (bedrock:converse) runs llm-rubric against 
     fake.off(DEFAULT_JUDGE_MODEL, 'converse');
   }
 });
+
+test("a judge answer quoting an API key of the environment: the key is redacted in what the assertion returns (the results)", async () => {
+  const key = 'sk-judge-QUOTED-0123456789';
+  process.env.RANKGATE_TEST_JUDGE_API_KEY = key;
+  fake.on('*', 'converse', () => converseReply(`I will not grade this. By the way my key is ${key}.`));
+  try {
+    const r = await judged(JSON.stringify(output), ctx(bedrockConfig()));
+    const text = JSON.stringify(r);
+    assert.ok(!text.includes(key), text.slice(0, 2000));
+    assert.match(text, /my key is \*\*\*/, 'the answer is in the result, redacted');
+  } finally {
+    delete process.env.RANKGATE_TEST_JUDGE_API_KEY;
+    fake.on('*', 'converse', simulatedJudge);
+  }
+});
