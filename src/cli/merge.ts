@@ -35,6 +35,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
+  const { doc, summary, format } = mergeResultFiles(shards);
   // each shard's rows against its own eval's record (src/results/record.ts): a shard of picked or edited rows is refused
   const runs = new Set<string>();
   const unrecorded: string[] = [];
@@ -44,7 +45,6 @@ export async function run(argv: string[]): Promise<number> {
     if (ev.loud) unrecorded.push(f);
     for (const r of digestRows(resultRows(f)).runs) runs.add(r);
   }
-  const { doc, summary, format } = mergeResultFiles(shards);
   if (format === 'jsonl') {
     if (!isJsonl(out)) throw new UserError(`${out}: the shards are JSONL: name the merged file .jsonl (rows only, as promptfoo's --output results.jsonl)`);
     writeLinesAtomic(out, (function* () {
