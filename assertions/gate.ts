@@ -23,7 +23,7 @@
  * RANKGATE_GATE=off (report only, never set the exit code), RANKGATE_ALLOW_PARTIAL=1 (accept partial runs),
  * RANKGATE_ACCEPT_BASELINE_MISMATCH=1 (compare with a baseline of another corpus or golden set).
  */
-import { existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
@@ -40,11 +40,12 @@ import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../s
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
+import { currentRunId, digestRows, startRun } from '../src/results/record.ts';
 import { promptfooWrites } from '../src/results/nowrite.ts';
 import { weightUnitMeans } from '../src/report/view.ts';
 import { combinedCode, gateColumn, verdictLines, type ColumnVerdict, type ExitCode } from '../src/gate/verdict.ts';
 import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-text.ts';
-import { redactConfig, redactText } from '../src/util/redact.ts';
+import { redactConfig, redactFile, redactText } from '../src/util/redact.ts';
 import { runningToolchain } from '../src/util/toolchain.ts';
 import { envFlag } from '../src/util/env.ts';
 import { safeTerminalLines } from '../src/util/terminal.ts';
@@ -63,6 +64,8 @@ interface Suite {
 }
 
 export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Suite }> {
+  // this eval's run id: providers/search.ts puts it on every row, afterAll in the record beside the results
+  startRun();
   // A bad gate.yaml is rejected once, before any query runs (exit 2), not after the eval.
   const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
   try {
@@ -344,7 +347,13 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     try {
       // written: false when promptfoo keeps no record of the eval (--no-write): never a baseline (src/results/nowrite.ts)
       const written = promptfooWrites(process.argv, (context.config as { commandLineOptions?: unknown } | undefined)?.commandLineOptions);
-      writeRegateFile(regatePath, { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }) }, context.results);
+      // the run id, row count and digest of the rows: the gate refuses rows of other runs or edited rows (src/results/record.ts)
+      const { rows, digest } = digestRows(context.results);
+      writeRegateFile(
+        regatePath,
+        { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }), runId: currentRunId(), rows, digest },
+        context.results,
+      );
     } catch (e) {
       console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       regatePath = null;
@@ -352,6 +361,10 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   }
   process.once('exit', (pfCode: number) => {
     let out = code;
+    // promptfoo writes its output with the process's umask (0666 under umask 000) and quotes what rows and graders
+    // said: never writable by others, and redacted (a judge answer quoting a key), whichever command ran the eval
+    for (const o of outputs) if (writtenSince(o, hookAt)) tightenOutput(o);
+    if (regatePath) tightenOutput(regatePath, false);
     const unwritten = outputs.filter((o) => !writtenSince(o, hookAt));
     if (regatePath && unwritten.length)
       final.push(
@@ -365,6 +378,21 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     process.stderr.write(redactText('\n' + final.join('\n') + '\n'));
     if (gateMode !== 'off') process.exitCode = out;
   });
+}
+
+/** Results files larger than this are not re-read to redact them at exit (the rows were redacted as they were made). */
+const REDACT_AT_EXIT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** An output file: group/other write bits off whatever the umask (0666 -> 0644, a private 0600 stays), redacted. */
+function tightenOutput(path: string, redact = true): void {
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return;
+    if (st.mode & 0o133) chmodSync(path, st.mode & 0o644);
+    if (redact && st.size <= REDACT_AT_EXIT_MAX_BYTES) redactFile(path);
+  } catch (e) {
+    process.stderr.write(`rankgate: could not tighten ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`);
+  }
 }
 
 /** Did promptfoo write this output file after the hook ran (a file, modified since)? */

@@ -35,11 +35,24 @@ import { createJudge, type Judge, type JudgeOptions } from '../src/judge/index.t
 import { JUDGE_OPTION_KEYS } from '../src/judge/config.ts';
 import { judgeQuery } from '../src/judge/query.ts';
 import { categoryKey } from '../src/results/score.ts';
+import { redactConfig, redactText } from '../src/util/redact.ts';
 import { failsRow, goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 const judges = new Map<string, Promise<Judge>>();
 
 /** One judge per distinct config per process (shares the concurrency limit, stats and model load). */
+/**
+ * A judge's answer, a provider's error and the reason built from them are written into the results: a key they quote
+ * (a judge model told its own API key, a 401 that echoes it) is redacted first (src/util/redact.ts: every *_API_KEY
+ * of the environment, the AWS secrets, the configured ones).
+ */
+function redacted(fn: (output: unknown, context: AssertionContext) => Promise<GradingResult>): (output: unknown, context: AssertionContext) => Promise<GradingResult> {
+  return async (output, context) => {
+    const r = await fn(output, context);
+    return { ...r, ...(typeof r.reason === 'string' ? { reason: redactText(r.reason) } : {}), ...(r.metadata ? { metadata: redactConfig(r.metadata) } : {}) };
+  };
+}
+
 export function judgeFor(config: Record<string, unknown> | undefined): Promise<Judge> {
   const opts: Record<string, unknown> = {};
   for (const k of JUDGE_OPTION_KEYS) if (config?.[k] !== undefined) opts[k] = config[k];
@@ -67,14 +80,14 @@ function offResult(judge: Judge): GradingResult {
  * and only that assertion: the row's strict scores stay (a thrown error would make promptfoo error the whole row).
  * The report counts these rows as "judge: FAILED on N queries (reason)"; a judged gate fails on them.
  */
-export async function judged(output: unknown, context: AssertionContext): Promise<GradingResult> {
+export const judged = redacted(async function judged(output: unknown, context: AssertionContext): Promise<GradingResult> {
   try {
     return await judgeRow(output, context);
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     return { pass: false, score: 0, reason: `${err.name}: ${err.message}`, metadata: { judge_failed: true } };
   }
-}
+});
 
 async function judgeRow(output: unknown, context: AssertionContext): Promise<GradingResult> {
   const judge = await judgeFor(context.config);
@@ -126,7 +139,7 @@ async function judgeRow(output: unknown, context: AssertionContext): Promise<Gra
 
 const SEEKER_SCORE = { MEETS: 1, PARTLY: 0.5, DOES_NOT_MEET: 0 } as const;
 
-export async function seekerFit(output: unknown, context: AssertionContext): Promise<GradingResult> {
+export const seekerFit = redacted(async function seekerFit(output: unknown, context: AssertionContext): Promise<GradingResult> {
   const judge = await judgeFor(context.config);
   if (judge.mode === 'off') return offResult(judge);
   const golden = goldenFrom(context);
@@ -151,9 +164,9 @@ export async function seekerFit(output: unknown, context: AssertionContext): Pro
     namedScores: { seeker_fit: scores[0]!, seeker_fit_at_3: at3, n_seeker_fit: 1, seeker_fit_errors: errors },
     metadata: { judge: judge.label },
   };
-}
+});
 
-export async function compactness(output: unknown, context: AssertionContext): Promise<GradingResult> {
+export const compactness = redacted(async function compactness(output: unknown, context: AssertionContext): Promise<GradingResult> {
   const judge = await judgeFor(context.config);
   if (judge.mode === 'off') return offResult(judge);
   if (!judge.supportsRubrics) {
@@ -175,7 +188,7 @@ export async function compactness(output: unknown, context: AssertionContext): P
     namedScores: ok.length ? { compactness_sum: mean, n_compactness: 1, compactness_errors: errors } : { compactness_errors: errors },
     metadata: { judge: judge.label },
   };
-}
+});
 
 
 /**
@@ -189,7 +202,7 @@ export async function compactness(output: unknown, context: AssertionContext): P
  * A query without a reference answer, or outside the sample, passes unscored; a service that gives no answer to a
  * sampled query passes unscored with the reason (an answer_score floor then has nothing to measure: exit 2).
  */
-export async function answer(output: unknown, context: AssertionContext): Promise<GradingResult> {
+export const answer = redacted(async function answer(output: unknown, context: AssertionContext): Promise<GradingResult> {
   const golden = goldenFrom(context);
   const reference = golden.expected.flatMap((r) => [
     ...(typeof r.extra?.short_answer === 'string' && r.extra.short_answer.trim() ? [r.extra.short_answer] : []),
@@ -219,7 +232,7 @@ export async function answer(output: unknown, context: AssertionContext): Promis
     namedScores: { answer_score: j.verdict, n_answer: 1, [`answer_score_${c}`]: j.verdict, [`n_answer_${c}`]: 1, answer_errors: 0 },
     metadata: { answerJudge: judge.answerLabel },
   };
-}
+});
 
 const samples = new Map<string, Promise<Set<string> | null>>();
 

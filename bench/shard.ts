@@ -60,6 +60,8 @@ async function main() {
   const nQueries = Number(v.queries);
   const nShards = Number(v.shards);
   const url = process.env.RANKGATE_BENCH_DATABASE_URL ?? process.env.RANKGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/rankgate';
+  const password = decodeURIComponent(new URL(url).password);
+  const urlNoPassword = Object.assign(new URL(url), { password: '' }).toString();
   const schema = `rgbench_shard_${nChunks}`;
   const dim = 384;
   const dir = mkdtempSync(join(tmpdir(), 'rankgate-bench-shard-'));
@@ -105,13 +107,15 @@ async function main() {
         'bench/shard',
         `  - id: file://${ROOT}/providers/search.ts
     label: hybrid rrf60 c300 bench-hash
-    config: { module: ${ROOT}/bench/shard/service.ts, databaseUrl: '${url}', schema: ${schema}, dim: ${dim}, mode: hybrid, vectorSearch: hnsw, candidates: 50, topK: 10, chunkSize: 300, routing: false }`,
+    config: { module: ${ROOT}/bench/shard/service.ts, databaseUrl: '${urlNoPassword}', schema: ${schema}, dim: ${dim}, mode: hybrid, vectorSearch: hnsw, candidates: 50, topK: 10, chunkSize: 300, routing: false }`,
         4,
       ),
     );
     const pf = (name: string, goldenDir: string, extra: Record<string, string> = {}) =>
       run([PROMPTFOO, 'eval', '-c', config, '--no-cache', '--no-table', '--no-progress-bar', '--output', join(dir, `${name}.json`)], {
         PROMPTFOO_CONFIG_DIR: join(dir, `pf-${name}`),
+        // a databaseUrl holding a password is refused (promptfoo would store it): it comes from the environment
+        ...(password ? { PGPASSWORD: password } : {}),
         PROMPTFOO_DISABLE_TELEMETRY: '1',
         PROMPTFOO_DISABLE_UPDATE: '1',
         PROMPTFOO_DISABLE_SHARING: '1',

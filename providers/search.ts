@@ -53,6 +53,8 @@ import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
+import { boundHits } from '../src/results/evidence.ts';
+import { RUN_KEY, currentRunId } from '../src/results/record.ts';
 import { PROMPTFOO_WRITE_KEY, noWriteInArgv } from '../src/results/nowrite.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/types.ts';
@@ -252,7 +254,9 @@ export default class SearchProvider {
   async callApi(prompt: string, context?: CallContext): Promise<ProviderResponse> {
     const r = await this.run(prompt, context);
     // an error row's text may quote a URL with credentials or a configured secret: it is written to the results
-    return r.error === undefined ? r : { ...r, error: redactText(r.error), metadata: { ...r.metadata, ...NO_RETRY } };
+    // every row carries the eval's run id (src/results/record.ts): rows of several runs are never gated as one
+    const run = { [RUN_KEY]: currentRunId() };
+    return r.error === undefined ? { ...r, metadata: { ...r.metadata, ...run } } : { ...r, error: redactText(r.error), metadata: { ...r.metadata, ...NO_RETRY, ...run } };
   }
 
   private async run(_prompt: string, context?: CallContext): Promise<ProviderResponse> {
@@ -308,7 +312,7 @@ export default class SearchProvider {
     } catch {
       resolution = undefined;
     }
-    const hits: HarnessHit[] = res.hits.map((h, i) => ({
+    const raw: HarnessHit[] = res.hits.map((h, i) => ({
       rank: typeof h.rank === 'number' ? h.rank : i + 1,
       chunkId: String(h.chunkId),
       documentId: String(h.documentId ?? h.chunkId),
@@ -320,6 +324,9 @@ export default class SearchProvider {
       ...titleFields(h),
       channels: h.channels ?? {},
     }));
+    // bounded evidence (src/results/evidence.ts): a hit's content is at most 16 characters per token of the chunk
+    // size before anything matches on it; the row counts the hits cut
+    const { hits, cut } = boundHits(raw, params.chunkSize);
     const routing = res.routing ?? null;
     const output: HarnessOutput = {
       ids: hits.map((h) => h.chunkId),
@@ -330,6 +337,7 @@ export default class SearchProvider {
       latencyMs,
       ...(res.diagnostics?.variant ? { variant: res.diagnostics.variant } : {}),
       ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
+      ...(cut ? { contentCut: cut } : {}),
     };
     const g = validGolden(golden);
     const rendered = renderOutputText(output, g, { resolution });

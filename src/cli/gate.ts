@@ -1,7 +1,7 @@
 /**
  * rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline] [--column LABEL|INDEX]
  *                            [--allow-partial] [--accept-baseline-mismatch] [--report OUT.json] [--markdown OUT.md]
- *                            [--comment OUT.md]
+ *                            [--comment OUT.md] [--head-baseline FILE]
  *
  * Reads promptfoo's `--output` JSON (rows, or only the column sums of a `--no-write` run), builds the DES-058
  * report of one column (default the first), applies the floors and the regression check (src/gate/verdict.ts,
@@ -17,24 +17,26 @@ import { UserError, isUserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
-import { baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { baselineChangeLine, baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, type Column } from '../results/read.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
-import { regateHeaderBeside } from '../results/regate.ts';
+import { regateHeaderBeside, verifyEvidence } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 import { envFlag } from '../util/env.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
-                     [--report OUT.json] [--markdown OUT.md] [--comment OUT.md]
+                     [--report OUT.json] [--markdown OUT.md] [--comment OUT.md] [--head-baseline FILE]
   RESULTS.jsonl promptfoo eval --output results.jsonl (what init's workflow writes) or results.json (with or
                 without --no-write), or the afterAll hook's re-gate file results.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
   --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
+  --head-baseline  the pull request's own copy of the baseline (CI: --baseline is the base branch's): when it differs,
+                the gate and the PR comment say so LOUD at the top, with the figures before and after
 ${EXIT_CODE_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -47,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
       column: { type: 'string' },
       'allow-partial': { type: 'boolean', default: false },
       'accept-baseline-mismatch': { type: 'boolean', default: false },
+      'head-baseline': { type: 'string' },
       report: { type: 'string' },
       markdown: { type: 'string' },
       comment: { type: 'string' },
@@ -70,6 +73,10 @@ export async function run(argv: string[]): Promise<number> {
   const regate = (results as { regate?: RegateHeader }).regate;
   if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
   if (results.format === 'jsonl') console.log(JSONL_LIMITS);
+  // the rows against the eval's record (src/results/record.ts): rows of several runs or edited rows are not evidence
+  const evidence = verifyEvidence(file);
+  if (evidence.problem) throw new UserError(evidence.problem);
+  if (evidence.loud) console.log(evidence.loud);
 
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
   let baseline = null;
@@ -95,6 +102,13 @@ export async function run(argv: string[]): Promise<number> {
     // what the file says wrote it (promptfoo's JSON metadata, or the hook's record of the same eval beside its JSONL)
     toolchain: results.toolchain ?? (regate ? null : (regateHeaderBeside(file)?.toolchain ?? null)),
   });
+  if (evidence.loud) verdict.notes.unshift(evidence.loud);
+  // CI on a pull request: the PR's own baseline against the base branch's one it is compared with
+  const changed = v['head-baseline'] && baseline ? baselineChangeLine(baseline.data, baseline.path, v['head-baseline']) : null;
+  if (changed) {
+    console.log(changed);
+    verdict.notes.unshift(changed);
+  }
   if (v['update-baseline']) {
     // this run is to become the baseline: "no baseline at X" right after "baseline written: X" said the opposite
     const off = 'regression check off: no baseline at ';
@@ -117,7 +131,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log('');
   if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain: verdict.toolchain ?? null }) + '\n');
   if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
-  if (v.comment) writeFileAtomic(v.comment, redactText(renderComment(report, delta, verdict)));
+  if (v.comment) writeFileAtomic(v.comment, redactText((changed ? `> **${changed.replace(/^LOUD: /, 'BASELINE CHANGED: ')}**\n\n` : '') + renderComment(report, delta, verdict)));
   if (v['update-baseline']) {
     // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run (whatever
     // --allow-partial says), a filtered or sharded golden selection, or evidence without rows. The old baseline stays.

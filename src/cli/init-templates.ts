@@ -294,6 +294,10 @@ jobs:
           node-version: ${p.node.major}
           cache: npm
       - run: npm ci${cache}${service}
+      # The regression check compares with the BASE branch's baseline, so a pull request cannot pass by rewriting
+      # ${p.baseline}; when it changes that file, the gate and the PR comment say so LOUD at the top with the figures
+      # before and after (--head-baseline below). Require a review of it too: add a CODEOWNERS line
+      # (.github/CODEOWNERS)   /${p.baseline}  @your-org/search-owners   and protect the branch (docs/adopting.md).
       - name: Baseline from the base branch
         id: baseline
         run: |
@@ -320,7 +324,7 @@ jobs:
           fi
           code=0
           if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
-            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --comment comment.md || code=$?
+            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --head-baseline "${p.baseline}" --comment comment.md || code=$?
           else
             npx rankgate gate results.jsonl --comment comment.md || code=$?
           fi

@@ -9,7 +9,9 @@
 import { resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
-import { isJsonl } from '../results/stream.ts';
+import { REGATE_KEY, isJsonl, resultRows, type RegateHeader } from '../results/stream.ts';
+import { regatePathFor, verifyEvidence } from '../results/regate.ts';
+import { digestRows } from '../results/record.ts';
 import { writeFileAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
@@ -34,6 +36,15 @@ export async function run(argv: string[]): Promise<number> {
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
   const { doc, summary, format } = mergeResultFiles(shards);
+  // each shard's rows against its own eval's record (src/results/record.ts): a shard of picked or edited rows is refused
+  const runs = new Set<string>();
+  const unrecorded: string[] = [];
+  for (const f of shards) {
+    const ev = verifyEvidence(f);
+    if (ev.problem) throw new UserError(ev.problem);
+    if (ev.loud) unrecorded.push(f);
+    for (const r of digestRows(resultRows(f)).runs) runs.add(r);
+  }
   if (format === 'jsonl') {
     if (!isJsonl(out)) throw new UserError(`${out}: the shards are JSONL: name the merged file .jsonl (rows only, as promptfoo's --output results.jsonl)`);
     writeLinesAtomic(out, (function* () {
@@ -52,6 +63,13 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   writeFileAtomic(out, redactText(text));
+  }
+  // merge's own record beside the merged rows: they legitimately come from several runs (the gate trusts exactly these)
+  const record = regatePathFor([out]);
+  if (record) {
+    const d = digestRows(resultRows(out));
+    const header: RegateHeader = { timestamp: new Date().toISOString(), output: out, rows: d.rows, digest: d.digest, merged: { runs: [...runs].sort(), unrecorded } };
+    writeLinesAtomic(record, [JSON.stringify({ [REGATE_KEY]: header })]);
   }
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');

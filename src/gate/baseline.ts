@@ -5,12 +5,13 @@
  * A query regressed when any watched score went down (DES-058 Recall@3, MRR@10, Recall@10 (trec), routing),
  * improved when some went up and none went down. Written atomically (temp file + rename).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { shardOf } from '../golden/promptfoo.ts';
 import { selectionIdentity } from '../golden/testcases.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
-import { redactJson } from '../util/redact.ts';
+import { redactConfig } from '../util/redact.ts';
+import { createHash } from 'node:crypto';
 import { holm, randomizationTest } from '../metrics/significance.ts';
 import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power.ts';
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
@@ -43,6 +44,11 @@ export interface BaselineIdentity {
   selection: SelectionInfo | null;
   /** Per-document content hashes and paths of the corpus (when rankgate knows it): which documents a later run changed. */
   documents?: DocumentManifest;
+  /**
+   * sha256 over this identity block (without the seal) and every per-query entry (sealOf), set when the baseline is
+   * written: an identity block copied from another baseline (another corpus's id and documents) does not match.
+   */
+  seal?: string;
 }
 
 export interface Baseline {
@@ -184,6 +190,13 @@ export function baselineInconsistency(b: Baseline): string | null {
     if (sel.id && sel.id !== selectionIdentity(entries.map(([id]) => ({ id }))).id)
       return `identity.selection.id ${sel.id} is not the identity of the ${entries.length} query ids it holds (${selectionIdentity(entries.map(([id]) => ({ id }))).id}): entries were renamed, deleted or added`;
   }
+  // the identity block (corpus id, documents, selection) belongs to these entries: sealed when written
+  if (b.identity && typeof b.identity === 'object') {
+    if (typeof b.identity.seal !== 'string')
+      return 'identity.seal: missing: the identity block (corpus id, documents, golden selection) cannot be tied to these per-query entries (a baseline written before rankgate sealed it, or the seal was removed)';
+    if (b.identity.seal !== sealOf(b))
+      return `identity.seal does not match the identity block and the per-query entries: the identity (corpus id, documents, golden selection) or the entries were changed after the baseline was written (an identity block copied from another baseline hides a corpus swap)`;
+  }
   return null;
 }
 
@@ -255,7 +268,31 @@ export function countByCategory(b: Baseline, ids: readonly string[]): string {
 }
 
 export function writeBaseline(path: string, b: Baseline): void {
-  writeFileAtomic(path, redactJson(b) + '\n');
+  writeFileAtomic(path, JSON.stringify(sealBaseline(redactConfig(b)), null, 2) + '\n');
+}
+
+/** JSON with object keys sorted at every level (the seal's canonical form). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** The seal of a baseline's identity: sha256 over the identity block without its seal and the per-query entries. */
+export function sealOf(b: Pick<Baseline, 'identity' | 'queries'>): string {
+  const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
+  return createHash('sha256').update(canonical({ identity, queries: b.queries })).digest('hex');
+}
+
+/** The baseline with its identity sealed (a baseline without an identity block has nothing to seal). */
+export function sealBaseline<T extends Pick<Baseline, 'identity' | 'queries'>>(b: T): T {
+  if (!b.identity) return b;
+  return { ...b, identity: { ...b.identity, seal: sealOf(b) } };
 }
 
 export interface QueryChange {
@@ -593,4 +630,31 @@ export function baselineAsColumn(b: Baseline, label: string): Column {
     };
   });
   return { index: -1, label, providerId: 'baseline', config: b.config ?? {}, namedScores: {}, queries, counts: null, selection: b.identity?.selection ?? null, identity: null };
+}
+
+/**
+ * The practical defence against a rewritten baseline (CI on a pull request): the gate compares against the base
+ * branch's baseline (`before`), and when the pull request's own copy (`afterPath`) differs, says so LOUD at the top of
+ * its output and of the PR comment, with the figures before and after. null when the PR leaves it as it was.
+ */
+export function baselineChangeLine(before: Baseline, beforePath: string, afterPath: string): string | null {
+  if (!existsSync(afterPath)) return `LOUD: this pull request DELETES the baseline ${afterPath} (the base branch's ${beforePath} is what this run is compared with)`;
+  let after: Baseline;
+  try {
+    after = readBaseline(afterPath);
+  } catch (e) {
+    return `LOUD: this pull request CHANGES the baseline ${afterPath}, and its version is not evidence: ${(e as Error).message}`;
+  }
+  const key = (b: Baseline) => canonical({ queries: b.queries, summary: b.summary, identity: b.identity ?? null, config: b.config });
+  if (key(before) === key(after)) return null;
+  const f = (x: number | null | undefined) => (typeof x === 'number' ? x.toFixed(4) : 'n/a');
+  const nb = Object.keys(before.queries).length;
+  const na = Object.keys(after.queries).length;
+  const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonical(before.queries[id]) !== canonical(after.queries[id])).length;
+  return (
+    `LOUD: this pull request CHANGES the baseline ${afterPath}: Recall@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
+    `MRR@10 ${f(before.summary?.overall_mrr_at_10)} -> ${f(after.summary?.overall_mrr_at_10)}, queries ${nb} -> ${na}${changed ? ` (${changed} changed)` : ''}` +
+    `${before.identity?.corpusId !== after.identity?.corpusId ? `, corpus ${String(before.identity?.corpusId ?? 'unknown').slice(0, 12)} -> ${String(after.identity?.corpusId ?? 'unknown').slice(0, 12)}` : ''}; ` +
+    `this run is compared with the base branch's baseline (${beforePath}); review the new one before merging (protect it with CODEOWNERS: docs/adopting.md)`
+  );
 }

@@ -19,6 +19,7 @@ export { errorGroups, type ErrorGroup };
 import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
+import { multiDocumentHits } from '../results/evidence.ts';
 import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { Toolchain } from '../util/toolchain.ts';
@@ -211,12 +212,32 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
   // The id hint comes FIRST (before a baseline "of another corpus" or a lacking query: they follow from ids that
   // name nothing), and no comparison with the baseline is shown: the zeros are not a drop.
-  const ids = rowsMode ? idSpaceProblem(col) : null;
+  const ids = rowsMode ? idSpaceProblem(col, opts.corpus?.known ? opts.corpus.documents : undefined) : null;
   if (ids) {
     two.unshift(ids);
     one.length = 0;
     regression = null;
     if (delta) delta = { ...delta, regressed: [], improved: [], unchanged: 0, unmeasured: 'the result ids cannot match the golden set\'s (the ids line of the verdict): nothing was measured' };
+  }
+
+  // Bounded evidence (src/results/evidence.ts): content cut to the maximum per hit is said LOUD; one hit holding the
+  // expected passages of several golden documents is not a chunk, and what it matched is not a measurement.
+  if (rowsMode) {
+    const cut = col.queries.filter((q) => q.contentCut);
+    if (cut.length) {
+      const n = cut.reduce((a, q) => a + q.contentCut!.hits, 0);
+      const c = cut[0]!.contentCut!;
+      notes.push(
+        `LOUD: content cut: ${n} hit(s) of ${cut.length} queries (${cut.slice(0, 3).map((q) => q.id).join(', ')}${cut.length > 3 ? ', …' : ''}) returned content longer than the maximum per hit, ${c.maxChars} characters (16 per token of the chunk size; the longest had ${Math.max(...cut.map((q) => q.contentCut!.longest))}): cut to it before passage matching; a hit is one chunk (a service with larger chunks sets chunkSize in its provider config)`,
+      );
+    }
+    const multi = multiDocumentHits(col.queries);
+    if (multi.length) {
+      const m = multi[0]!;
+      two.push(
+        `evidence: ${multi.length} hit(s) of ${new Set(multi.map((x) => x.query)).size} queries each contain the expected passages of several distinct golden documents (query ${m.query} rank ${m.rank} '${m.chunkId}': ${m.documents.slice(0, 4).join(', ')}${m.documents.length > 4 ? ', …' : ''}): a hit is one chunk of one document, not a dump of the corpus; nothing trustworthy was measured`,
+      );
+    }
   }
 
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;

@@ -50,6 +50,8 @@ export interface QueryRecord {
   answerJudgeLabel?: string | null;
   /** The answer judge failed on this row (a JUDGE ERROR, or it threw): its reason, first line. */
   answerFailure?: string | null;
+  /** Hits of this row whose content the provider cut to the maximum per hit (src/results/evidence.ts); absent: none. */
+  contentCut?: { hits: number; maxChars: number; longest: number };
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -372,6 +374,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       judgeErrors,
       answerJudgeLabel,
       answerFailure,
+      ...(output?.contentCut && typeof output.contentCut.hits === 'number' ? { contentCut: output.contentCut } : {}),
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };

@@ -14,7 +14,8 @@ import { readLinesSync } from '../util/lines.ts';
 import { redactText } from '../util/redact.ts';
 import { compactDiagnostics, compactHarness } from './compact.ts';
 import { PROMPTFOO_WRITE_KEY } from './nowrite.ts';
-import { REGATE_KEY, type RegateHeader } from './stream.ts';
+import { REGATE_KEY, isJsonl, jsonlRows, resultRows, type RegateHeader } from './stream.ts';
+import { RUN_KEY, checkEvidence, digestRows } from './record.ts';
 import type { HarnessMetadata, HarnessOutput } from './types.ts';
 
 /** promptfoo's output paths from its command line (-o/--output, one or more) or the config's outputPath. */
@@ -87,6 +88,7 @@ export function compactRow(raw: unknown): Record<string, unknown> {
           ...(meta.resolution ? { resolution: meta.resolution } : {}),
           ...(meta.rankgate ? { rankgate: meta.rankgate } : {}),
           ...(meta.providerConfig ? { providerConfig: meta.providerConfig } : {}),
+          ...(typeof (meta as Record<string, unknown>)[RUN_KEY] === 'string' ? { [RUN_KEY]: (meta as Record<string, unknown>)[RUN_KEY] } : {}),
           ...(meta[PROMPTFOO_WRITE_KEY] === false ? { [PROMPTFOO_WRITE_KEY]: false } : {}),
         }
       : undefined;
@@ -132,4 +134,27 @@ export function writeRegateFile(path: string, header: RegateHeader, rows: Iterab
       for (const r of rows) yield redactText(JSON.stringify(compactRow(r)));
     })(),
   );
+}
+
+/**
+ * The rows of a results file against the eval's record (src/results/record.ts checkEvidence): the record is the file's
+ * own header (a re-gate file) or the one beside it. `problem` is exit 2; `loud` is said at the top of the verdict.
+ */
+export function verifyEvidence(file: string): { problem: string | null; loud: string | null } {
+  let header: RegateHeader | null = null;
+  let recordPath: string | null = null;
+  if (isJsonl(file)) {
+    for (const { row, line } of jsonlRows(file)) {
+      if (line === 1 && REGATE_KEY in row) {
+        header = row[REGATE_KEY] as RegateHeader;
+        recordPath = `${file} (its header)`;
+      }
+      break;
+    }
+  }
+  if (!header) {
+    header = regateHeaderBeside(file);
+    recordPath = regatePathFor([file]);
+  }
+  return checkEvidence(file, digestRows(resultRows(file)), header, recordPath);
 }

@@ -67,6 +67,11 @@ export interface RegateHeader {
   toolchain?: Toolchain;
   /** false when promptfoo did not keep the eval (--no-write, or the config's commandLineOptions.write: false). */
   written?: boolean;
+  /** The eval's run id, its row count and the digest of its rows (src/results/record.ts); merge's record says `merged`. */
+  runId?: string | null;
+  rows?: number;
+  digest?: string;
+  merged?: { runs: string[]; unrecorded: string[] };
 }
 
 /** Parse a JSONL results file (promptfoo's, or the hook's re-gate file) one row at a time. */

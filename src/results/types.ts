@@ -39,6 +39,8 @@ export interface HarnessOutput {
   answer?: string;
   /** Integrity of the top results computed on the full content before the row was compacted (src/results/compact.ts). */
   integrity?: IntegrityIssue[];
+  /** Hits whose content was longer than the maximum per hit and was cut to it (src/results/evidence.ts). */
+  contentCut?: { hits: number; maxChars: number; longest: number };
 }
 
 /** `metadata` of the provider response (context.metadata in assertions; response.metadata in results JSON). */
@@ -63,6 +65,8 @@ export interface HarnessMetadata {
    * measured on. promptfoo's JSONL output has no config, so a baseline written from JSONL reads it here.
    */
   providerConfig?: Record<string, unknown>;
+  /** The eval's run id (src/results/record.ts RUN_KEY). */
+  rankgateRun?: string;
 }
 
 export const BUCKETS = [

@@ -115,6 +115,16 @@ export function promptfooConfigFile(basePath: string, argv: readonly string[] = 
  * "providers[2] (label 'hybrid rrf60')" when the YAML/JSON config file can be read and exactly one
  * rankgate-provider entry carries `key` with `value`; else "provider <id>".
  */
+/** Does a connection string (URL or libpq keyword form) carry a password? */
+export function databaseUrlHasPassword(url: string): boolean {
+  if (/(^|[\s?&;])(ssl)?password\s*=/i.test(url)) return true;
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]+@/i.test(url);
+  }
+}
+
 function entryName(file: string, providerId: string, key: string, value: unknown): string {
   const fallback = `provider ${providerId}`;
   if (!/\.(ya?ml|json)$/i.test(file)) return fallback;
@@ -196,6 +206,13 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
     if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (int && !Number.isInteger(v))) {
       expect(k, v, `${int ? 'an integer' : 'a number'} from ${min} to ${max}`);
     }
+  }
+  if (typeof config.databaseUrl === 'string' && databaseUrlHasPassword(config.databaseUrl)) {
+    // promptfoo stores every provider's config in its own database (~/.promptfoo or PROMPTFOO_CONFIG_DIR) before any
+    // hook can redact it: a password there is never written anywhere, it comes from the environment
+    fail('databaseUrl', config.databaseUrl, (where) =>
+      `${file}: ${where}.databaseUrl holds a password (promptfoo would store it in its own database with the eval): leave it out of the config and pass it from the environment: PGPASSWORD=… with this databaseUrl without its password, or DATABASE_URL=… with no databaseUrl`,
+    );
   }
   if (config.url !== undefined) {
     let u: URL | undefined;

@@ -18,6 +18,7 @@
  */
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 import { readCappedText, sizeText } from '../util/capped-body.ts';
+import { registerSecret } from '../util/redact.ts';
 
 /** undici's "fetch failed" names nothing: say what the connection error was (refused, unknown host, reset...). */
 function fetchFailure(e: Error): string {
@@ -97,7 +98,10 @@ export class HttpSearchService implements SearchServiceLike {
     let auth: string | undefined;
     const u = new URL(target);
     if (u.username || u.password) {
-      auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+      const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
+      // a service that echoes its request headers (a 500 page, a debug field) quotes this value: redacted everywhere
+      registerSecret(basic);
+      auth = `Basic ${basic}`;
       u.username = '';
       u.password = '';
       target = u.href.replace(/\/+$/, '');

@@ -6,8 +6,13 @@
  *   parameters (`?password=`, `sslpassword`, `token`, `api_key`, ...) -> `***`.
  * - Secret settings: a config key named like a secret (password, secret, token, apiKey, credentials, auth...) keeps
  *   its key, its value becomes `***`.
- * - Known secret values anywhere in free text: the password of DATABASE_URL, PGPASSWORD, AWS secret keys, and every
- *   value redactConfig met under a secret key or in a URL (an error message that quotes one is redacted too).
+ * - libpq's keyword form: `host=h password=x` (and `sslpassword=`) -> `password=***`.
+ * - HTTP credentials a service echoes: `Authorization: Basic …` / `Bearer …` -> `Basic ***`; and the Basic value a
+ *   url: with `user:pass@` sends (base64 of user:pass) wherever it appears, once that url was seen.
+ * - Known secret values anywhere in free text: the password of DATABASE_URL (URL or keyword form), PGPASSWORD, AWS
+ *   secret and session keys, every `*_API_KEY` variable of the environment (the judge's, the embedders', promptfoo's
+ *   providers'), and every value redactConfig met under a secret key or in a URL (an error message that quotes one
+ *   is redacted too).
  */
 
 import { readFileSync } from 'node:fs';
@@ -23,6 +28,9 @@ const isSecretKey = (k: string) => SECRET_KEY.test(k.replace(/[-_]/g, ''));
 const SECRET_PARAM = /^(password|passwd|pass|pwd|sslpassword|secret|token|access_?token|api_?key|apikey|key|auth|signature|sig|x-amz-signature|x-amz-security-token)$/i;
 /** Environment variables whose values are secrets. */
 const SECRET_ENV = ['PGPASSWORD', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK', 'GITHUB_TOKEN', 'GH_TOKEN'];
+/** And every variable named like the API keys rankgate's embedders and judge and promptfoo's providers read
+ *  (OPENAI_API_KEY, ANTHROPIC_API_KEY, VOYAGE_API_KEY, COHERE_API_KEY, RANKGATE_EMBED_API_KEY, …) or like an AWS secret. */
+const SECRET_ENV_NAME = /(_API_KEY|_APIKEY|^AWS_SECRET_ACCESS_KEY|^AWS_SESSION_TOKEN|_SECRET_ACCESS_KEY|_SESSION_TOKEN|_AUTH_TOKEN)$/i;
 /** Environment variables holding URLs whose credentials are secrets. */
 const URL_ENV = ['DATABASE_URL', 'RANKGATE_TEST_DATABASE_URL'];
 
@@ -47,18 +55,38 @@ export function registerSecret(value: unknown): void {
   }
 }
 
-function registerUrlSecrets(text: string): void {
-  for (const m of text.matchAll(URL_CREDENTIALS)) if (m[3]) registerSecret(m[3]);
-  for (const m of text.matchAll(QUERY_SECRET)) registerSecret(m[3]);
+/** The password of URL credentials, and the HTTP Basic header value they become (src/search/url.ts sends
+ *  `Authorization: Basic base64(user:password)`; a service that echoes its request headers quotes it). */
+function registerCredentials(user: string, pass: string): void {
+  registerSecret(pass);
+  const dec = (x: string) => {
+    try {
+      return decodeURIComponent(x);
+    } catch {
+      return x;
+    }
+  };
+  for (const [u, p] of [[user, pass], [dec(user), dec(pass)]] as const) if (p) registerSecret(Buffer.from(`${u}:${p}`).toString('base64'));
 }
+
+function registerUrlSecrets(text: string): void {
+  for (const m of text.matchAll(URL_CREDENTIALS)) if (m[3]) registerCredentials(m[2] ?? '', m[3]);
+  for (const m of text.matchAll(QUERY_SECRET)) if (SECRET_PARAM.test(m[2]!)) registerSecret(m[3]);
+  // libpq's keyword form: `host=db user=app password=secret` or `password='se cret'`
+  for (const m of text.matchAll(KEYWORD_SECRET)) registerSecret(unquote(m[3]!));
+}
+
+const unquote = (v: string) => (v.startsWith("'") && v.endsWith("'") && v.length >= 2 ? v.slice(1, -1).replace(/\\(.)/g, '$1') : v);
 
 let envSeen = '';
 /** The secrets of the environment, read again whenever it changed (a test or a provider may set DATABASE_URL late). */
 function readEnv(): void {
-  const now = [...SECRET_ENV, ...URL_ENV].map((k) => process.env[k] ?? '').join('\0');
+  const keys = [...SECRET_ENV, ...URL_ENV];
+  for (const k of Object.keys(process.env)) if (SECRET_ENV_NAME.test(k) && !keys.includes(k)) keys.push(k);
+  const now = keys.map((k) => `${k}=${process.env[k] ?? ''}`).join('\0');
   if (now === envSeen) return;
   envSeen = now;
-  for (const k of SECRET_ENV) registerSecret(process.env[k]);
+  for (const k of keys) if (!URL_ENV.includes(k)) registerSecret(process.env[k]);
   for (const k of URL_ENV) if (process.env[k]) registerUrlSecrets(process.env[k]!);
 }
 
@@ -66,14 +94,27 @@ function readEnv(): void {
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#"'`<>]*):([^\s@/"'`<>]*)@/gi;
 // ?password=x / &sslpassword=x
 const QUERY_SECRET = /([?&;])([A-Za-z_-]+)=([^&#\s"'`<>]+)/g;
+// libpq keyword form: password=x / sslpassword='x y' (after a start, a space, or a separator)
+const KEYWORD_SECRET = /(^|[\s,(])((?:ssl)?password)\s*=\s*('(?:\\.|[^'\\])*'|[^\s'"`,)]+)/gi;
+// an HTTP Authorization header's credentials, as a service may echo them: `Authorization: Basic dXNlcjpwYXNz`,
+// `"authorization":"Bearer abc"`
+const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?\s*)(basic|bearer|token|digest)\s+([^\s"',}]+)/gi;
 
 /** `text` with URL credentials, secret query parameters and every known secret value replaced by ***. */
 export function redactText(text: string): string {
   readEnv();
-  if (!known.size && !text.includes('://') && !text.includes('=')) return text;
+  if (!known.size && !text.includes('://') && !text.includes('=') && !/authorization/i.test(text)) return text;
   let out = text.replace(URL_CREDENTIALS, (_m, scheme: string, user: string, pass: string) => {
-    registerSecret(pass);
+    registerCredentials(user, pass);
     return `${scheme}${user}:${REDACTED}@`;
+  });
+  out = out.replace(KEYWORD_SECRET, (_m, pre: string, name: string, value: string) => {
+    registerSecret(unquote(value));
+    return `${pre}${name}=${REDACTED}`;
+  });
+  out = out.replace(AUTH_HEADER, (_m, pre: string, scheme: string, value: string) => {
+    registerSecret(value);
+    return `${pre}${scheme} ${REDACTED}`;
   });
   out = out.replace(QUERY_SECRET, (m, sep: string, name: string, value: string) => {
     if (!SECRET_PARAM.test(name)) return m;

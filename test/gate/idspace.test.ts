@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { GoldenQuerySchema, type Reference } from '../../src/golden/schema.ts';
 import type { Floors } from '../../src/gate/floors.ts';
 import { idForm } from '../../src/gate/idspace.ts';
+import { boundHits, maxHitContent, multiDocumentHits } from '../../src/results/evidence.ts';
 import { gateColumn, verdictLines } from '../../src/gate/verdict.ts';
 import type { Column, QueryRecord } from '../../src/results/read.ts';
 
@@ -74,15 +75,52 @@ describe('id spaces', () => {
     assert.match(two.reasons[0]!, /recall_at_3 = 0\.0000 is below the floor 0\.6/);
   });
 
-  it('one query found its expected id: the ids match, the floors decide; passages, empty results and path fields are not id mismatches', () => {
-    const mixed = [q('hit', [{ path: 'a/x.md' }], [{ chunkId: 'x#0', documentId: 'x', path: 'a/x.md' }], true), ...Array.from({ length: 5 }, (_, i) => q(`m${i}`, [{ path: `a/m${i}.md` }], [slugHit('zzz')], false))];
+  it('per query: ids of the golden form for 1 query of 5 is no alibi for the other 4 (exit 2, named); passages, empty results and path fields are not id mismatches', () => {
+    const mixed = [q('hit', [{ path: 'a/x.md' }], [{ chunkId: 'x#0', documentId: 'x', path: 'a/x.md' }], true), ...Array.from({ length: 4 }, (_, i) => q(`m${i}`, [{ path: `a/m${i}.md` }], [slugHit('zzz')], false))];
     const v = gateColumn(col(mixed), { floors, floorsSource: 'gate.yaml' });
-    assert.equal(v.code, 1);
-    assert.ok(!v.reasons.some((r) => r.startsWith('ids:')));
+    assert.equal(v.code, 2);
+    assert.match(v.reasons[0]!, /^ids: 4 of the 5 queries with results got ids of another form than the golden set's \(the golden set names their documents by paths, the service by names\): m0, m1, m2, m3; they cannot score/);
+    assert.doesNotMatch(verdictLines(v).join('\n'), /below the floor/);
     const passages = Array.from({ length: 4 }, (_, i) => q(`p${i}`, [{ passage_substring: 'squeal comes from glazed pads' }], [slugHit('zzz')], false));
     assert.equal(gateColumn(col(passages), { floors, floorsSource: 'gate.yaml' }).code, 1, 'passages match by content, not by id');
     const empty = Array.from({ length: 4 }, (_, i) => q(`e${i}`, [{ path: `a/e${i}.md` }], [], false));
     assert.ok(!gateColumn(col(empty), { floors, floorsSource: 'gate.yaml' }).reasons.some((r) => r.startsWith('ids:')), 'no results is not an id mismatch');
+  });
+
+  it('wrong documents in the right form are measured (exit 1 by the floors), not refused: corpus paths, known ids, the golden form', () => {
+    // a service returning paths of the corpus (the golden ids of other queries), never the expected one, for every query
+    const paths = ['brakes/pads.md', 'brakes/rotor.md', 'tyres/pressure.md', 'tyres/tread.md', 'oil/change.md'];
+    const wrong = paths.map((p, i) => q(`w${i}`, [{ path: p }], [{ chunkId: `${paths[(i + 1) % 5]}#c300-0`, documentId: paths[(i + 1) % 5]! }, { chunkId: `${paths[(i + 2) % 5]}#c300-0`, documentId: paths[(i + 2) % 5]! }], false));
+    const v = gateColumn(col(wrong), { floors, floorsSource: 'gate.yaml' });
+    assert.equal(v.code, 1, v.reasons.join('\n'));
+    assert.match(v.reasons[0]!, /recall_at_3 = 0\.0000 is below the floor 0\.6/);
+    // paths of the run's corpus that no golden entry names are known too
+    const other = paths.map((p, i) => q(`o${i}`, [{ path: p }], [{ chunkId: `x${i}`, documentId: `unrelated-${i}` }], false));
+    const docs = Object.fromEntries(paths.map((_, i) => [`unrelated-${i}`, {}]));
+    assert.equal(gateColumn(col(other), { floors, floorsSource: 'gate.yaml' }).code, 2, 'names against paths, corpus unknown: another id space');
+    assert.equal(gateColumn(col(other), { floors, floorsSource: 'gate.yaml', corpus: { known: true, corpus: 'c', corpusId: 'x', documents: docs as never } }).code, 1);
+  });
+
+  it('bounded evidence: content over 16 characters per chunk token is cut and counted; one hit holding the passages of several golden documents is exit 2', () => {
+    const { hits, cut } = boundHits([{ content: 'x'.repeat(5000) }, { content: 'short' }], 300);
+    assert.equal(maxHitContent(300), 4800);
+    assert.equal(maxHitContent(undefined), 4800);
+    assert.equal(hits[0]!.content.length, 4800);
+    assert.deepEqual(cut, { hits: 1, maxChars: 4800, longest: 5000 });
+    assert.equal(boundHits([{ content: 'y'.repeat(16000) }], 1000).cut, null, 'a column declaring 1000-token chunks allows 16,000 characters');
+    const pa = 'the lamp was covered by a clay pot for a long time';
+    const pb = 'the river carries sorrow down to the open sea at last';
+    const g = (id: string, passage: string, book: string, content: string, found: boolean): QueryRecord => {
+      const r = q(id, [{ passage_substring: passage, book_slug: book }], [{ chunkId: `${id}-c`, documentId: 'd' }], found);
+      return { ...r, top: [{ ...r.top[0]!, content }] };
+    };
+    const dump = `Intro. ${pa}. More text. ${pb}. End.`;
+    const qs = [g('a', pa, 'lamp', dump, true), g('b', pb, 'river', dump, true), g('c', pa, 'lamp', `Only ${pa}.`, true)];
+    const v = gateColumn({ ...col(qs), queries: qs.map((x, i) => (i === 0 ? { ...x, contentCut: { hits: 1, maxChars: 4800, longest: 208000 } } : x)) }, { floors, floorsSource: 'gate.yaml' });
+    assert.equal(v.code, 2);
+    assert.match(v.reasons[0]!, /^evidence: 2 hit\(s\) of 2 queries each contain the expected passages of several distinct golden documents \(query a rank 1 'a-c': book lamp, book river\): a hit is one chunk/);
+    assert.match(verdictLines(v).join('\n'), /note: LOUD: content cut: 1 hit\(s\) of 1 queries \(a\) returned content longer than the maximum per hit, 4800 characters .*the longest had 208000/);
+    assert.deepEqual(multiDocumentHits(qs.slice(2)), [], 'one document: nothing to flag');
   });
 });
 

@@ -17,6 +17,7 @@ import { PROMPTFOO_VERSION, promptfooEval, rankgate, tempDir, type RunResult } f
 import { SELECTION_SIZE_KEY } from '../../src/results/read.ts';
 import { rowsUnderNoWrite } from '../../src/results/nowrite.ts';
 import { closedPort, resummarise, writeGateConfig } from './helpers.ts';
+import { sealBaseline } from '../../src/gate/baseline.ts';
 
 type Doc = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -30,6 +31,8 @@ interface Mutation {
   floors?: string;
   /** A baseline written from the PASSING file, then changed by this function. */
   baseline?: (b: Doc) => Doc;
+  /** Keep the baseline's seal as it was (the edit without re-sealing); default: re-sealed. */
+  keepSeal?: boolean;
   args?: string[];
   expect: 0 | 1 | 2;
   /** stdout+stderr must match. */
@@ -165,6 +168,8 @@ const MUTATIONS: Mutation[] = [
       delete b.identity.selection; // else its identity check refuses the baseline itself
       return b;
     }, expect: 2, says: /none of them in the baseline/ },
+  { name: 'baseline identity block copied from another corpus (corpus swap hidden)', from: 'pass', keepSeal: true,
+    baseline: (b) => ((b.identity.corpusId = 'f'.repeat(64)), (b.identity.documents = { 'other.md': { h: '0123456789abcdef' } }), b), expect: 2, says: /identity\.seal does not match the identity block/ },
   { name: 'baseline from another corpus', from: 'pass', baseline: (b) => ((b.identity.corpusId = 'sha256:other'), (b.identity.corpus = 'other-docs/'), b), expect: 2, says: /another corpus/ },
   { name: 'baseline from another corpus, accepted', from: 'pass', args: ['--accept-baseline-mismatch'], baseline: (b) => ((b.identity.corpusId = 'sha256:other'), b), expect: 0, says: /LOUD: .*another corpus/ },
   { name: 'baseline with another provider config (loud, compared)', from: 'pass', baseline: (b) => ((b.config.topK = 5), b), expect: 0, says: /LOUD: .*provider config: baseline topK=5; this run topK=10/ },
@@ -299,7 +304,10 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
       writeFileSync(floors, m.floors ?? FLOORS);
       const args = ['gate', file, '--floors', floors, ...(m.args ?? [])];
       if (m.baseline) {
-        const b = m.baseline(JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8')));
+        // re-sealed after the edit (src/gate/baseline.ts sealOf), so each case reaches the check it is about; keepSeal:
+        // the edit as an attacker makes it, without recomputing the seal
+        const edited = m.baseline(JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8')));
+        const b = m.keepSeal ? edited : sealBaseline(edited);
         const bf = join(dir, `b${i}.json`);
         writeFileSync(bf, JSON.stringify(b));
         args.push('--baseline', bf);
@@ -408,5 +416,25 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     assert.equal(r.code, 2, r.stdout + r.stderr);
     assert.match(r.stderr, /--update-baseline: a `promptfoo eval --no-write` run .*was left as it was/);
     assert.ok(!existsSync(target));
+  });
+
+  it('CI: a pull request that changes the baseline is said LOUD at the top of the gate and the PR comment, with the figures before and after', async () => {
+    const base = join(dir, 'baseline.json');
+    const head = join(dir, 'head-baseline.json');
+    // the PR's copy: every miss made a hit, re-summarised and re-sealed (a consistent rewrite)
+    const b = JSON.parse(readFileSync(base, 'utf8'));
+    for (const q of Object.values(b.queries) as Doc[]) if (q.recall_at_3 === 0) Object.assign(q, { recall_at_3: 1, mrr: 1 });
+    writeFileSync(head, JSON.stringify(sealBaseline(resummarise(b))));
+    const comment = join(dir, 'head-comment.md');
+    const r = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', head, '--comment', comment]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const line = /LOUD: this pull request CHANGES the baseline \S*head-baseline\.json: Recall@3 0\.6250 -> 1\.0000, MRR@10 0\.5625 -> 0\.9375, queries 10 -> 10 \(\d+ changed\); this run is compared with the base branch's baseline/;
+    assert.match(r.stdout.split('\n').find((l) => l.startsWith('LOUD')) ?? '', line);
+    assert.match(r.stdout, /note: LOUD: this pull request CHANGES the baseline/, 'in the verdict too');
+    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*BASELINE CHANGED: this pull request CHANGES the baseline .*Recall@3 0\.6250 -> 1\.0000/);
+    // the PR leaves the baseline as it is: nothing said
+    const same = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', base]);
+    assert.equal(same.code, 0);
+    assert.doesNotMatch(same.stdout + same.stderr, /CHANGES the baseline/);
   });
 });

@@ -6,7 +6,7 @@ import { minimumDetectableDrop, normalQuantile, queriesNeeded, sampleSd } from '
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baselineFrom, baselineInconsistency, readBaseline, regressionCheck, type Baseline } from '../../src/gate/baseline.ts';
+import { baselineFrom, baselineInconsistency, readBaseline, regressionCheck, sealBaseline, type Baseline } from '../../src/gate/baseline.ts';
 import { isUserError } from '../../src/errors.ts';
 import { generateTestCases, shardOf } from '../../src/golden/promptfoo.ts';
 import { selectionIdentity } from '../../src/golden/testcases.ts';
@@ -169,14 +169,22 @@ describe('regression check', () => {
   });
 
   it('a baseline is checked against itself: per-query values in range and consistent with its summary and selection identity', () => {
-    const good = structuredClone(b);
-    good.identity!.selection = { id: selectionIdentity(base.queries).id, size: 40 };
+    const unsealed = structuredClone(b);
+    unsealed.identity!.selection = { id: selectionIdentity(base.queries).id, size: 40 };
+    assert.match(baselineInconsistency(unsealed)!, /^identity\.seal: missing/);
+    const good = sealBaseline(unsealed);
     assert.equal(baselineInconsistency(good), null);
-    const bad = (f: (x: Baseline) => void) => {
+    const bad = (f: (x: Baseline) => void, reseal = true) => {
       const x = structuredClone(good);
       f(x);
-      return baselineInconsistency(x);
+      return baselineInconsistency(reseal ? sealBaseline(x) : x);
     };
+    // the identity block of another corpus copied in (its corpus id and documents): the seal no longer matches
+    assert.match(
+      bad((x) => Object.assign(x.identity!, { corpusId: 'f'.repeat(64), corpus: 'other/', documents: { 'a.md': { h: '0123456789abcdef' } } }), false)!,
+      /^identity\.seal does not match the identity block and the per-query entries: .*an identity block copied from another baseline hides a corpus swap/,
+    );
+    assert.match(bad((x) => (x.queries.q02!.ndcg_at_10 = 0.123), false)!, /^identity\.seal does not match/, 'an entry edited where no summary checks it still breaks the seal');
     assert.match(bad((x) => (x.queries.q01!.mrr = -0.1))!, /queries\["q01"\]\.mrr: expected null or a number in \[0, 1\], got -0\.1/);
     assert.match(bad((x) => (x.queries.q01!.recall_at_3 = 0.5))!, /recall_at_3: expected 0, 1 or null/);
     assert.match(bad((x) => (x.queries.q01!.recall_at_3 = 0))!, /recall_at_3 0 \(no relevant reference in the top 3\) but mrr 1/);

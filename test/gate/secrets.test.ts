@@ -13,6 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { FIXTURE, ROOT, rankgate, tempDir, type RunResult } from '../harness/helpers.ts';
 import { closedPort } from './helpers.ts';
 import { REDACTED, redactConfig, redactText } from '../../src/util/redact.ts';
+import { databaseUrlHasPassword, validateProviderConfig } from '../../src/search/provider-config.ts';
+import { isUserError } from '../../src/errors.ts';
 
 const SERVER_URL = process.env.RANKGATE_TEST_DATABASE_URL;
 const file = (p: string) => pathToFileURL(p).href;
@@ -61,7 +63,8 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
         `    config: ${JSON.stringify(common)}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: config url',
-        `    config: ${JSON.stringify({ ...common, databaseUrl: url })}`,
+        // the password comes from the environment (PGPASSWORD): a databaseUrl holding one is refused (see below)
+        `    config: ${JSON.stringify({ ...common, databaseUrl: url.replace(`:${password}@`, '@') })}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: url credentials',
         `    config: ${JSON.stringify({ url: `http://${role}:${password}@127.0.0.1:${port}/api/v1/search`, unreachableAfter: 0, timeoutMs: 2000, preflight: false })}`,
@@ -80,7 +83,7 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
     );
     const floors = join(dir, 'gate.yaml');
     writeFileSync(floors, 'overall:\n  recall_at_3: 0.5\n');
-    const env = { DATABASE_URL: url, RANKGATE_DATA_DIR: undefined, PROMPTFOO_CONFIG_DIR: join(dir, 'pf') };
+    const env = { DATABASE_URL: url, PGPASSWORD: password, RANKGATE_DATA_DIR: undefined, PROMPTFOO_CONFIG_DIR: join(dir, 'pf') };
     runs.eval = await rankgate(['eval', '--config', config, '--out-dir', join(dir, 'out'), '--floors', floors], env);
     const raw = readdirSync(join(dir, 'out')).find((f) => f.endsWith('.promptfoo.json'));
     assert.ok(raw, `rankgate eval wrote promptfoo's results:\n${runs.eval.stderr.slice(-3000)}`);
@@ -145,11 +148,53 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
     assert.deepEqual(found, [], `the secret leaked into: ${found.join(', ')}`);
     // the credentials are shown redacted where the configuration is shown, so the reader still sees which URL
     const raw = readFileSync(files.find((f) => f.endsWith('.promptfoo.json'))!, 'utf8');
-    assert.ok(raw.includes(`${role}:${REDACTED}@`), 'the results keep the URL with its password redacted');
+    // (promptfoo itself writes the url: column's credentials as ***:***; the databaseUrl column holds none: PGPASSWORD)
+    assert.ok(raw.includes(`:${REDACTED}@127.0.0.1`), 'the results keep the URL with its password redacted');
+    assert.ok(raw.includes(`"databaseUrl": "postgres://${role}@`), 'the databaseUrl column named its server without a password');
   });
 });
 
 describe('redaction rules', () => {
+  it("the Basic value of url: credentials, libpq's keyword form, Authorization headers and every *_API_KEY / AWS secret of the environment", () => {
+    const basic = Buffer.from('svc:B4sic-Pw').toString('base64');
+    assert.equal(redactText('config url http://svc:B4sic-Pw@127.0.0.1:9/search'), 'config url http://svc:***@127.0.0.1:9/search');
+    assert.equal(redactText(`500: echo ${basic} then`), '500: echo *** then', 'the Basic value of a url met once');
+    assert.equal(redactText('{"error":"headers: authorization: Bearer tok-abc-123"}'), '{"error":"headers: authorization: Bearer ***"}');
+    assert.equal(redactText('Authorization: Basic Zm9vOmJhcg=='), 'Authorization: Basic ***');
+    assert.equal(redactText("could not connect: host=db.internal port=5432 user=app password='se cr3t!' dbname=x"), 'could not connect: host=db.internal port=5432 user=app password=*** dbname=x');
+    assert.equal(redactText('retry with se cr3t! later'), 'retry with *** later');
+    const keys = { JUDGE_X_API_KEY: 'sk-judge-0123456789', MY_EMBED_APIKEY: 'emb-abcdefgh', AWS_SESSION_TOKEN: 'FwoGZXIvYXdzEJr-session', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI-K7MDENG' };
+    const saved = Object.fromEntries(Object.keys(keys).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, keys);
+    try {
+      for (const v of Object.values(keys)) assert.equal(redactText(`the judge said: my key is ${v}.`), 'the judge said: my key is ***.');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    process.env.DATABASE_URL_SAVED = process.env.DATABASE_URL ?? '';
+    process.env.DATABASE_URL = "host=h user=u password=kw-Secret-77 dbname=d";
+    try {
+      assert.equal(redactText('error quoting kw-Secret-77'), 'error quoting ***', "DATABASE_URL's keyword-form password is known");
+    } finally {
+      if (process.env.DATABASE_URL_SAVED) process.env.DATABASE_URL = process.env.DATABASE_URL_SAVED;
+      else delete process.env.DATABASE_URL;
+      delete process.env.DATABASE_URL_SAVED;
+    }
+  });
+
+  it('a provider config with a password inside databaseUrl is refused, naming the way to pass it from the environment', () => {
+    for (const databaseUrl of ['postgres://app:Hunter2-pw@db/x', 'host=db user=app password=Hunter2-pw dbname=x', 'postgres://app@db/x?password=Hunter2-pw']) {
+      assert.ok(databaseUrlHasPassword(databaseUrl), databaseUrl);
+      assert.throws(
+        () => validateProviderConfig({ databaseUrl }, { basePath: ROOT, providerId: 'file://providers/search.ts' }),
+        (e: Error) => isUserError(e) && /databaseUrl holds a password .*PGPASSWORD=… with this databaseUrl without its password, or DATABASE_URL=… with no databaseUrl/.test(e.message) && !e.message.includes('Hunter2-pw'),
+      );
+    }
+    assert.ok(!databaseUrlHasPassword('postgres://app@db/x'));
+    validateProviderConfig({ databaseUrl: 'postgres://app@db:5432/x' }, { basePath: ROOT, providerId: 'file://providers/search.ts' });
+  });
+
   it('URL credentials, secret query parameters and secret keys; numbers and look-alike keys kept', () => {
     assert.equal(redactText('connect postgres://u:s3cr3t-pw@h:5432/db failed'), 'connect postgres://u:***@h:5432/db failed');
     assert.equal(redactText('then s3cr3t-pw again'), 'then *** again', 'a password met once is redacted in free text later');

@@ -99,7 +99,8 @@ function gatingJob(name: string) {
   assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
   const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
   for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
-  assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --comment comment\.md/);
+  // against the base branch's baseline; the PR's own copy given so that a change to it is said LOUD
+  assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --head-baseline data\/eval\/baseline\.json --comment comment\.md/);
 }
 
 test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {

@@ -25,6 +25,7 @@ import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE, close, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
 import { resummarise } from '../gate/helpers.ts';
+import { sealBaseline } from '../../src/gate/baseline.ts';
 
 const CONFIG = join(FIXTURE, 'promptfooconfig.yaml');
 
@@ -193,12 +194,12 @@ describe('promptfoo eval of the harness fixture', () => {
     const same = await rankgate(['gate', out, '--floors', lenient, '--baseline', base]);
     assert.match(same.stdout, /0 regressed, 0 improved\*\*, 10 unchanged/);
 
-    // Pretend the baseline was better on two queries and worse on one (its summary recomputed to match: the gate
-    // refuses a baseline whose per-query values disagree with its own summary).
+    // Pretend the baseline was better on two queries and worse on one (its summary recomputed and its identity
+    // re-sealed to match: the gate refuses a baseline whose per-query values disagree with its own summary or seal).
     b.queries['fx-direct-002'].mrr = 1;
     Object.assign(b.queries['fx-conceptual-001'], { recall_at_3: 1, mrr: 0.5 });
     b.queries['fx-direct-001'].mrr = 0.5;
-    writeFileSync(base, JSON.stringify(resummarise(b)));
+    writeFileSync(base, JSON.stringify(sealBaseline(resummarise(b))));
     const comment = join(dir, 'comment.md');
     const d = await rankgate(['gate', out, '--floors', lenient, '--baseline', base, '--comment', comment]);
     assert.equal(d.code, 0);

@@ -62,6 +62,75 @@ describe('JSONL and the re-gate record on the default eval', () => {
   });
 });
 
+describe("evidence that cannot be re-assembled: the run id on every row, the record's row count and digest", () => {
+  const dir = tempDir('evidence');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('every row carries the run id of the record; picked rows of two runs, edited rows and a missing record are said', async () => {
+    const r = await defaultEvalRun();
+    const record = r.results.replace(/\.json$/, '.rankgate.jsonl');
+    const header = JSON.parse(readFileSync(record, 'utf8').split('\n')[0]!).rankgate_regate;
+    const rows = JSON.parse(readFileSync(r.results, 'utf8')).results.results as any[];
+    assert.match(header.runId, /^[0-9a-f-]{36}$/);
+    assert.equal(header.rows, rows.length);
+    assert.match(header.digest, /^[0-9a-f]{64}$/);
+    for (const row of rows) assert.equal(row.response.metadata.rankgateRun, header.runId, `${row.testCase.metadata.id}: the run id`);
+    const floors = join(r.work, 'config', 'gate.yaml');
+    // a copy of the record for a copy of the results (the record names its output file)
+    const copyRecord = (name: string) => {
+      const [h, ...rest] = readFileSync(record, 'utf8').split('\n');
+      const o = JSON.parse(h!);
+      o.rankgate_regate.output = join(dir, name);
+      writeFileSync(join(dir, name.replace(/\.jsonl$/, '.rankgate.jsonl')), [JSON.stringify(o), ...rest].join('\n'));
+    };
+    // the eval's own JSON and its rows as JSONL beside a copy of the record: the rows match it, nothing said
+    const jsonl = join(dir, 'run.jsonl');
+    writeFileSync(jsonl, rows.map((x) => JSON.stringify(x)).join('\n') + '\n');
+    copyRecord('run.jsonl');
+    const [own, asJsonl] = await Promise.all([rankgate(['gate', r.results, '--floors', floors]), rankgate(['gate', jsonl, '--floors', floors])]);
+    assert.equal(own.code, r.code, own.stdout + own.stderr);
+    assert.equal(asJsonl.code, r.code, asJsonl.stdout + asJsonl.stderr);
+    assert.doesNotMatch(own.stdout + asJsonl.stdout, /LOUD: no record/);
+    // the better of two runs, picked per query: the rows of another run are refused (exit 2), with or without a record
+    const other = '00000000-0000-4000-8000-000000000002';
+    const picked = rows.map((x, i) => (i % 2 ? { ...x, response: { ...x.response, metadata: { ...x.response.metadata, rankgateRun: other } } } : x));
+    const pickedFile = join(dir, 'picked.jsonl');
+    writeFileSync(pickedFile, picked.map((x) => JSON.stringify(x)).join('\n') + '\n');
+    const p1 = await rankgate(['gate', pickedFile, '--floors', floors]);
+    assert.equal(p1.code, 2, p1.stdout + p1.stderr);
+    assert.match(p1.stderr, /picked\.jsonl: its rows come from 2 different eval runs/);
+    copyRecord('picked.jsonl');
+    const p2 = await rankgate(['gate', pickedFile, '--floors', floors]);
+    assert.equal(p2.code, 2, p2.stdout + p2.stderr);
+    assert.match(p2.stderr, /its rows come from 2 different eval runs .*its record .* from one/);
+    // one row dropped (or edited) under the eval's own record: the rows do not match it
+    const edited = join(dir, 'edited.jsonl');
+    writeFileSync(edited, rows.slice(1).map((x) => JSON.stringify(x)).join('\n') + '\n');
+    copyRecord('edited.jsonl');
+    const e = await rankgate(['gate', edited, '--floors', floors]);
+    assert.equal(e.code, 2, e.stdout + e.stderr);
+    assert.match(e.stderr, new RegExp(`edited\\.jsonl: its ${rows.length - 1} rows do not match the record .*\\(${rows.length} rows, digest [0-9a-f]{12}; the file's [0-9a-f]{12}\\): rows were added, removed or edited after the eval`));
+    // no record beside: gated, and said LOUD at the top of the verdict
+    const bare = join(dir, 'bare.jsonl');
+    writeFileSync(bare, readFileSync(jsonl));
+    const b = await rankgate(['gate', bare, '--floors', floors]);
+    assert.equal(b.code, r.code, b.stdout + b.stderr);
+    assert.match(b.stdout, /LOUD: no record of this eval beside .*bare\.jsonl/);
+    assert.match(b.stdout + b.stderr, /note: LOUD: no record of this eval/);
+    // rankgate merge checks each shard against its record and writes its own record, which the gate trusts
+    const merged = join(dir, 'merged.jsonl');
+    const m = await rankgate(['merge', merged, jsonl]);
+    assert.equal(m.code, 0, m.stdout + m.stderr);
+    assert.ok(existsSync(join(dir, 'merged.rankgate.jsonl')));
+    const g = await rankgate(['gate', merged, '--floors', floors]);
+    assert.equal(g.code, r.code, g.stdout + g.stderr);
+    assert.doesNotMatch(g.stdout, /LOUD: no record/);
+    const bad = await rankgate(['merge', join(dir, 'merged2.jsonl'), pickedFile]);
+    assert.equal(bad.code, 2, bad.stdout + bad.stderr);
+    assert.match(bad.stderr, /different eval runs/);
+  });
+});
+
 describe('an eval whose output promptfoo cannot write', () => {
   const dir = tempDir('unwritable');
   after(() => rmSync(dir, { recursive: true, force: true }));

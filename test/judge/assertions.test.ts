@@ -201,3 +201,18 @@ test("the gate hook's first lines: one per kind of judge, the answer judge with 
   assert.match(lines.find((l) => l.startsWith('rankgate: judge:')) ?? '', /^rankgate: judge: off \(configured \(.*config\.mode=off\)\)$/);
   assert.match(lines.find((l) => l.startsWith('rankgate: answer judge:')) ?? '', /^rankgate: answer judge: openai:chat:M \(answer-v1\) \(configured \(.*config\.mode=openai:chat:M\)\)$/);
 });
+
+test("a judge answer quoting an API key of the environment: the key is redacted in what the assertion returns (the results)", async () => {
+  const key = 'sk-judge-QUOTED-0123456789';
+  process.env.RANKGATE_TEST_JUDGE_API_KEY = key;
+  fake.on('*', 'converse', () => converseReply(`I will not grade this. By the way my key is ${key}.`));
+  try {
+    const r = await judged(JSON.stringify(output), ctx(bedrockConfig()));
+    const text = JSON.stringify(r);
+    assert.ok(!text.includes(key), text.slice(0, 2000));
+    assert.match(text, /my key is \*\*\*/, 'the answer is in the result, redacted');
+  } finally {
+    delete process.env.RANKGATE_TEST_JUDGE_API_KEY;
+    fake.on('*', 'converse', simulatedJudge);
+  }
+});

@@ -122,6 +122,13 @@ describe('server backend terminated in the middle of an ingest', () => {
   });
 });
 
+/** A connection URL without its password. */
+const noPassword = (url: string) => {
+  const u = new URL(url);
+  u.password = '';
+  return u.toString();
+};
+
 describe('server backends terminated again and again during a promptfoo eval', () => {
   it('no crash: every row is an answer or an error naming the lost connection; the eval finishes; the gate counts errors', async (t) => {
     if (!SERVER_URL) return t.skip(SERVER_SKIP);
@@ -138,7 +145,7 @@ describe('server backends terminated again and again during a promptfoo eval', (
 providers:
   - id: file://${ROOT}/providers/search.ts
     label: ours-on-server
-    config: { databaseUrl: '${sdb.url}', routingConfig: false, chunkSize: 300, embedder: use-lite, timeoutMs: 20000 }
+    config: { databaseUrl: '${noPassword(sdb.url)}', routingConfig: false, chunkSize: 300, embedder: use-lite, timeoutMs: 20000 }
 defaultTest:
   assert:
     - type: javascript
@@ -148,7 +155,8 @@ evaluateOptions: { maxConcurrency: 2 }
 env: { PROMPTFOO_PASS_RATE_THRESHOLD: '0' }
 `,
       );
-      const ev = promptfooEval(config, out);
+      // a databaseUrl holding a password is refused (promptfoo would store it): the CI server's comes through PGPASSWORD
+      const ev = promptfooEval(config, out, { PGPASSWORD: decodeURIComponent(new URL(sdb.url).password) || undefined });
       let kills = 0;
       const deadline = Date.now() + 120_000;
       while (ev.child.exitCode === null && Date.now() < deadline) {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { converseReply, startDeadBedrock, startFakeBedrock, type DeadBedrock } from '../helpers/fake-bedrock.ts';
 import { closedPort } from '../gate/helpers.ts';
@@ -574,5 +574,103 @@ describe('rankgate serve under damage and load (real processes)', () => {
     const end = await s.result;
     assert.equal(end.code, 0);
     assertNoStack(end.stderr);
+  });
+});
+
+describe('hostile url: services through a real promptfoo eval: evidence bounded, credentials never echoed', () => {
+  const dir = tempDir('svc-hostile');
+  const out = join(dir, 'results.json');
+  const user = 'evaluser';
+  const password = `pw-${process.pid}-hostile-Zq9`;
+  const basic = Buffer.from(`${user}:${password}`).toString('base64');
+  const corpus = readdirSync(join(ROOT, 'datasets', 'corpus')).sort().map((f) => readFileSync(join(ROOT, 'datasets', 'corpus', f), 'utf8')).join('\n\n');
+  const golden = (JSON.parse(readFileSync(join(ROOT, 'datasets', 'golden', 'golden-set-en.json'), 'utf8')) as { category: string; expected_passages?: { passage_substring: string }[] }[])
+    .filter((q) => q.category === 'direct');
+  // every expected passage of the direct queries in one hit (~2 KB: under the cut)
+  const passages = golden.flatMap((q) => (q.expected_passages ?? []).map((p) => p.passage_substring)).join(' ');
+  let server: Server;
+  let run: RunResult;
+  const runs: Record<string, RunResult> = {};
+
+  before(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const hit = (content: string) => JSON.stringify({ results: [{ chunk_id: 'all#1', document_id: 'all', content, score: 1, rank: 1 }] });
+        if (req.url?.startsWith('/corpus/')) return res.writeHead(200, { 'content-type': 'application/json' }).end(hit(corpus));
+        if (req.url?.startsWith('/passages/')) return res.writeHead(200, { 'content-type': 'application/json' }).end(hit(passages));
+        // a 500 that echoes the request's headers (a debug page)
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `upstream failed; request headers: authorization: ${req.headers.authorization}; x=${req.headers.authorization?.slice(6)}` }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const config = join(dir, 'promptfooconfig.yaml');
+    const col = (label: string, path: string) => `  - id: file://${ROOT}/providers/search.ts\n    label: ${label}\n    config: { url: 'http://${path.startsWith('echo') ? `${user}:${password}@` : ''}127.0.0.1:${port}/${path}/api/v1/search', timeoutMs: 5000, preflight: false }\n`;
+    writeFileSync(
+      config,
+      `description: reliability - hostile services\nprompts: ['{{query}}']\nproviders:\n${col('corpus-dump', 'corpus')}${col('passage-dump', 'passages')}${col('echo-auth', 'echo')}` +
+        `defaultTest:\n  assert:\n    - type: javascript\n      value: file://${ROOT}/assertions/rank.ts:rank\n` +
+        `tests:\n  - path: file://${ROOT}/datasets/tests.ts\n    config: { golden: [${join(ROOT, 'datasets', 'golden', 'golden-set-en.json')}], category: direct }\n` +
+        `env:\n  PROMPTFOO_PASS_RATE_THRESHOLD: '0'\nextensions:\n  - file://${ROOT}/assertions/gate.ts:beforeAll\n  - file://${ROOT}/assertions/gate.ts:afterAll\n`,
+    );
+    const floors = join(dir, 'gate.yaml');
+    writeFileSync(floors, 'overall:\n  recall_at_3: 0.5\n');
+    // under umask 000 (promptfoo then writes its output 0666): the hook tightens it
+    const umask = process.umask(0o000);
+    try {
+      run = await promptfooEval(config, out, { RANKGATE_GATE_FLOORS: floors }).result;
+    } finally {
+      process.umask(umask);
+    }
+    assert.ok(existsSync(out), `promptfoo wrote no results (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
+    for (const [c, label] of [['corpus', 'corpus-dump'], ['passages', 'passage-dump'], ['echo', 'echo-auth']] as const)
+      runs[c] = await rankgate(['gate', out, '--floors', floors, '--column', label, '--markdown', join(dir, `${c}.md`), '--comment', join(dir, `${c}-comment.md`), '--report', join(dir, `${c}.json`)]);
+    runs.html = await rankgate(['report', out, '--html', join(dir, 'report.html')]);
+  });
+  after(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the whole corpus as one hit: its content is cut to the maximum per hit, said LOUD, and it is no pass', () => {
+    const rows = JSON.parse(readFileSync(out, 'utf8')).results.results as { provider: { label: string }; response: { metadata: { harness: { hits: { content: string }[]; contentCut?: { hits: number; maxChars: number } } } } }[];
+    const dump = rows.filter((r) => r.provider.label === 'corpus-dump');
+    assert.equal(dump.length, golden.length);
+    for (const r of dump) {
+      assert.deepEqual(r.response.metadata.harness.contentCut, { hits: 1, maxChars: 4800, longest: corpus.length }, 'the row counts the cut');
+      assert.ok(r.response.metadata.harness.hits[0]!.content.length <= 4800);
+    }
+    const g = runs.corpus!;
+    // cut to its first 4,800 characters (the start of the first book), it matches no direct query's passage: a quality result
+    assert.equal(g.code, 1, g.stdout + g.stderr);
+    assert.match(g.stderr, /rankgate gate FAILED \(exit 1\) for 'corpus-dump': .* 10 of 10 queries · Recall@3 0\.0000 · MRR@10 0\.0000/);
+    assert.match(g.stdout + g.stderr, /note: LOUD: content cut: 10 hit\(s\) of 10 queries .*longer than the maximum per hit, 4800 characters/);
+    assert.doesNotMatch(g.stdout + g.stderr, /Recall@3 1\.0000/);
+  });
+
+  it('every expected passage in one hit: flagged, nothing measured (exit 2), not Recall@3 1.0', () => {
+    const g = runs.passages!;
+    assert.equal(g.code, 2, g.stdout + g.stderr);
+    assert.match(g.stderr, /✗ evidence: 10 hit\(s\) of 10 queries each contain the expected passages of several distinct golden documents \(query en-direct-\d+ rank 1 'all#1': book /);
+    assert.match(run.stderr, /rankgate gate ERROR \(exit 2\) for 'passage-dump'/, 'the hook says it too');
+    assert.equal(run.code, 2, run.stderr.slice(-2000));
+  });
+
+  it("a 500 echoing the url:'s Basic credentials: neither the password nor the Basic value in any output", () => {
+    assert.match(runs.echo!.stderr, /10 of 10 queries errored: 10× search failed: POST .*HTTP 500/);
+    assert.match(runs.echo!.stderr, /authorization: Basic \*\*\*/);
+    const texts: [string, string][] = [['eval stdout', run.stdout], ['eval stderr', run.stderr]];
+    for (const [k, r] of Object.entries(runs)) texts.push([`${k} stdout`, r.stdout], [`${k} stderr`, r.stderr]);
+    for (const f of readdirSync(dir)) if (f !== 'promptfooconfig.yaml') texts.push([f, readFileSync(join(dir, f), 'utf8')]);
+    assert.ok(texts.length >= 20, texts.map(([k]) => k).join(', '));
+    const leaks = texts.filter(([, t]) => t.includes(basic) || t.includes(password)).map(([k]) => k);
+    assert.deepEqual(leaks, [], `the credentials leaked into: ${leaks.join(', ')}`);
+  });
+
+  it('the results file and the record are never writable by others, whatever the umask', () => {
+    for (const f of [out, join(dir, 'results.rankgate.jsonl')]) assert.equal(statSync(f).mode & 0o022, 0, `${f}: ${(statSync(f).mode & 0o777).toString(8)}`);
   });
 });
