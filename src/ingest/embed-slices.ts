@@ -36,7 +36,7 @@ export async function embedSlices(embedder: Embedder, texts: readonly string[], 
       if ((err?.name === 'EmbedderCallError' || err?.name === 'BedrockCallError') && err.code === 'MalformedResponse') {
         const i = err.textIndex;
         const what = i !== undefined && i >= 0 && i < slice.length ? describe(start + i) : `${describe(start)}${slice.length > 1 ? ` (or one of the ${slice.length - 1} texts batched with it)` : ''}`;
-        const who = err.name === 'BedrockCallError' ? `${embedder.id}: ` : '';
+        const who = err.name === 'BedrockCallError' ? `${embedder.id}${embedder.endpoint ? ` at ${embedder.endpoint}` : ''}: ` : '';
         throw new UserError(`embedder ${who}${err.message.replace(/\s+/g, ' ')}; answer for ${what}${notWritten}`);
       }
       // a thread of an embedding pool died or failed: say which texts; the caller fails closed
