@@ -6,7 +6,10 @@
  *   config:
  *     # every SearchParams field (src/search/types.ts): mode, keywordScorer, bm25K1, bm25B, vectorSearch,
  *     # efSearch, rrfK, weights {keyword, vector}, candidates, topK, filters, chunkSize, embedder,
- *     # language, textConfig, routing
+ *     # language, textConfig, routing, rerank
+ *     rerank: {provider: cohere:rerank:rerank-v3.5, k: 50, maxTokensPerDoc, instructions}   # ours: rerank the top k
+ *                                # fused candidates (src/search/rerank-step.ts; an id string = {provider: ID, k: 50});
+ *                                # RANKGATE_RERANK (--rerank ID | off) and RANKGATE_RERANK_K (--rerank-k N) beat it
  *     module: ./my-search.ts     # a team's own in-process module exporting createSearchService(config)
  *     url: http://host/api/v1/search   # or http://host/search/v1 (NQ style: /search/v1/{mode})
  *     urlShape: portal | nq      # default: from the url path
@@ -26,7 +29,9 @@
  *                                # query's own time there (no queueing); false: in promptfoo's thread
  *     preflight: true            # at the eval's start, before any row: corpus: and module: must exist (module: with
  *                                # a createSearchService export), url: must not refuse one probe search request
- *                                # (src/search/preflight.ts); a failure is one line and exit 2; false: skip
+ *                                # (src/search/preflight.ts), a rerank: reranker must answer one probe (through
+ *                                # its score cache); a failure is one line and exit 2; false: skip
+ *     sweep: rerank              # set by the sweep grid (src/search/sweep.ts) on the columns it builds
  *
  * Unknown keys and values are refused when promptfoo constructs the provider, before any query: one line naming the
  * config file, the providers[] entry and the key, with a did-you-mean (src/search/provider-config.ts); promptfoo's
@@ -187,7 +192,8 @@ export default class SearchProvider {
     for (const k of PARAM_KEYS) if (this.config[k] !== undefined) (params as Record<string, unknown>)[k] = this.config[k];
     try {
       // --rerank / --rerank-k / --no-rerank (RANKGATE_RERANK, RANKGATE_RERANK_K) beat the config's rerank:
-      const rerank = rerankFromEnv(this.config.rerank, process.env, this.config.url !== undefined || this.config.module !== undefined);
+      // (a column of the rerank sweep keeps its own: the sweep built its columns from those settings)
+      const rerank = this.config.sweep === 'rerank' ? undefined : rerankFromEnv(this.config.rerank, process.env, this.config.url !== undefined || this.config.module !== undefined);
       if (rerank !== undefined) params.rerank = rerank;
       else if (params.rerank !== undefined) params.rerank = parseRerankSetting(params.rerank, 'rerank');
     } catch (e) {

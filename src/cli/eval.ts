@@ -8,7 +8,7 @@
  * Runs `promptfoo eval` (promptfooconfig.yaml, or --config) with the golden selection in RANKGATE_LANG /
  * RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
  * data/eval/results/eval-{lang}-{timestamp}.json (the report) and .md (the summary), atomically.
- * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, full) runs the sweep's
+ * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, rerank, full) runs the sweep's
  * columns around the config's first provider (its corpus, routing and golden set: the team's own config from
  * `rankgate init`), from a temporary copy of the config beside it (removed after the run); the report is the first
  * column's, with every column's summary and the blind-test framework's shipping criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
@@ -39,10 +39,15 @@ import { skippedEmbeddersLine, sweepGrid, sweepName, sweepNames } from '../searc
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
+                     [--rerank RERANKER_ID] [--rerank-k N] [--no-rerank]
   --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
   an unknown setting is exit 2 before any query runs.
   --sweep NAME   the columns of a parameter sweep around the config's first provider, also RANKGATE_SWEEP:
                  ${sweepNames().join(', ')} (docs/adopting.md, "Sweeps")
+  --rerank ID    rerank the top k fused results with this reranker (cohere:rerank:MODEL, voyage:rerank:MODEL,
+                 jina:rerank:MODEL, vllm:rerank:MODEL, tei:rerank, bedrock:rerank:MODEL; docs/search.md#rerankers);
+                 beats the config's rerank:. With --sweep rerank: the sweep's rerankers (a comma list)
+  --rerank-k N   the reranker's candidate budget (default 50); --no-rerank: no rerank stage (diagnostics)
 ${EXIT_CODE_HELP}`;
 
 
@@ -94,6 +99,9 @@ export async function run(argv: string[]): Promise<number> {
         'out-dir': { type: 'string', default: 'data/eval/results' },
         judge: { type: 'string' },
         'refresh-judge': { type: 'boolean', default: false },
+        rerank: { type: 'string' },
+        'rerank-k': { type: 'string' },
+        'no-rerank': { type: 'boolean', default: false },
         'allow-partial': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
     },
@@ -110,6 +118,20 @@ export async function run(argv: string[]): Promise<number> {
   // the judge rule (src/judge/spec.ts): --judge is RANKGATE_JUDGE for the eval; an unknown setting is exit 2 before any row
   if (v.judge !== undefined) resolveJudgeSpec(v.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
   else resolveJudgeSpec(undefined, process.env);
+  // --rerank / --rerank-k / --no-rerank: RANKGATE_RERANK and RANKGATE_RERANK_K for the provider (they beat the config's
+  // rerank:) and for the rerank sweep (its rerankers); checked here, before promptfoo starts
+  if (v['no-rerank'] && (v.rerank !== undefined || v['rerank-k'] !== undefined)) throw new UserError('--no-rerank: not with --rerank or --rerank-k');
+  if (v['no-rerank']) process.env.RANKGATE_RERANK = 'off';
+  if (v.rerank !== undefined) process.env.RANKGATE_RERANK = v.rerank;
+  if (v['rerank-k'] !== undefined) process.env.RANKGATE_RERANK_K = v['rerank-k'];
+  if (v.rerank !== undefined || v['rerank-k'] !== undefined) {
+    const { parseRerankSetting } = await import('../search/rerank-step.ts');
+    if (v.rerank !== undefined) {
+      for (const id of v.rerank.split(',')) parseRerankSetting(id.trim(), '--rerank');
+    }
+    const k = Number(v['rerank-k']);
+    if (v['rerank-k'] !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 1000)) throw new UserError(`--rerank-k ${v['rerank-k']}: expected an integer from 1 to 1000`);
+  }
   const sweepArg = v.sweep ?? (process.env.RANKGATE_SWEEP || undefined);
   const sweep = sweepArg === undefined ? null : sweepName(sweepArg, v.sweep !== undefined ? '--sweep' : 'RANKGATE_SWEEP');
   const baseConfig = v.config ?? 'promptfooconfig.yaml';

@@ -1,7 +1,8 @@
 /**
  * `rankgate search "query" [--mode hybrid|keyword|semantic] [--top-k 10] [--rrf-k 60] [--weights 0.5,0.5]
  *   [--chunk-size 300] [--embedder use-lite] [--candidates 50] [--scorer bm25|ts_rank_cd] [--vector exact|hnsw]
- *   [--language en] [--book SLUG] [--routing PATH | --no-routing] [--db URL|DIR] [--json]`
+ *   [--language en] [--book SLUG] [--routing PATH | --no-routing] [--rerank ID [--rerank-k N] | --no-rerank]
+ *   [--db URL|DIR] [--json]`
  * One query against rankgate's own search service (src/search/service.ts); prints the ranking, each
  * channel's rank and the routing decision.
  */
@@ -10,6 +11,7 @@ import type { SearchParams, SearchResponse } from '../search/types.ts';
 import { isConnectionLost } from '../db/connection.ts';
 import { parseCliArgs, parseIntFlag, serviceDbOptions } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
+import { checkReranker, parseRerankSetting } from '../search/rerank-step.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -25,6 +27,8 @@ export const USAGE = `usage: rankgate search "QUERY" [options]
   --language L       query language (text-search config) and language filter, e.g. en, es, hi
   --book SLUG        only chunks of this book
   --routing PATH     routing YAML (default config/routing.yaml); --no-routing turns routing off
+  --rerank ID        rerank the top k fused results with this reranker (cohere:rerank:MODEL, tei:rerank, …)
+  --rerank-k N       the reranker's candidate budget (default 50); --no-rerank: none
   --db URL|DIR       postgres://... or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db; opened read-only)
   --json             print the full response as JSON`;
@@ -76,6 +80,17 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
     p.filters = { ...(language !== undefined ? { language } : {}), ...(book !== undefined ? { book } : {}) };
   }
   if (values['no-routing']) p.routing = false;
+  if (values['no-rerank'] && (str('rerank') !== undefined || str('rerank-k') !== undefined)) throw new UserError('--no-rerank: not with --rerank or --rerank-k');
+  const rerankK = parseIntFlag('rerank-k', str('rerank-k'), 1, 1000);
+  if (rerankK !== undefined && str('rerank') === undefined) throw new UserError('--rerank-k: name the reranker with --rerank ID');
+  if (str('rerank') !== undefined) {
+    const s = parseRerankSetting({ provider: str('rerank'), ...(rerankK !== undefined ? { k: rerankK } : {}) }, '--rerank');
+    if (s) {
+      checkReranker(s);
+      p.rerank = s;
+    }
+  }
+  if (values['no-rerank']) p.rerank = null;
   return p;
 }
 
@@ -92,6 +107,14 @@ export function formatResponse(query: string, r: SearchResponse): string {
     lines.push(
       `${String(h.rank).padStart(3)}. ${h.score.toFixed(5)}  ${h.chunkId}  [kw ${ch(h.channels.keyword)} | vec ${ch(h.channels.vector)}]`,
       `     ${snippet}${h.content.length > 100 ? '…' : ''}`,
+    );
+  }
+  const rr = r.diagnostics.rerank;
+  if (rr) {
+    lines.push(
+      `rerank: ${rr.reranker ?? 'the service'} over the first ${rr.budget} of the first stage` +
+        `${rr.requests !== undefined ? ` · ${rr.requests} request${rr.requests === 1 ? '' : 's'}${rr.cached ? `, ${rr.cached} scores cached` : ''}` : ''}` +
+        `${rr.costUsd !== undefined ? ` · $${rr.costUsd.toFixed(4)}` : ''}`,
     );
   }
   const t = Object.entries(r.diagnostics.timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`);
@@ -116,6 +139,9 @@ export async function run(argv: string[]): Promise<number> {
       book: { type: 'string' },
       routing: { type: 'string' },
       'no-routing': { type: 'boolean' },
+      rerank: { type: 'string' },
+      'rerank-k': { type: 'string' },
+      'no-rerank': { type: 'boolean' },
       db: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },

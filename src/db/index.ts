@@ -162,6 +162,53 @@ async function prepareSession(run: Run, schema: string, access: DbAccess, descri
   return vecSchema && vecSchema !== schema ? `${ident(schema)}, ${ident(vecSchema)}` : ident(schema);
 }
 
+/**
+ * Can this server role write rankgate's schema? Asked at an eval's start (src/search/preflight.ts) when the eval would
+ * ingest, so a read-only role is refused in one line before any query instead of erroring every row. Returns the
+ * refusal (one line), or null when the role can write or the server cannot be reached (the open reports that itself).
+ * Checked: the role's sessions are not read-only by default; the schema exists with USAGE and CREATE, or the database
+ * grants CREATE to make it; every rankgate table there takes INSERT.
+ */
+export async function writePrivilegeProblem(url: string, given?: string, describe = url): Promise<string | null> {
+  const schema = resolveSchema(given);
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch {
+    return null;
+  }
+  try {
+    const r = await client.query<{ who: string; ro: string; has: boolean; dbcreate: boolean; usage: boolean | null; create: boolean | null; noinsert: string[] | null }>(
+      `SELECT current_user AS who, current_setting('default_transaction_read_only') AS ro,
+              EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS has,
+              has_database_privilege(current_database(), 'CREATE') AS dbcreate,
+              CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) THEN has_schema_privilege($1, 'USAGE') END AS usage,
+              CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) THEN has_schema_privilege($1, 'CREATE') END AS "create",
+              (SELECT array_agg(t ORDER BY t) FROM unnest($2::text[]) AS t
+                WHERE to_regclass(format('%I.%I', $1::text, t)) IS NOT NULL
+                  AND NOT has_table_privilege(format('%I.%I', $1::text, t), 'INSERT')) AS noinsert`,
+      [schema, [...RANKGATE_TABLES]],
+    );
+    const x = r.rows[0]!;
+    const why: string[] = [];
+    if (x.ro === 'on') why.push('its sessions are read-only (default_transaction_read_only = on)');
+    if (!x.has && !x.dbcreate) why.push(`schema "${schema}" does not exist and the role may not create it (no CREATE on the database)`);
+    if (x.has && x.usage === false) why.push(`no USAGE on schema "${schema}"`);
+    if (x.has && x.create === false) why.push(`no CREATE on schema "${schema}"`);
+    if (x.noinsert?.length) why.push(`no INSERT on ${x.noinsert.join(', ')}`);
+    if (!why.length) return null;
+    return (
+      `database ${describe}: role "${x.who}" cannot write rankgate's schema "${schema}" (${why.join('; ')}), and this eval would ingest its corpus there; ` +
+      `set RANKGATE_DB_READONLY=1 (or the provider's autoIngest: false) to evaluate the index that exists without writing, ` +
+      `or grant the role CREATE and write privileges (docs/search.md "What rankgate creates")`
+    );
+  } catch {
+    return null;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /** A libpq `options` value: spaces and backslashes escaped. */
 const optionValue = (v: string) => v.replace(/[\\ ]/g, (m) => '\\' + m);
 

@@ -13,6 +13,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
+import { readOnlyByEnv, resolveDatabaseTarget, writePrivilegeProblem } from '../db/index.ts';
+import { redactText } from '../util/redact.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { moduleFactory } from './module.ts';
 import type { ServiceTarget } from './open.ts';
@@ -85,6 +87,14 @@ export async function preflightTarget(c: ServiceTarget & { preflight?: boolean }
   if (c.corpus) {
     const missing = missingPath(c.corpus, basePath);
     if (missing) throw new UserError(`${where('corpus')}: ${missing}`);
+    // the eval would ingest (autoIngest): a server role that cannot write is refused now, not in every row
+    if (c.autoIngest !== false && !readOnlyByEnv()) {
+      const target = resolveDatabaseTarget({ url: c.databaseUrl, dataDir: c.dataDir });
+      if (target.kind === 'postgres') {
+        const problem = await writePrivilegeProblem(target.url, undefined, redactText(target.url));
+        if (problem) throw new UserError(problem);
+      }
+    }
   }
 }
 

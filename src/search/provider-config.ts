@@ -55,6 +55,7 @@ export const PROVIDER_SETTING_KEYS = [
   'warmup',
   'worker',
   'preflight',
+  'sweep',
   'basePath',
 ] as const;
 
@@ -68,7 +69,7 @@ const ENUMS: Record<string, readonly string[]> = {
   corpusFormat: ['markdown', 'jsonl', 'beir', 'nq'],
 };
 const BOOLEANS = ['autoIngest', 'queryFilters', 'warmup', 'worker', 'routing', 'preflight'];
-const STRINGS = ['module', 'url', 'corpus', 'databaseUrl', 'dataDir', 'language', 'textConfig'];
+const STRINGS = ['module', 'url', 'corpus', 'databaseUrl', 'dataDir', 'language', 'textConfig', 'sweep'];
 const FILTER_KEYS = ['language', 'book', 'pathPrefix', 'tags'];
 const WEIGHT_KEYS = ['keyword', 'vector'];
 

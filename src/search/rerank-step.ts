@@ -108,6 +108,7 @@ export function rerankFromEnv(configured: unknown, env: NodeJS.ProcessEnv, teamS
   const kRaw = env.RANKGATE_RERANK_K?.trim();
   if (!id && !kRaw) return undefined;
   if (id && /^(off|none|false|0)$/i.test(id)) return null;
+  if (id && id.includes(',')) throw new UserError(`RANKGATE_RERANK=${id} (--rerank): one reranker per column; a list is for the rerank sweep (--sweep rerank, or RANKGATE_SWEEP_RERANKERS)`);
   if (teamService) throw new UserError(`RANKGATE_RERANK${id ? `=${id}` : '_K'}: the rerank stage is rankgate's own service's; a url:/module: service reranks itself (docs/search.md#a-reranked-service)`);
   const base = parseRerankSetting(configured, 'rerank');
   let k: number | undefined;

@@ -11,6 +11,7 @@
  */
 import { embedderLabel } from '../embeddings/catalog.ts';
 import { UserError } from '../errors.ts';
+import { parseRerankSetting, rerankLabel } from './rerank-step.ts';
 
 export type Weights = { keyword: number; vector: number };
 
@@ -36,6 +37,8 @@ export const WEIGHTS: [string, Weights][] = [
   ['bm25-60/vec40', { keyword: 0.6, vector: 0.4 }],
 ];
 const RRF_K = [40, 60, 80];
+/** The rerank sweep's budgets (the blind-test framework's --rerank-k sweep). */
+export const RERANK_K = [10, 25, 50, 100];
 const CHUNK_SIZES = [200, 300, 500];
 
 function bedrockConfigured(env: NodeJS.ProcessEnv): boolean {
@@ -106,6 +109,27 @@ const baseColumn = (b: SweepBase, withDim = true) => {
   return hybrid(b, b.rrfK, wName, w, b.chunkSize, b.embedder, withDim);
 };
 
+/**
+ * The rerankers of the rerank sweep: RANKGATE_SWEEP_RERANKERS (a comma list), else --rerank (RANKGATE_RERANK), else the
+ * base config's rerank.provider. Each is checked (an unknown id, a missing key or base URL is one line, exit 2).
+ */
+export function rerankersFor(env: NodeJS.ProcessEnv, config: Record<string, unknown>): string[] {
+  const fromEnv = (env.RANKGATE_SWEEP_RERANKERS || (env.RANKGATE_RERANK && !/^(off|none|false|0)$/i.test(env.RANKGATE_RERANK.trim()) ? env.RANKGATE_RERANK : '') || '').trim();
+  const source = env.RANKGATE_SWEEP_RERANKERS ? 'RANKGATE_SWEEP_RERANKERS' : 'RANKGATE_RERANK (--rerank)';
+  const ids = fromEnv ? fromEnv.split(',').map((x) => x.trim()).filter(Boolean) : [];
+  if (!ids.length) {
+    const configured = parseRerankSetting(config.rerank, 'providers[0].config.rerank');
+    if (configured) ids.push(configured.provider);
+  }
+  if (!ids.length) {
+    throw new UserError(
+      `the rerank sweep compares no reranker with each configured reranker: name them with RANKGATE_SWEEP_RERANKERS=ID,ID (or --rerank ID, or rerank: in the provider config), e.g. cohere:rerank:rerank-v3.5, tei:rerank`,
+      2,
+    );
+  }
+  return [...new Set(ids.map((id) => parseRerankSetting(id, fromEnv ? source : 'rerank')!.provider))];
+}
+
 /** Every sweep: name -> what it varies and its columns (the first one is the base configuration, hybrid). */
 export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, env: NodeJS.ProcessEnv) => SweepColumn[] }> = {
   quick: {
@@ -140,6 +164,22 @@ export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, en
   modes: {
     varies: 'keyword-only (BM25), semantic-only (vector) and hybrid (RRF)',
     columns: (b) => [baseColumn(b), single(b, 'keyword', b.chunkSize, b.embedder), single(b, 'semantic', b.chunkSize, b.embedder)],
+  },
+  rerank: {
+    varies: 'no reranker vs each configured reranker x budget k 10/25/50/100 (RANKGATE_SWEEP_RERANKERS, --rerank or the config\'s rerank:)',
+    columns: (b, env) => {
+      const base = baseColumn(b);
+      const { rerank: configured, ...rest } = base.config;
+      // the config's other rerank settings (maxTokensPerDoc, instructions) go with every reranker of the sweep
+      const extra = parseRerankSetting(configured ?? null, 'providers[0].config.rerank');
+      const { provider: _p, k: _k, ...settings } = extra ?? { provider: '', k: 0 };
+      // sweep: 'rerank' marks the columns: --rerank/RANKGATE_RERANK named the sweep's rerankers and do not override them
+      const cols: SweepColumn[] = [{ label: `${base.label} no-rerank`, config: { ...rest, rerank: false, sweep: 'rerank' } }];
+      for (const provider of rerankersFor(env, b.config)) {
+        for (const k of RERANK_K) cols.push({ label: `${base.label} ${rerankLabel({ provider, k })}`, config: { ...rest, rerank: { ...settings, provider, k }, sweep: 'rerank' } });
+      }
+      return cols;
+    },
   },
   full: {
     varies: 'RRF k x weights x chunk size x embedder, plus keyword-only and semantic-only per chunk size and embedder',

@@ -7,7 +7,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createPglite, openDatabase, resolveSchema } from '../../src/db/index.ts';
+import { createPglite, openDatabase, resolveSchema, writePrivilegeProblem } from '../../src/db/index.ts';
+import { preflightTarget } from '../../src/search/preflight.ts';
 import { ingestCorpus } from '../../src/ingest/pipeline.ts';
 import { createSearchService } from '../../src/search/service.ts';
 import { isUserError } from '../../src/errors.ts';
@@ -199,6 +200,24 @@ test('server: a read-only role evaluates an existing index and cannot be made to
   const theirs = await snapshot(url, 'public');
 
   assert.deepEqual(await rankings(roUrl), expected, 'the read-only role gets the same rankings');
+  // an eval that would ingest with this role is refused at its start (the privilege probe), in one line naming what is
+  // missing; the admin role passes; with RANKGATE_DB_READONLY the probe is not asked
+  assert.match(
+    (await writePrivilegeProblem(roUrl)) ?? '',
+    /role "rg_schema_[a-z0-9_]*_ro" cannot write rankgate's schema "rankgate" \(no CREATE on schema "rankgate"; no INSERT on bm25_postings, .*\), and this eval would ingest .*set RANKGATE_DB_READONLY=1/,
+  );
+  assert.equal(await writePrivilegeProblem(url), null);
+  await assert.rejects(
+    preflightTarget({ corpus: '.', databaseUrl: roUrl }, process.cwd(), 'file://providers/search.ts'),
+    userError(/config\.corpus|cannot write rankgate's schema "rankgate"/),
+  );
+  await preflightTarget({ corpus: '.', databaseUrl: roUrl, autoIngest: false }, process.cwd(), 'file://providers/search.ts');
+  process.env.RANKGATE_DB_READONLY = '1';
+  try {
+    await preflightTarget({ corpus: '.', databaseUrl: roUrl }, process.cwd(), 'file://providers/search.ts');
+  } finally {
+    delete process.env.RANKGATE_DB_READONLY;
+  }
   // every way to write is refused
   await assert.rejects(openDatabase({ url: roUrl }), userError(/this role cannot write rankgate's schema "rankgate" \(permission denied for schema rankgate\); .*set RANKGATE_DB_READONLY=1/));
   const reader = await openDatabase({ url: roUrl, access: 'read' });

@@ -45,7 +45,7 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
     assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere.embed-english-v3 1024-d'));
     assert.ok(withBedrock.some((c) => c.label === 'semantic-only c200 amazon.titan-embed-text-v2:0 512-d'));
-    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, full$/);
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full$/);
   });
 
   it('embedders (DES-058): use-lite plus every embedder whose credentials are present, the others named in one line; labels carry model and dimension', () => {
@@ -81,7 +81,7 @@ it("the demo's promptfooconfig.sweep.ts with an unknown RANKGATE_SWEEP: one line
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^rankgate sweep: RANKGATE_SWEEP: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full$/m);
+    assert.match(r.stderr, /^rankgate sweep: RANKGATE_SWEEP: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full$/m);
     assert.doesNotMatch(r.stderr, /triggerUncaughtException|\n\s+at /);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -96,7 +96,8 @@ it('rrf, chunk and modes vary one parameter around the base config (a team\'s co
   assert.ok(rrf.every((c) => c.config.corpus === 'help' && c.config.chunkSize === 400 && c.config.routing === false));
   assert.deepEqual(sweepGrid('chunk', team, {}).map((c) => c.config.chunkSize), [400, 200, 300, 500]);
   assert.deepEqual(sweepGrid('modes', team, {}).map((c) => c.config.mode), ['hybrid', 'keyword', 'semantic']);
-  assert.throws(() => sweepGrid('rerank', team, {}, '--sweep'), /^UserError: --sweep: unknown sweep 'rerank'; the sweeps are /);
+  assert.throws(() => sweepGrid('reranker', team, {}, '--sweep'), /^UserError: --sweep: unknown sweep 'reranker'; the sweeps are /);
+  assert.throws(() => sweepGrid('rerank', team, {}, '--sweep'), /the rerank sweep compares no reranker with each configured reranker/, 'the rerank sweep needs a reranker');
 });
 
 describe('fixture sweep through promptfoo, compare --results and shipping criteria', () => {

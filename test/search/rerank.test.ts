@@ -133,3 +133,60 @@ describe('rerank settings', () => {
     assert.equal(rerankFromEnv(undefined, { RANKGATE_RERANK: 'off' }, true), null, '--no-rerank on a team service changes nothing');
   });
 });
+
+describe('the rerank sweep and the CLI flags', () => {
+  test('RANKGATE_SWEEP=rerank: no reranker, then each reranker x k 10/25/50/100, labels naming reranker and k', async () => {
+    const { sweepGrid } = await import('../../src/search/sweep.ts');
+    const env = { TEI_BASE_URL: 'http://127.0.0.1:9', COHERE_API_KEY: 'k', RANKGATE_SWEEP_RERANKERS: 'tei:rerank, cohere:rerank:rerank-v3.5' };
+    const cols = sweepGrid('rerank', { corpus: 'datasets/corpus', rerank: { provider: 'tei:rerank', k: 7, instructions: 'be strict' } }, env);
+    assert.deepEqual(cols.map((c) => c.label), [
+      'hybrid rrf60 w1:1 c300 use-lite 512-d no-rerank',
+      ...['tei@10', 'tei@25', 'tei@50', 'tei@100', 'rerank-v3.5@10', 'rerank-v3.5@25', 'rerank-v3.5@50', 'rerank-v3.5@100'].map((x) => `hybrid rrf60 w1:1 c300 use-lite 512-d ${x}`),
+    ]);
+    assert.equal(cols[0]!.config.rerank, false);
+    assert.deepEqual(cols[8]!.config.rerank, { instructions: 'be strict', provider: 'cohere:rerank:rerank-v3.5', k: 100 }, "the config's other rerank settings go with every reranker");
+    assert.ok(cols.every((c) => c.config.sweep === 'rerank' && c.config.corpus === 'datasets/corpus'));
+    // without RANKGATE_SWEEP_RERANKERS: --rerank (RANKGATE_RERANK), else the config's reranker
+    assert.equal(sweepGrid('rerank', {}, { TEI_BASE_URL: 'http://x', RANKGATE_RERANK: 'tei:rerank' }).length, 5);
+    assert.equal(sweepGrid('rerank', { rerank: 'tei:rerank' }, { TEI_BASE_URL: 'http://x' }).length, 5);
+    assert.throws(() => sweepGrid('rerank', {}, {}), /the rerank sweep compares no reranker with each configured reranker: name them with RANKGATE_SWEEP_RERANKERS/);
+    assert.throws(() => sweepGrid('rerank', {}, { RANKGATE_SWEEP_RERANKERS: 'cohere:rerank:x,bogus:rerank' }), /RANKGATE_SWEEP_RERANKERS\.provider: unknown reranker "bogus:rerank"/);
+  });
+
+  test('a column of the rerank sweep keeps its own reranker whatever RANKGATE_RERANK says; other columns take it', async () => {
+    const { default: SearchProvider } = await import('../../providers/search.ts');
+    const saved = { ...process.env };
+    try {
+      process.env.TEI_BASE_URL = 'http://127.0.0.1:9';
+      process.env.RANKGATE_RERANK = 'tei:rerank';
+      process.env.RANKGATE_RERANK_K = '7';
+      const swept = new SearchProvider({ config: { rerank: false, sweep: 'rerank', preflight: false } as never });
+      assert.equal(swept.params.rerank, null, 'no reranker: the sweep said so');
+      const plain = new SearchProvider({ config: { preflight: false } });
+      assert.deepEqual(plain.params.rerank, { provider: 'tei:rerank', k: 7 });
+      process.env.RANKGATE_RERANK = 'off';
+      delete process.env.RANKGATE_RERANK_K;
+      assert.equal(new SearchProvider({ config: { rerank: 'tei:rerank', preflight: false } as never }).params.rerank, null, '--no-rerank beats the config');
+      process.env.RANKGATE_RERANK = 'tei:rerank,cohere:rerank:x';
+      assert.throws(() => new SearchProvider({ config: { preflight: false } }), /one reranker per column; a list is for the rerank sweep/);
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  test('rankgate search --rerank ID --rerank-k N / --no-rerank: validated flags', async () => {
+    const { searchParamsFromFlags } = await import('../../src/cli/search.ts');
+    const saved = process.env.TEI_BASE_URL;
+    process.env.TEI_BASE_URL = 'http://127.0.0.1:9';
+    try {
+      assert.deepEqual(searchParamsFromFlags({ rerank: 'tei:rerank', 'rerank-k': '20' }).rerank, { provider: 'tei:rerank', k: 20 });
+      assert.equal(searchParamsFromFlags({ 'no-rerank': true }).rerank, null);
+      assert.throws(() => searchParamsFromFlags({ 'rerank-k': '20' }), /--rerank-k: name the reranker with --rerank ID/);
+      assert.throws(() => searchParamsFromFlags({ rerank: 'tei:rerank', 'no-rerank': true }), /--no-rerank: not with --rerank/);
+      assert.throws(() => searchParamsFromFlags({ rerank: 'voyage:rerank:rerank-2.5' }), /VOYAGE_API_KEY is not set/);
+    } finally {
+      if (saved === undefined) delete process.env.TEI_BASE_URL;
+      else process.env.TEI_BASE_URL = saved;
+    }
+  });
+});
