@@ -3,6 +3,7 @@
  * Argument parsing and file writing only: the blinding, the checks and the statistics are src/gate/review.ts, the page
  * src/report/html/review.ts.
  */
+import { readFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -18,8 +19,11 @@ import {
   readRatings,
   readReviewKey,
   type PreferenceStat,
+  type RatingsDoc,
+  type ReviewPageData,
   type ReviewResult,
 } from '../gate/review.ts';
+import { parseReviewAnswer, reviewPairPrompt, REVIEW_PROMPT_VERSION } from '../judge/review-prompt.ts';
 import { renderReviewPage } from '../report/html/review.ts';
 import { parseCliArgs, parseIntFlag } from './args.ts';
 
@@ -27,6 +31,7 @@ const USAGE = `usage: rankgate review export RESULTS --baseline COL --candidate 
                               -o review.html [--key review.key.json]
        rankgate review import RATINGS.json [MORE.json ...] [--key review.key.json] [-o review-result.json]
                               [--seed S] [--json]
+       rankgate review judge review.html --judge PROVIDER_ID [-o ratings-judge.json]
   export: one self-contained page (no server, no network) with, per sampled query, the top K (default ${DEFAULT_REVIEW_HITS}) results
     of the two columns (a label or a 0-based index, as --column elsewhere) as lists "X" and "Y", the side of each
     drawn per query from a secret; --queries N (default ${DEFAULT_REVIEW_QUERIES}, capped at the queries both columns answered
@@ -36,7 +41,10 @@ const USAGE = `usage: rankgate review export RESULTS --baseline COL --candidate 
     1-5), unblinds, and reports the candidate's mean preference (candidate - baseline, points on the 1-5 scale) with
     a bootstrap 95% CI per reviewer and pooled, and Krippendorff's alpha (interval) with two or more reviewers. Writes
     -o (default review-result.json, atomically): pass it to rankgate eval / compare --results as --review FILE (or
-    ${REVIEW_ENV}) and criterion 4 becomes pass (pooled mean >= +${MIN_PREFERENCE}) or fail.`;
+    ${REVIEW_ENV}) and criterion 4 becomes pass (pooled mean >= +${MIN_PREFERENCE}) or fail.
+  judge: a stand-in: a promptfoo chat provider (e.g. openai:chat:gpt-4.1-mini) rates the page's blinded pairs as a
+    reviewer would and writes a ratings file marked "rater": "judge"; import reports it as "judge, not human", on its
+    own, and it never counts as criterion 4.`;
 
 /** review.html -> review.key.json (beside the page). */
 export function defaultKeyPath(out: string): string {
@@ -138,6 +146,67 @@ async function runImport(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** The data of an exported page (the JSON the page carries). */
+export function readReviewPage(path: string): ReviewPageData {
+  let html: string;
+  try {
+    html = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UserError(`${path}: cannot read the review page (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const m = /<script type="application\/json" id="review-data">([\s\S]*?)<\/script>/.exec(html);
+  let d: ReviewPageData | undefined;
+  try {
+    d = m ? (JSON.parse(m[1]!) as ReviewPageData) : undefined;
+  } catch {
+    d = undefined;
+  }
+  if (!d || d.kind !== 'rankgate-review-page' || !Array.isArray(d.items)) throw new UserError(`${path}: not a page written by rankgate review export (no review data in it)`);
+  return d;
+}
+
+async function runJudge(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    argv,
+    {
+      judge: { type: 'string' },
+      out: { type: 'string', short: 'o' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UserError(`review judge: expected one review page, got ${positionals.length}\n${USAGE}`);
+  const id = values.judge;
+  if (!id || !/^[a-z][\w-]*:[^\s]+$/i.test(id)) throw new UserError(`review judge: --judge: expected a promptfoo chat provider id such as openai:chat:gpt-4.1-mini, got ${JSON.stringify(id ?? '')}`);
+  const page = readReviewPage(positionals[0]!);
+  const { callChatProvider, judgeProviderConfig, loadChatProvider } = await import('../judge/provider.ts');
+  const family = id.split(':').slice(0, 2).join(':');
+  const provider = await loadChatProvider(id, judgeProviderConfig(family, 20));
+  const ratings: RatingsDoc['ratings'] = [];
+  let cost = 0;
+  for (const it of page.items) {
+    let answer;
+    try {
+      answer = await callChatProvider(provider, id, reviewPairPrompt(it.query, it.X, it.Y), 60_000);
+    } catch (e) {
+      throw new UserError(`${positionals[0]}: query '${it.id}': the judge ${id} failed: ${(e as Error).message.split('\n')[0]}; no ratings written`);
+    }
+    const r = parseReviewAnswer(answer.text);
+    if (!r) throw new UserError(`${positionals[0]}: query '${it.id}': the judge ${id} answered ${JSON.stringify((answer.text ?? '').slice(0, 80))}, not "X=<1-5> Y=<1-5>"; no ratings written`);
+    cost += answer.costUsd ?? 0;
+    ratings.push({ query: it.id, ...r });
+  }
+  const doc: RatingsDoc = { kind: 'rankgate-review-ratings', version: 1, exportId: page.exportId, keyDigest: page.keyDigest, reviewer: `judge ${id} (${REVIEW_PROMPT_VERSION})`, rater: 'judge', ratings };
+  const out = values.out ?? 'ratings-judge.json';
+  writeFileAtomic(out, JSON.stringify(doc, null, 2) + '\n');
+  console.log(`judge, not human: ${id} rated ${ratings.length} blinded pairs (~$${cost.toFixed(4)}); written ${out}: rankgate review import ${out} --key KEY -o review-judge.json (reported, never criterion 4)`);
+  return 0;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') {
@@ -146,5 +215,6 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (sub === 'export') return runExport(rest);
   if (sub === 'import') return runImport(rest);
-  throw new UserError(`rankgate review: unknown subcommand '${sub}' (valid: export, import)\n${USAGE}`);
+  if (sub === 'judge') return runJudge(rest);
+  throw new UserError(`rankgate review: unknown subcommand '${sub}' (valid: export, import, judge)\n${USAGE}`);
 }

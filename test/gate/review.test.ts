@@ -230,3 +230,48 @@ test('criterion 4 of the shipping verdict: not evaluated without a review, pass/
     s.done();
   }
 });
+
+// ------------------------------------------------------------------------------------------------ the judge stand-in
+import { rankgate } from '../harness/helpers.ts';
+import { startFakeLlm } from '../helpers/fake-llm.ts';
+import { renderReviewPage as render } from '../../src/report/html/review.ts';
+import { parseReviewAnswer } from '../../src/judge/review-prompt.ts';
+
+test('the judge stand-in rates the blinded pairs through a chat provider: "judge, not human", never criterion 4', async () => {
+  assert.deepEqual(parseReviewAnswer('X=4 Y=2'), { x: 4, y: 2 });
+  assert.deepEqual(parseReviewAnswer('x: 5, y: 1'), { x: 5, y: 1 });
+  assert.equal(parseReviewAnswer('X=6 Y=2'), null);
+  const s = setup(4);
+  const llm = await startFakeLlm(() => 'X=4 Y=2');
+  try {
+    const { page, key } = exportOf(reviewResultsDoc(4), { queries: 4 });
+    const html = join(s.dir, 'review.html');
+    writeFileSync(html, render(page));
+    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${llm.url}/v1`, PROMPTFOO_CONFIG_DIR: join(s.dir, '.promptfoo'), PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CACHE_ENABLED: 'false' };
+    const out = join(s.dir, 'ratings-judge.json');
+    const j = await rankgate(['review', 'judge', html, '--judge', 'openai:chat:gpt-4.1-mini', '-o', out], env);
+    assert.equal(j.code, 0, j.stderr);
+    assert.match(j.stdout, /judge, not human: openai:chat:gpt-4.1-mini rated 4 blinded pairs/);
+    assert.equal(llm.requests.length, 4);
+    for (const r of llm.requests) for (const f of forbiddenStrings()) assert.ok(!r.text.includes(f), `the prompt holds ${f}`);
+    const im = await rankgate(['review', 'import', out, '--key', s.keyPath, '-o', join(s.dir, 'review-judge.json')]);
+    assert.equal(im.code, 0, im.stderr);
+    assert.match(im.stdout, /^judge, not human: /);
+    assert.match(im.stdout, /criterion 4: not counted/);
+    const parsed = parseResultsObject(reviewResultsDoc(4), 'r.json');
+    const c4 = shippingCriteria(parsed.columns[0]!, parsed.columns[1]!, { reviews: [readReviewResult(join(s.dir, 'review-judge.json'))] }).criteria[3]!;
+    assert.equal(c4.passed, null);
+    assert.match(c4.detail, /\(judge, not human: .* not counted\)/);
+    // the X side is always 4: the unblinded preference follows the key's sides
+    const expected = key.assignment.reduce((a, x) => a + (x.candidate === 'X' ? 2 : -2), 0) / 4;
+    assert.equal(JSON.parse(readFileSync(join(s.dir, 'review-judge.json'), 'utf8')).pooled.preference, expected);
+    // a judge that fails: one line naming the query, exit 2, nothing written
+    llm.reply = () => 'I think X is better';
+    const bad = await rankgate(['review', 'judge', html, '--judge', 'openai:chat:gpt-4.1-mini', '-o', join(s.dir, 'bad.json')], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, new RegExp(`^rankgate review: .*review\\.html: query '${key.assignment[0]!.id}': the judge openai:chat:gpt-4.1-mini answered "I think X is better", not "X=<1-5> Y=<1-5>"; no ratings written\\n$`));
+  } finally {
+    await llm.close();
+    s.done();
+  }
+});
