@@ -38,6 +38,7 @@ import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
 import { percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
+import { reviewsFromEnv } from '../src/gate/review.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
 import { currentRunId, digestRows, startRun } from '../src/results/record.ts';
@@ -309,8 +310,9 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     if (parsed.columns.length > 1) {
       const base = parsed.columns[0]!;
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
+      const reviews = reviewsFromEnv();
       for (const cand of parsed.columns.slice(1)) {
-        const v = shippingCriteria(base, cand);
+        const v = shippingCriteria(base, cand, { reviews });
         lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
       }
     }

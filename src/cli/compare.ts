@@ -17,7 +17,8 @@ const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed
          (promptfoo results columns, each against the first; METRIC: ndcg_at_10 (default), recall_at_3, mrr,
           trec_recall_at_10, ... or routing_ok; plus the blind-test shipping criteria per column and a
           cross-validated estimate of picking the best column: chosen on k-1 folds of queries, scored on
-          the held-out fold; --folds N (default 5), --repeats N (default 20))
+          the held-out fold; --folds N (default 5), --repeats N (default 20); --review FILE (repeatable, or
+          RANKGATE_REVIEW): a rankgate review import result, criterion 4 of its pair (docs/review.md))
 
 Compares every run with the first (the baseline) on one measure over the queries of QRELS
 (a query missing from a run scores 0, as with trec_eval -c):
@@ -75,6 +76,7 @@ export async function run(argv: string[]): Promise<number> {
       markdown: { type: 'boolean' },
       folds: { type: 'string' },
       repeats: { type: 'string' },
+      review: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -98,6 +100,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(values.repeats !== undefined ? { repeats: Number(values.repeats) } : {}),
       json: values.json,
       markdown: values.markdown,
+      review: values.review,
       format: formatComparisonTable,
     });
   }
@@ -156,12 +159,14 @@ export async function run(argv: string[]): Promise<number> {
 /** The `--results` mode of `rankgate compare` (the table formatter is passed in). */
 async function resultsCompare(
   file: string,
-  opts: { metric?: string; seed?: number; folds?: number; repeats?: number; json?: boolean; markdown?: boolean; format: (measure: string, res: CompareVectorsResult) => string },
+  opts: { metric?: string; seed?: number; folds?: number; repeats?: number; json?: boolean; markdown?: boolean; review?: string[]; format: (measure: string, res: CompareVectorsResult) => string },
 ): Promise<number> {
   const { readResultsFile } = await import('../results/stream.ts');
   const { compareResultColumns } = await import('../gate/compare.ts');
   const { comparisonMarkdown, selectionLines } = await import('../report/compare.ts');
-  const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats });
+  const { readReviewResult, reviewsFromEnv } = await import('../gate/review.ts');
+  const reviews = opts.review?.length ? opts.review.map(readReviewResult) : reviewsFromEnv();
+  const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats, reviews });
   if (opts.json) {
     process.stdout.write(
       JSON.stringify(

@@ -31,6 +31,7 @@ import { buildReport } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
 import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
+import { REVIEW_ENV, readReviewResult, reviewsFromEnv } from '../gate/review.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import { envFlag } from '../util/env.ts';
@@ -38,7 +39,7 @@ import { skippedEmbeddersLine, sweepGrid, sweepName, sweepNames } from '../searc
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
-                     [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge]
+                     [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge] [--review FILE ...]
                      [--rerank RERANKER_ID] [--rerank-k N] [--no-rerank]
   --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
   an unknown setting is exit 2 before any query runs.
@@ -48,6 +49,8 @@ const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verb
                  jina:rerank:MODEL, vllm:rerank:MODEL, tei:rerank, bedrock:rerank:MODEL; docs/search.md#rerankers);
                  beats the config's rerank:. With --sweep rerank: the sweep's rerankers (a comma list)
   --rerank-k N   the reranker's candidate budget (default 50); --no-rerank: no rerank stage (diagnostics)
+  --review FILE  a blind review result (rankgate review import; repeatable, also RANKGATE_REVIEW): criterion 4 of the
+                 shipping criteria for its pair of columns (docs/review.md)
 ${EXIT_CODE_HELP}`;
 
 
@@ -103,6 +106,7 @@ export async function run(argv: string[]): Promise<number> {
         'rerank-k': { type: 'string' },
         'no-rerank': { type: 'boolean', default: false },
         'allow-partial': { type: 'boolean', default: false },
+        review: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -148,6 +152,8 @@ export async function run(argv: string[]): Promise<number> {
   const basePath = floors.regression?.baseline;
   if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
+  // criterion 4's review results, read (and checked) before the eval runs
+  const reviews = v.review?.length ? v.review.map(readReviewResult) : reviewsFromEnv();
 
   // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)
   const pf = promptfooForEval();
@@ -172,6 +178,7 @@ export async function run(argv: string[]): Promise<number> {
     // The judge assertion (assertions/judge.ts) reads these.
     ...(v.judge ? { RANKGATE_JUDGE: v.judge } : {}),
     ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
+    ...(v.review?.length ? { [REVIEW_ENV]: v.review.join(',') } : {}),
   };
   console.error(
     `rankgate eval: promptfoo eval -c ${sweep ? `${baseConfig} --sweep ${sweep} (${sweepColumnsOf(config)} columns)` : config} (lang ${lang}${v.category ? `, category ${v.category}` : ''}; promptfoo ${pf.version}${pf.from === 'project' ? '' : ' (rankgate\'s own)'} at ${relative(process.cwd(), pf.dir) || '.'}, Node ${toolchain.node})`,
@@ -211,7 +218,7 @@ export async function run(argv: string[]): Promise<number> {
   if (untested) verdict.notes.push(untested);
   const report = verdict.report;
   const delta = verdict.delta;
-  const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c));
+  const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c, { reviews }));
   const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain, promptfoo_results: raw };
   if (results.columns.length > 1) {
     doc.columns = results.columns.map((c) => {

@@ -4,7 +4,9 @@
  *   1. mean Recall@10 (trec_eval recall_10) improves by at least 10 percentage points;
  *   2. fewer than 20% of queries regress on Recall@10;
  *   3. no slice (category, and each tag with at least `minSlice` queries) loses more than 5 points of mean Recall@10;
- *   4. human blind review prefers the candidate by 0.5 on a 1-5 scale: not automatable, reported as not evaluated;
+ *   4. human blind review prefers the candidate by 0.5 on a 1-5 scale: from a review result of the same two columns
+ *      (`rankgate review import`, src/gate/review.ts: pooled mean preference >= 0.5), else not evaluated with the
+ *      way to run the review (never passed on missing or partial ratings, nor on a judge's);
  *   5. p95 latency <= min(3 x baseline p95, 2500 ms).
  * Errored queries (service down, timeout, bad response) are never counted as regressions: they are left out of
  * every other criterion and reported by the criterion "no errored queries" (no ship while any query errored), so a dead service is "K of N queries
@@ -12,6 +14,7 @@
  */
 import type { Column, QueryRecord } from '../results/read.ts';
 import { mean, percentile } from '../results/summary.ts';
+import { reviewCriterion, type LoadedReview } from './review.ts';
 
 export interface Criterion {
   name: string;
@@ -24,7 +27,7 @@ export interface ShippingVerdict {
   candidate: string;
   queries: number;
   criteria: Criterion[];
-  /** true when every automatable criterion passed (criterion 4 needs a human). */
+  /** true when no criterion failed and every automatable one passed (criterion 4 counts once a human review of the pair is given). */
   ship: boolean;
   /** Errored queries of each column, left out of the criteria (and no ship while there are any). */
   errors: { baseline: number; candidate: number; reasons: string[] };
@@ -32,8 +35,9 @@ export interface ShippingVerdict {
 
 const pts = (x: number) => `${(x * 100).toFixed(1)} pts`;
 
-export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number } = {}): ShippingVerdict {
+export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number; reviews?: readonly LoadedReview[] } = {}): ShippingVerdict {
   const minSlice = opts.minSlice ?? 3;
+  const review = reviewCriterion(opts.reviews ?? [], baseline, candidate);
   const cand = new Map(candidate.queries.map((q) => [q.id, q]));
   const pairs: [QueryRecord, QueryRecord][] = [];
   for (const a of baseline.queries) {
@@ -95,7 +99,7 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
             : 'no slice dropped'
           : 'no slices',
     },
-    { name: 'human blind review +0.5 (1-5 scale)', passed: null, detail: 'not evaluated: needs a human blind review' },
+    { name: 'human blind review +0.5 (1-5 scale)', passed: review.passed, detail: review.detail },
     {
       name: 'p95 latency <= min(3x baseline, 2500 ms)',
       passed: pb === null || budget === null ? null : pb <= budget,

@@ -89,3 +89,35 @@ export function agreement(pairs: readonly AgreementPair[], k: number, opts: { re
   }
   return { n, confusion, accuracy, kappa, ci95 };
 }
+
+/**
+ * Krippendorff's alpha with the interval metric (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"),
+ * for any number of raters and missing ratings: `units[u]` holds the values the raters gave unit u (a unit with
+ * fewer than two values is not pairable and is left out).
+ *   n   = number of pairable values (in units with m_u >= 2)
+ *   D_o = (1/n) * sum_u 1/(m_u - 1) * sum_{i != j in u} (v_i - v_j)^2      observed disagreement
+ *   D_e = 1/(n (n - 1)) * sum_{i != j over all pairable values} (v_i - v_j)^2  expected disagreement
+ *   alpha = 1 - D_o / D_e
+ * 1 is perfect agreement, 0 what chance gives, below 0 systematic disagreement; null when undefined (fewer than two
+ * pairable values, or no expected disagreement: every value the same). The coincidence-matrix form of the same
+ * definition (interval metric delta^2 = (c - k)^2) as the `krippendorff` Python package's interval level. Pure.
+ */
+export function krippendorffAlphaInterval(units: readonly (readonly number[])[]): { alpha: number | null; units: number; values: number } {
+  const pairable = units.filter((u) => u.length >= 2);
+  const all = pairable.flat();
+  const n = all.length;
+  if (n < 2) return { alpha: null, units: pairable.length, values: n };
+  let observed = 0;
+  for (const u of pairable) {
+    let s = 0;
+    for (let i = 0; i < u.length; i++) for (let j = 0; j < u.length; j++) if (i !== j) s += (u[i]! - u[j]!) ** 2;
+    observed += s / (u.length - 1);
+  }
+  observed /= n;
+  // sum over ordered pairs i != j of (v_i - v_j)^2 = 2 (n sum v^2 - (sum v)^2)
+  const sum = all.reduce((a, v) => a + v, 0);
+  const sq = all.reduce((a, v) => a + v * v, 0);
+  const expected = (2 * (n * sq - sum * sum)) / (n * (n - 1));
+  if (expected <= 1e-15) return { alpha: null, units: pairable.length, values: n };
+  return { alpha: 1 - observed / expected, units: pairable.length, values: n };
+}

@@ -145,7 +145,8 @@ export function verdictSection(v: ColumnVerdict): string {
 export function shippingSection(v: ShippingVerdict): string {
   const lines = [`### Shipping criteria: ${mdCode(v.candidate)} vs ${mdCode(v.baseline)} (${v.queries} queries)`, ''];
   for (const c of v.criteria) lines.push(`- ${c.passed === null ? '➖' : c.passed ? '✅' : '❌'} ${c.name}: ${cell(c.detail)}`);
-  lines.push('', v.ship ? '**Ship: yes** (all automatable criteria met; human review still required)' : '**Ship: no**');
+  const human = v.criteria.find((c) => c.name.startsWith('human blind review'));
+  lines.push('', v.ship ? (human?.passed ? '**Ship: yes** (every criterion met, the human blind review included)' : '**Ship: yes** (all automatable criteria met; human review still required)') : '**Ship: no**');
   return lines.join('\n');
 }
 

@@ -112,6 +112,10 @@ const CASES: Case[] = [
   { id: 'judge unknown option', args: ['judge', 'agreement', results, '--limt', '5'], expect: /unknown option '--limt'.*did you mean '--limit'/ },
   { id: 'judge missing file', args: ['judge', 'agreement', missing], expect: /nope\.yaml/ },
   { id: 'judge bad value', args: ['judge', 'agreement', results, '--seed', 'abc'], expect: /--seed: expected an integer >= 0, got 'abc'/ },
+  // review (the blind human review of criterion 4)
+  { id: 'review unknown option', args: ['review', 'export', results, '--queris', '5'], expect: /unknown option '--queris'.*did you mean '--queries'/ },
+  { id: 'review missing file', args: ['review', 'import', missing, '--key', missing], expect: /nope\.yaml: cannot read the review key file/ },
+  { id: 'review bad value', args: ['review', 'export', results, '--baseline', '0', '--candidate', '1', '--queries', '0', '-o', join(dir, 'r.html')], expect: /--queries: expected a whole number from 1, got "0"/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   { id: 'bad RANKGATE_WASM_TIERING_BUDGET', args: ['search', 'still water', '--db', join(dir, 'no-db')], env: { RANKGATE_WASM_TIERING_BUDGET: 'lots' }, expect: /RANKGATE_WASM_TIERING_BUDGET: 'lots' is not valid: a positive whole number of bytes .* or 'default'/ },
