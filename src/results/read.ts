@@ -12,6 +12,13 @@ import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, R
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
 import { PROMPTFOO_WRITE_KEY } from './types.ts';
+import type { ExpansionDiagnostics } from '../search/types.ts';
+
+/** diagnostics.expansion of a row's response, when it has a readable one. */
+function expansionOf(meta: unknown): ExpansionDiagnostics | null {
+  const e = (meta as { diagnostics?: { expansion?: unknown } | null } | undefined)?.diagnostics?.expansion as ExpansionDiagnostics | undefined;
+  return e && typeof e === 'object' && typeof e.source === 'string' && typeof e.expanded === 'boolean' ? e : null;
+}
 
 export interface QueryRecord {
   id: string;
@@ -50,6 +57,8 @@ export interface QueryRecord {
   answerJudgeLabel?: string | null;
   /** The answer judge failed on this row (a JUDGE ERROR, or it threw): its reason, first line. */
   answerFailure?: string | null;
+  /** What query expansion did for this row (response.metadata.diagnostics.expansion); null: no expansion asked for. */
+  expansion?: ExpansionDiagnostics | null;
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -372,6 +381,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       judgeErrors,
       answerJudgeLabel,
       answerFailure,
+      expansion: expansionOf(meta),
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };

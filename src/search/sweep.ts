@@ -11,6 +11,7 @@
  */
 import { embedderLabel } from '../embeddings/catalog.ts';
 import { UserError } from '../errors.ts';
+import { expansionLabel, parseExpansionSetting } from './expand.ts';
 
 export type Weights = { keyword: number; vector: number };
 
@@ -140,6 +141,26 @@ export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, en
   modes: {
     varies: 'keyword-only (BM25), semantic-only (vector) and hybrid (RRF)',
     columns: (b) => [baseColumn(b), single(b, 'keyword', b.chunkSize, b.embedder), single(b, 'semantic', b.chunkSize, b.embedder)],
+  },
+  expansion: {
+    varies:
+      "the blind-test framework's configs: A the base column, B RM3 on the BM25 channel (Pyserini's defaults; with " +
+      'RANKGATE_EXPANSION_PROVIDER also B rewrites and B HyDE by that model), C the golden entries\' expansion: fused by RRF',
+    columns: (b, env) => {
+      if (env.RANKGATE_EXPANSION) throw new UserError(`RANKGATE_EXPANSION=${env.RANKGATE_EXPANSION} (--expansion) would give every column of the expansion sweep the same expansion; unset it (the sweep sets each column's own)`);
+      const a = baseColumn(b);
+      const col = (name: string, expansion: unknown): SweepColumn => {
+        const s = parseExpansionSetting(expansion, `sweep expansion: ${name}`);
+        return { label: `${name}: ${expansionLabel(s)} · ${a.label}`, config: { ...a.config, expansion } };
+      };
+      const provider = env.RANKGATE_EXPANSION_PROVIDER?.trim();
+      return [
+        { label: `A: ${a.label}`, config: a.config },
+        col('B', 'rm3'),
+        ...(provider ? [col('B', { source: 'llm', provider, kind: 'rewrites' }), col('B', { source: 'llm', provider, kind: 'hyde' })] : []),
+        col('C', 'golden'),
+      ];
+    },
   },
   full: {
     varies: 'RRF k x weights x chunk size x embedder, plus keyword-only and semantic-only per chunk size and embedder',
