@@ -345,7 +345,7 @@ export default class SearchProvider {
       ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
     };
     const g = validGolden(golden);
-    const rendered = renderOutputText(output, g, { resolution });
+    const rendered = renderOutputText(output, g, { resolution }, { expansion: res.diagnostics?.expansion });
     // A compact row (src/results/compact.ts): full content only where a reader of the row needs it.
     const judged = (context?.test?.assert ?? []).some((a) => typeof a?.value === 'string' && /assertions\/judge\.ts:/.test(a.value) && judgeOn(a.config));
     const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };

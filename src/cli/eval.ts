@@ -8,7 +8,7 @@
  * Runs `promptfoo eval` (promptfooconfig.yaml, or --config) with the golden selection in RANKGATE_LANG /
  * RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
  * data/eval/results/eval-{lang}-{timestamp}.json (the report) and .md (the summary), atomically.
- * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, full) runs the sweep's
+ * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, full, expansion) runs the sweep's
  * columns around the config's first provider (its corpus, routing and golden set: the team's own config from
  * `rankgate init`), from a temporary copy of the config beside it (removed after the run); the report is the first
  * column's, with every column's summary and the blind-test framework's shipping criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.

@@ -142,6 +142,22 @@ export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, en
     varies: 'keyword-only (BM25), semantic-only (vector) and hybrid (RRF)',
     columns: (b) => [baseColumn(b), single(b, 'keyword', b.chunkSize, b.embedder), single(b, 'semantic', b.chunkSize, b.embedder)],
   },
+  full: {
+    varies: 'RRF k x weights x chunk size x embedder, plus keyword-only and semantic-only per chunk size and embedder',
+    columns: (b, env) => {
+      const list = embeddersFor(env, b.embedder);
+      const cols: SweepColumn[] = [baseColumn(b)];
+      for (const embedder of list) {
+        for (const chunkSize of CHUNK_SIZES) {
+          // Keyword-only does not depend on the embedder; one column per chunk size is enough.
+          if (embedder === list[0]) cols.push(single(b, 'keyword', chunkSize, embedder));
+          cols.push(single(b, 'semantic', chunkSize, embedder));
+          for (const rrfK of RRF_K) for (const [wName, w] of WEIGHTS) cols.push(hybrid(b, rrfK, wName, w, chunkSize, embedder));
+        }
+      }
+      return cols;
+    },
+  },
   expansion: {
     varies:
       "the blind-test framework's configs: A the base column, B RM3 on the BM25 channel (Pyserini's defaults; with " +
@@ -160,22 +176,6 @@ export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, en
         ...(provider ? [col('B', { source: 'llm', provider, kind: 'rewrites' }), col('B', { source: 'llm', provider, kind: 'hyde' })] : []),
         col('C', 'golden'),
       ];
-    },
-  },
-  full: {
-    varies: 'RRF k x weights x chunk size x embedder, plus keyword-only and semantic-only per chunk size and embedder',
-    columns: (b, env) => {
-      const list = embeddersFor(env, b.embedder);
-      const cols: SweepColumn[] = [baseColumn(b)];
-      for (const embedder of list) {
-        for (const chunkSize of CHUNK_SIZES) {
-          // Keyword-only does not depend on the embedder; one column per chunk size is enough.
-          if (embedder === list[0]) cols.push(single(b, 'keyword', chunkSize, embedder));
-          cols.push(single(b, 'semantic', chunkSize, embedder));
-          for (const rrfK of RRF_K) for (const [wName, w] of WEIGHTS) cols.push(hybrid(b, rrfK, wName, w, chunkSize, embedder));
-        }
-      }
-      return cols;
     },
   },
 };

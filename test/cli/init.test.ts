@@ -131,7 +131,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     // team's corpus and golden set; an unknown sweep is one line naming the sweeps, exit 2
     const bogusSweep = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'bogus'], { cwd: repo, env });
     assert.equal(bogusSweep.code, 2, bogusSweep.stderr);
-    assert.equal(bogusSweep.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full");
+    assert.equal(bogusSweep.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, full, expansion");
     const voyage = await startFakeEmbeddingApi('voyage');
     try {
       const sw = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'embedders', '--out-dir', 'sweep-results'], { cwd: repo, env: { ...env, ...fakeEnv(voyage) }, timeoutMs: 300_000 });
