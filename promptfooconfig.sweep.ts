@@ -88,6 +88,8 @@ export default {
     PROMPTFOO_DISABLE_SHARING: '1',
     PROMPTFOO_PASS_RATE_THRESHOLD: '0',
     RANKGATE_GATE: 'off',
+    // the blind-test queries have no technique_boundary category and no baseline of their own (config/gate.blind-test.yaml)
+    ...(sweepName === 'expansion' && !process.env.RANKGATE_GOLDEN && !process.env.RANKGATE_GATE_FLOORS ? { RANKGATE_GATE_FLOORS: 'config/gate.blind-test.yaml' } : {}),
   },
   evaluateOptions: { maxConcurrency: 4 }, // the search worker serves one query at a time: latencyMs has no queueing (see promptfooconfig.yaml)
 };
