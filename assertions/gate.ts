@@ -64,7 +64,7 @@ interface Suite {
 
 export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Suite }> {
   // A bad gate.yaml is rejected once, before any query runs (exit 2), not after the eval.
-  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  const floorsPath = String(process.env.RANKGATE_GATE_FLOORS ?? (context.suite?.env as Record<string, unknown> | undefined)?.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml');
   try {
     if (existsSync(floorsPath)) loadFloors(floorsPath);
   } catch (e) {
@@ -233,7 +233,8 @@ export async function afterEach(context: { result?: Parameters<typeof dedupeRowM
  * trustworthy measured / bad input. promptfoo keeps no rows with --no-write: the gate then reads its column sums.
  */
 export async function afterAll(context: AfterAllContext): Promise<void> {
-  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  // the config's env: (promptfoo keeps it out of process.env for extensions), e.g. the demo's expansion sweep's floors
+  const floorsPath = String(process.env.RANKGATE_GATE_FLOORS ?? context.config?.env?.RANKGATE_GATE_FLOORS ?? context.suite?.env?.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml');
   const gateMode = String(process.env.RANKGATE_GATE ?? context.config?.env?.RANKGATE_GATE ?? context.suite?.env?.RANKGATE_GATE ?? 'on');
   const lines: string[] = [''];
   const final: string[] = [];
