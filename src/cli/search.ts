@@ -10,6 +10,8 @@ import type { SearchParams, SearchResponse } from '../search/types.ts';
 import { isConnectionLost } from '../db/connection.ts';
 import { parseCliArgs, parseIntFlag, serviceDbOptions } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
+import { expansionFromEnv } from '../search/expand.ts';
+import { expansionLine } from '../report/output-text.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -25,6 +27,8 @@ export const USAGE = `usage: rankgate search "QUERY" [options]
   --language L       query language (text-search config) and language filter, e.g. en, es, hi
   --book SLUG        only chunks of this book
   --routing PATH     routing YAML (default config/routing.yaml); --no-routing turns routing off
+  --expansion X      query expansion: rm3, rewrites or hyde (a model: --expansion-provider ID, e.g.
+                     openai:chat:gpt-4.1-mini), off; also RANKGATE_EXPANSION (docs/search.md "Query expansion")
   --db URL|DIR       postgres://... or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db; opened read-only)
   --json             print the full response as JSON`;
@@ -76,6 +80,11 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
     p.filters = { ...(language !== undefined ? { language } : {}), ...(book !== undefined ? { book } : {}) };
   }
   if (values['no-routing']) p.routing = false;
+  // --expansion X [--expansion-provider ID] is RANKGATE_EXPANSION for this search; golden needs a golden entry
+  const env = { ...process.env, ...(str('expansion') !== undefined ? { RANKGATE_EXPANSION: str('expansion') } : {}), ...(str('expansion-provider') !== undefined ? { RANKGATE_EXPANSION_PROVIDER: str('expansion-provider') } : {}) };
+  const expansion = expansionFromEnv(undefined, env, false, process.cwd());
+  if (expansion?.source === 'golden') throw new UserError(`--expansion ${env.RANKGATE_EXPANSION}: the golden expansion strings come from a golden entry; search them as queries, or use rankgate eval --expansion golden`);
+  if (expansion) p.expansion = expansion;
   return p;
 }
 
@@ -94,6 +103,7 @@ export function formatResponse(query: string, r: SearchResponse): string {
       `     ${snippet}${h.content.length > 100 ? '…' : ''}`,
     );
   }
+  if (r.diagnostics.expansion) lines.push(expansionLine(r.diagnostics.expansion));
   const t = Object.entries(r.diagnostics.timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`);
   if (t.length) lines.push(`timings: ${t.join(', ')}`);
   return lines.join('\n');
@@ -117,6 +127,8 @@ export async function run(argv: string[]): Promise<number> {
       routing: { type: 'string' },
       'no-routing': { type: 'boolean' },
       db: { type: 'string' },
+      expansion: { type: 'string' },
+      'expansion-provider': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     } as const,

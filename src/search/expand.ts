@@ -130,6 +130,9 @@ export function expansionFromEnv(configured: unknown, env: NodeJS.ProcessEnv, te
   if (teamService) throw new UserError(`RANKGATE_EXPANSION=${raw} (--expansion): query expansion is a stage of rankgate's own service; a url:/module: service expands queries itself`);
   const conf = configured && typeof configured === 'object' && (configured as { source?: unknown }).source === 'llm' ? (configured as { provider?: unknown }).provider : undefined;
   const provider = env.RANKGATE_EXPANSION_PROVIDER?.trim() || (typeof conf === 'string' ? conf : undefined);
+  if (!provider && /^(rewrites|hyde)$/i.test(raw)) {
+    throw new UserError(`RANKGATE_EXPANSION=${raw} (--expansion ${raw}): a model writes the ${raw.toLowerCase()}; name it with --expansion-provider ID (RANKGATE_EXPANSION_PROVIDER), e.g. openai:chat:gpt-4.1-mini, or expansion.provider in the config`);
+  }
   return parseExpansionSetting(raw, 'RANKGATE_EXPANSION (--expansion)', { basePath, provider });
 }
 

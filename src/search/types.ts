@@ -78,7 +78,7 @@ export interface ExpansionDiagnostics {
   inputTokens?: number;
   outputTokens?: number;
   costUsd?: number | null;
-  /** The stage's own time, ms (feedback queries, the model's call). */
+  /** The stage's time, ms: its channel searches, RM3's feedback query, the model's call (timings.expand is the same). */
   ms?: number;
 }
 
