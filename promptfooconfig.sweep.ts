@@ -23,7 +23,11 @@
  *   RANKGATE_SWEEP_EMBEDDERS=use-lite,voyage:voyage-3.5 overrides the list (any embedder id). Missing index variants
  *   are ingested on first use (autoIngest; a paid embedder prints its token and cost estimate first), so the full grid
  *   needs time for three chunk sizes per embedder. Column labels carry each embedder's model and dimension.
- * rrf (RRF k x weights), chunk (200/300/500) and modes (keyword / semantic / hybrid) vary one parameter each. The grid is
+ * rrf (RRF k x weights), chunk (200/300/500) and modes (keyword / semantic / hybrid) vary one parameter each.
+ * expansion: the blind-test framework's configs A (the demo's hybrid), B (RM3 on BM25, offline; with
+ *   RANKGATE_EXPANSION_PROVIDER=openai:chat:MODEL also LLM rewrites and HyDE by that model) and C (the golden entries'
+ *   hand-written expansion:, fused by RRF), on the demo's blind-test queries (datasets/golden/queries.yaml, which have
+ *   expansion: strings) unless RANKGATE_GOLDEN names others; the shipping criteria of B and C against A print last. The grid is
  *   src/search/sweep.ts, shared with `rankgate eval --sweep NAME`, which runs the same sweeps on a team's own
  *   promptfooconfig.yaml (docs/adopting.md). An unknown RANKGATE_SWEEP is one line naming the sweeps, exit 2.
  * The first column is the baseline of `rankgate compare` and of the blind-test shipping criteria printed after the run.
@@ -46,6 +50,7 @@ export function sweepColumns(env: NodeJS.ProcessEnv = process.env): SweepColumn[
 }
 
 let columns: SweepColumn[] = [];
+const sweepName = (process.env.RANKGATE_SWEEP ?? 'quick').trim().toLowerCase();
 // promptfoo's own process (a test that imports this file for sweepColumns is not; NODE_TEST_CONTEXT is inherited by children)
 const loadedByPromptfoo = process.argv.slice(1).some((a) => /promptfoo/.test(a));
 try {
@@ -65,7 +70,11 @@ export default {
   description: `rankgate sweep (${(process.env.RANKGATE_SWEEP ?? 'quick').toLowerCase()}, ${columns.length} configurations; % passing = query success rate)`,
   prompts: [{ raw: '{{query}}', label: 'golden query' }],
   providers: columns.map((c) => ({ id: 'file://providers/search.ts', label: c.label, config: c.config })),
-  tests: 'file://datasets/tests.ts',
+  // the expansion sweep needs golden entries with expansion: (config C): the demo's blind-test YAML
+  tests:
+    sweepName === 'expansion' && !process.env.RANKGATE_GOLDEN
+      ? [{ path: 'file://datasets/tests.ts', config: { golden: ['datasets/golden/queries.yaml'] } }]
+      : 'file://datasets/tests.ts',
   defaultTest: {
     assert: [
       { type: 'javascript', value: 'file://assertions/rank.ts:rank', config: { passAt: 3 } },
@@ -79,6 +88,8 @@ export default {
     PROMPTFOO_DISABLE_SHARING: '1',
     PROMPTFOO_PASS_RATE_THRESHOLD: '0',
     RANKGATE_GATE: 'off',
+    // the blind-test queries have no technique_boundary category and no baseline of their own (config/gate.blind-test.yaml)
+    ...(sweepName === 'expansion' && !process.env.RANKGATE_GOLDEN && !process.env.RANKGATE_GATE_FLOORS ? { RANKGATE_GATE_FLOORS: 'config/gate.blind-test.yaml' } : {}),
   },
   evaluateOptions: { maxConcurrency: 4 }, // the search worker serves one query at a time: latencyMs has no queueing (see promptfooconfig.yaml)
 };

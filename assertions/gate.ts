@@ -35,7 +35,7 @@ import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
-import { percentile } from '../src/results/summary.ts';
+import { expansionSummary, percentile } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/gate/review.ts';
@@ -68,7 +68,7 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   // this eval's run id: providers/search.ts puts it on every row, afterAll in the record beside the results
   startRun();
   // A bad gate.yaml is rejected once, before any query runs (exit 2), not after the eval.
-  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  const floorsPath = String(process.env.RANKGATE_GATE_FLOORS ?? (context.suite?.env as Record<string, unknown> | undefined)?.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml');
   try {
     if (existsSync(floorsPath)) loadFloors(floorsPath);
   } catch (e) {
@@ -237,7 +237,8 @@ export async function afterEach(context: { result?: Parameters<typeof dedupeRowM
  * trustworthy measured / bad input. promptfoo keeps no rows with --no-write: the gate then reads its column sums.
  */
 export async function afterAll(context: AfterAllContext): Promise<void> {
-  const floorsPath = process.env.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml';
+  // the config's env: (promptfoo keeps it out of process.env for extensions), e.g. the demo's expansion sweep's floors
+  const floorsPath = String(process.env.RANKGATE_GATE_FLOORS ?? context.config?.env?.RANKGATE_GATE_FLOORS ?? context.suite?.env?.RANKGATE_GATE_FLOORS ?? 'config/gate.yaml');
   const gateMode = String(process.env.RANKGATE_GATE ?? context.config?.env?.RANKGATE_GATE ?? context.suite?.env?.RANKGATE_GATE ?? 'on');
   const lines: string[] = [''];
   const final: string[] = [];
@@ -298,7 +299,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}`,
+        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
       );
       const vl = verdictLines(v);
       // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)
@@ -313,7 +314,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const reviews = reviewsFromEnv();
       for (const cand of parsed.columns.slice(1)) {
         const v = shippingCriteria(base, cand, { reviews });
-        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} · ${v.criteria.map((c) => c.detail).join(' · ')}`);
+        lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} (${v.queries} queries)`);
+        v.criteria.forEach((c, i) => lines.push(`    ${c.passed === null ? '–' : c.passed ? '✓' : '✗'} ${i < 5 ? `${i + 1}. ` : ''}${c.name}: ${c.detail}`));
       }
     }
     code = combinedCode(codes);

@@ -6,10 +6,15 @@
  *   config:
  *     # every SearchParams field (src/search/types.ts): mode, keywordScorer, bm25K1, bm25B, vectorSearch,
  *     # efSearch, rrfK, weights {keyword, vector}, candidates, topK, filters, chunkSize, embedder,
- *     # language, textConfig, routing, rerank
+ *     # language, textConfig, routing, rerank, expansion
  *     rerank: {provider: cohere:rerank:rerank-v3.5, k: 50, maxTokensPerDoc, instructions}   # ours: rerank the top k
  *                                # fused candidates (src/search/rerank-step.ts; an id string = {provider: ID, k: 50});
  *                                # RANKGATE_RERANK (--rerank ID | off) and RANKGATE_RERANK_K (--rerank-k N) beat it
+ *     expansion: golden          # query expansion before the channels (src/search/expand.ts, docs/search.md "Query expansion"):
+ *                                # golden (the golden entry's expansion: strings, each fused by RRF) | golden-append | rm3 |
+ *                                # {source: rm3, fbDocs: 10, fbTerms: 10, originalQueryWeight: 0.5} |
+ *                                # {source: llm, provider: openai:chat:MODEL, kind: rewrites|hyde, n: 3, mode: rrf|append,
+ *                                #  prompt: my-prompt.txt}; RANKGATE_EXPANSION (--expansion) beats it
  *     module: ./my-search.ts     # a team's own in-process module exporting createSearchService(config)
  *     url: http://host/api/v1/search   # or http://host/search/v1 (NQ style: /search/v1/{mode})
  *     urlShape: portal | nq      # default: from the url path
@@ -54,6 +59,7 @@ import { isUserError } from '../src/errors.ts';
 import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
 import { parseRerankSetting, probeRerankerOnce, rerankFromEnv } from '../src/search/rerank-step.ts';
+import { expansionFromEnv, parseExpansionSetting } from '../src/search/expand.ts';
 import { preflightOnce } from '../src/search/preflight.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
@@ -196,6 +202,11 @@ export default class SearchProvider {
       const rerank = this.config.sweep === 'rerank' ? undefined : rerankFromEnv(this.config.rerank, process.env, this.config.url !== undefined || this.config.module !== undefined);
       if (rerank !== undefined) params.rerank = rerank;
       else if (params.rerank !== undefined) params.rerank = parseRerankSetting(params.rerank, 'rerank');
+      // --expansion / --expansion-provider (RANKGATE_EXPANSION, RANKGATE_EXPANSION_PROVIDER) beat the config's expansion:
+      const teamService = this.config.url !== undefined || this.config.module !== undefined;
+      const expansion = expansionFromEnv(this.config.expansion, process.env, teamService, this.basePath);
+      if (expansion !== undefined) params.expansion = expansion;
+      else if (params.expansion !== undefined) params.expansion = parseExpansionSetting(params.expansion, 'expansion', { basePath: this.basePath });
     } catch (e) {
       exitUnderCli(e);
       throw e;
@@ -270,6 +281,8 @@ export default class SearchProvider {
     if (typeof query !== 'string' || !query.trim()) return { error: 'test has no vars.query (a non-empty string)' };
     const golden = context?.test?.metadata?.golden as GoldenQuery | undefined;
     const params: Partial<SearchParams> = { ...this.params };
+    // config C: the golden entry's own expansion strings (none: the query runs unchanged, and says so)
+    if (params.expansion?.source === 'golden') params.expansion = { ...params.expansion, queries: golden?.expansion ?? [] };
     if (golden?.language && params.language === undefined) params.language = golden.language;
     if (golden?.filters && this.config.queryFilters !== false) {
       const f = golden.filters;
@@ -293,7 +306,7 @@ export default class SearchProvider {
     if (this.config.warmup !== false) {
       // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
       // Bounded too, so a service that never answers cannot hang the eval here (the first use may build an index).
-      this.warm ??= timeout(this.searchOn(svc, 'warm up', { ...params, filters: undefined }, WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
+      this.warm ??= timeout(this.searchOn(svc, 'warm up', { ...params, filters: undefined, expansion: null }, WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
         () => undefined,
         () => undefined,
       );
@@ -346,7 +359,7 @@ export default class SearchProvider {
       ...(cut ? { contentCut: cut } : {}),
     };
     const g = validGolden(golden);
-    const rendered = renderOutputText(output, g, { resolution });
+    const rendered = renderOutputText(output, g, { resolution }, { expansion: res.diagnostics?.expansion });
     // A compact row (src/results/compact.ts): full content only where a reader of the row needs it.
     const judged = (context?.test?.assert ?? []).some((a) => typeof a?.value === 'string' && /assertions\/judge\.ts:/.test(a.value) && judgeOn(a.config));
     const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };

@@ -19,7 +19,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['results', 'judge'],
   ['golden', 'search'],
   ['ingest', 'rerank'],
-  ['metrics', 'db', 'embeddings'],
+  ['metrics', 'db', 'embeddings', 'llm'],
   ['util', 'errors', 'version'],
 ];
 const floorOf = new Map(FLOORS.flatMap((rooms, i) => rooms.map((r) => [r, FLOORS.length - i] as const)));

@@ -8,7 +8,7 @@
  * Runs `promptfoo eval` (promptfooconfig.yaml, or --config) with the golden selection in RANKGATE_LANG /
  * RANKGATE_CATEGORY, keeps promptfoo's results JSON, and writes
  * data/eval/results/eval-{lang}-{timestamp}.json (the report) and .md (the summary), atomically.
- * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, rerank, full) runs the sweep's
+ * --sweep NAME (or RANKGATE_SWEEP; src/search/sweep.ts: quick, embedders, rrf, chunk, modes, rerank, full, expansion) runs the sweep's
  * columns around the config's first provider (its corpus, routing and golden set: the team's own config from
  * `rankgate init`), from a temporary copy of the config beside it (removed after the run); the report is the first
  * column's, with every column's summary and the blind-test framework's shipping criteria against the first column. Exit 1 when the gate fails (first column), 2 on bad input.
@@ -27,7 +27,7 @@ import { readBaseline } from '../gate/baseline.ts';
 import { runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
-import { buildReport } from '../results/summary.ts';
+import { buildReport, expansionSummary } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
 import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
@@ -36,13 +36,18 @@ import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import { envFlag } from '../util/env.ts';
 import { skippedEmbeddersLine, sweepGrid, sweepName, sweepNames } from '../search/sweep.ts';
+import { EXPANSION_SHORTHANDS, expansionFromEnv } from '../search/expand.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--config FILE]
                      [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge] [--review FILE ...]
                      [--rerank RERANKER_ID] [--rerank-k N] [--no-rerank]
+                     [--expansion ${EXPANSION_SHORTHANDS.join('|')}] [--expansion-provider PROVIDER_ID]
   --judge sets RANKGATE_JUDGE for the eval: it wins over the judge assertion's config.mode (which wins over auto);
   an unknown setting is exit 2 before any query runs.
+  --expansion X  query expansion for every column of rankgate's own search (RANKGATE_EXPANSION, beats the config's
+                 expansion:): golden (the golden entries' expansion: strings, fused by RRF), golden-append, rm3,
+                 rewrites or hyde (a model: --expansion-provider ID, RANKGATE_EXPANSION_PROVIDER), off (docs/search.md)
   --sweep NAME   the columns of a parameter sweep around the config's first provider, also RANKGATE_SWEEP:
                  ${sweepNames().join(', ')} (docs/adopting.md, "Sweeps")
   --rerank ID    rerank the top k fused results with this reranker (cohere:rerank:MODEL, voyage:rerank:MODEL,
@@ -107,6 +112,8 @@ export async function run(argv: string[]): Promise<number> {
         'no-rerank': { type: 'boolean', default: false },
         'allow-partial': { type: 'boolean', default: false },
         review: { type: 'string', multiple: true },
+        expansion: { type: 'string' },
+        'expansion-provider': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -136,6 +143,18 @@ export async function run(argv: string[]): Promise<number> {
     const k = Number(v['rerank-k']);
     if (v['rerank-k'] !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 1000)) throw new UserError(`--rerank-k ${v['rerank-k']}: expected an integer from 1 to 1000`);
   }
+  // --expansion / --expansion-provider are RANKGATE_EXPANSION / RANKGATE_EXPANSION_PROVIDER for the eval: checked here
+  const expansionEnv = {
+    ...(v.expansion !== undefined ? { RANKGATE_EXPANSION: v.expansion } : {}),
+    ...(v['expansion-provider'] !== undefined ? { RANKGATE_EXPANSION_PROVIDER: v['expansion-provider'] } : {}),
+  };
+  if (v['expansion-provider'] !== undefined && !(v.expansion ?? process.env.RANKGATE_EXPANSION)) {
+    throw new UserError('--expansion-provider: says which model writes the expansions of --expansion rewrites or --expansion hyde; give one of those too');
+  }
+  // an unknown setting is exit 2 here; the model of rewrites/hyde may still come from the config's expansion: (the
+  // provider checks that before any row)
+  const envNow = { ...process.env, ...expansionEnv };
+  expansionFromEnv(undefined, { ...envNow, RANKGATE_EXPANSION_PROVIDER: envNow.RANKGATE_EXPANSION_PROVIDER || 'configured:provider' });
   const sweepArg = v.sweep ?? (process.env.RANKGATE_SWEEP || undefined);
   const sweep = sweepArg === undefined ? null : sweepName(sweepArg, v.sweep !== undefined ? '--sweep' : 'RANKGATE_SWEEP');
   const baseConfig = v.config ?? 'promptfooconfig.yaml';
@@ -179,6 +198,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(v.judge ? { RANKGATE_JUDGE: v.judge } : {}),
     ...(v['refresh-judge'] ? { RANKGATE_JUDGE_REFRESH: '1' } : {}),
     ...(v.review?.length ? { [REVIEW_ENV]: v.review.join(',') } : {}),
+    ...expansionEnv,
   };
   console.error(
     `rankgate eval: promptfoo eval -c ${sweep ? `${baseConfig} --sweep ${sweep} (${sweepColumnsOf(config)} columns)` : config} (lang ${lang}${v.category ? `, category ${v.category}` : ''}; promptfoo ${pf.version}${pf.from === 'project' ? '' : ' (rankgate\'s own)'} at ${relative(process.cwd(), pf.dir) || '.'}, Node ${toolchain.node})`,
@@ -235,6 +255,7 @@ export async function run(argv: string[]): Promise<number> {
         latency_ms: r.latency_ms,
         categories: r.categories,
         gate_passed: r.gate_passed,
+        ...(expansionSummary(c) ? { expansion: expansionSummary(c) } : {}),
       };
     });
     doc.shipping = shipping;

@@ -183,9 +183,9 @@ async function runJudge(argv: string[]): Promise<number> {
   const id = values.judge;
   if (!id || !/^[a-z][\w-]*:[^\s]+$/i.test(id)) throw new UserError(`review judge: --judge: expected a promptfoo chat provider id such as openai:chat:gpt-4.1-mini, got ${JSON.stringify(id ?? '')}`);
   const page = readReviewPage(positionals[0]!);
-  const { callChatProvider, judgeProviderConfig, loadChatProvider } = await import('../judge/provider.ts');
+  const { callChatProvider, chatProviderConfig, loadChatProvider } = await import('../llm/provider.ts');
   const family = id.split(':').slice(0, 2).join(':');
-  const provider = await loadChatProvider(id, judgeProviderConfig(family, 20));
+  const provider = await loadChatProvider(id, chatProviderConfig(family, 20));
   const ratings: RatingsDoc['ratings'] = [];
   let cost = 0;
   for (const it of page.items) {

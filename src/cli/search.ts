@@ -12,6 +12,8 @@ import { isConnectionLost } from '../db/connection.ts';
 import { parseCliArgs, parseIntFlag, serviceDbOptions } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { checkReranker, parseRerankSetting } from '../search/rerank-step.ts';
+import { expansionFromEnv } from '../search/expand.ts';
+import { expansionLine } from '../report/output-text.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -29,6 +31,8 @@ export const USAGE = `usage: rankgate search "QUERY" [options]
   --routing PATH     routing YAML (default config/routing.yaml); --no-routing turns routing off
   --rerank ID        rerank the top k fused results with this reranker (cohere:rerank:MODEL, tei:rerank, …)
   --rerank-k N       the reranker's candidate budget (default 50); --no-rerank: none
+  --expansion X      query expansion: rm3, rewrites or hyde (a model: --expansion-provider ID, e.g.
+                     openai:chat:gpt-4.1-mini), off; also RANKGATE_EXPANSION (docs/search.md "Query expansion")
   --db URL|DIR       postgres://... or a PGlite data directory
                      (default: $DATABASE_URL, else $RANKGATE_DATA_DIR, else .rankgate/db; opened read-only)
   --json             print the full response as JSON`;
@@ -91,6 +95,11 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
     }
   }
   if (values['no-rerank']) p.rerank = null;
+  // --expansion X [--expansion-provider ID] is RANKGATE_EXPANSION for this search; golden needs a golden entry
+  const env = { ...process.env, ...(str('expansion') !== undefined ? { RANKGATE_EXPANSION: str('expansion') } : {}), ...(str('expansion-provider') !== undefined ? { RANKGATE_EXPANSION_PROVIDER: str('expansion-provider') } : {}) };
+  const expansion = expansionFromEnv(undefined, env, false, process.cwd());
+  if (expansion?.source === 'golden') throw new UserError(`--expansion ${env.RANKGATE_EXPANSION}: the golden expansion strings come from a golden entry; search them as queries, or use rankgate eval --expansion golden`);
+  if (expansion) p.expansion = expansion;
   return p;
 }
 
@@ -117,6 +126,7 @@ export function formatResponse(query: string, r: SearchResponse): string {
         `${rr.costUsd !== undefined ? ` · $${rr.costUsd.toFixed(4)}` : ''}`,
     );
   }
+  if (r.diagnostics.expansion) lines.push(expansionLine(r.diagnostics.expansion));
   const t = Object.entries(r.diagnostics.timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`);
   if (t.length) lines.push(`timings: ${t.join(', ')}`);
   return lines.join('\n');
@@ -143,6 +153,8 @@ export async function run(argv: string[]): Promise<number> {
       'rerank-k': { type: 'string' },
       'no-rerank': { type: 'boolean' },
       db: { type: 'string' },
+      expansion: { type: 'string' },
+      'expansion-provider': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     } as const,

@@ -20,7 +20,7 @@ import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
 import { multiDocumentHits } from '../results/evidence.ts';
-import { buildReport, buildReportFromSums, type Des058Report, type ReportOptions } from '../results/summary.ts';
+import { buildReport, buildReportFromSums, expansionSummary, type Des058Report, type ReportOptions } from '../results/summary.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { Toolchain } from '../util/toolchain.ts';
 import { safeTerminalEntry } from '../util/terminal.ts';
@@ -110,6 +110,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
   const partial: string[] = [];
   if (sel?.filter) partial.push(`declared filter ${describeFilter(sel.filter)}: ${sel.size}${Number.isFinite(sel.filter.of) ? ` of the golden files' ${sel.filter.of}` : ''} queries`);
   if (sel?.shard) partial.push(`shard ${sel.shard.index}/${sel.shard.count} of the ${sel.size}-query selection`);
+  const expansion = expansionSummary(col);
+  if (expansion) notes.push(expansion);
   if (!rowsMode) notes.push(`evidence: promptfoo's column sums only (the results hold no rows, e.g. \`promptfoo eval --no-write\`): floors are checked on the sums; per-query detail and the regression check need the rows`);
   if (evaluated === 0) {
     two.push(`no evaluated queries in '${col.label}' (0 rows): nothing was measured (a --filter-* flag or a selection that matched nothing?)`);

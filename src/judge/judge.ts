@@ -2,7 +2,7 @@
  * The relevance judge. Which judge a setting names: src/judge/spec.ts. Four modes:
  *
  * - `model`: any chat provider promptfoo knows, by its provider id (anthropic:messages:MODEL, openai:chat:MODEL,
- *   azure:chat:DEPLOYMENT, ollama:chat:MODEL, …), called through promptfoo's provider loader (src/judge/provider.ts).
+ *   azure:chat:DEPLOYMENT, ollama:chat:MODEL, …), called through promptfoo's provider loader (src/llm/provider.ts).
  * - `bedrock`: Claude Haiku 4.5 on Amazon Bedrock (default inference profile
  *   `us.anthropic.claude-haiku-4-5-20251001-v1:0`) through the Converse API, temperature 0, a few
  *   output tokens. Region / credentials / endpoint from the standard AWS configuration (or options).
@@ -56,7 +56,7 @@ import {
   type RelevanceVerdict,
   type SeekerFitVerdict,
 } from './prompt.ts';
-import { NoAnswerError, callChatProvider, judgeProviderConfig, loadChatProvider, probeEndpoint, providerEndpoint } from './provider.ts';
+import { NoAnswerError, callChatProvider, chatProviderConfig as judgeProviderConfig, loadChatProvider, probeEndpoint, providerEndpoint } from '../llm/provider.ts';
 import { DEFAULT_JUDGE_MODEL, resolveJudgeSpec, type JudgeMode, type JudgeSpec } from './spec.ts';
 import { envFlag } from '../util/env.ts';
 
@@ -355,7 +355,7 @@ async function bedrockJudge(opts: JudgeOptions, reason: string): Promise<Judge> 
   );
 }
 
-/** A judge on any chat provider promptfoo knows (src/judge/provider.ts). */
+/** A judge on any chat provider promptfoo knows (src/llm/provider.ts). */
 async function providerJudge(spec: JudgeSpec, opts: JudgeOptions): Promise<Judge> {
   const providerId = spec.model!;
   const family = spec.family!;

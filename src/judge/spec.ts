@@ -7,7 +7,7 @@
  *   bedrock:converse:MODEL        a Bedrock model through rankgate's own Converse client (src/embeddings/bedrock-client.ts)
  *   PROVIDER:…:MODEL              any chat provider promptfoo knows, by its provider id, loaded through promptfoo's own
  *                                 provider loader: anthropic:messages:MODEL, openai:chat:MODEL, azure:chat:DEPLOYMENT,
- *                                 ollama:chat:MODEL, … (src/judge/provider.ts)
+ *                                 ollama:chat:MODEL, … (src/llm/provider.ts)
  *   auto (default)                follow the environment: RANKGATE_JUDGE when set, else Bedrock when AWS is configured, else Anthropic when
  *                                 ANTHROPIC_API_KEY is set, else OpenAI when OPENAI_API_KEY is set, else off
  *

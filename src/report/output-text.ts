@@ -16,6 +16,7 @@
 import type { GoldenQuery, Reference } from '../golden/schema.ts';
 import { refMatchesHit, statedRoute } from '../results/score.ts';
 import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../results/types.ts';
+import type { ExpansionDiagnostics } from '../search/types.ts';
 import { safeTerminal } from '../util/terminal.ts';
 
 export interface OutputTextOptions {
@@ -23,6 +24,25 @@ export interface OutputTextOptions {
   top?: number;
   /** Snippet length in characters (default 90). */
   snippet?: number;
+  /** What query expansion did (diagnostics.expansion): one short line under the route line. */
+  expansion?: ExpansionDiagnostics | null;
+}
+
+/**
+ * The expansion line of a cell, short (promptfoo cuts a cell at 250 characters):
+ * `expanded: golden rrf + "calmness tranquility …", "how to become …"`, `expanded: rm3 +calm 0.09 +steadi 0.05 …`,
+ * `expanded: rewrites by openai:chat:m (cached) + "…"`, `not expanded (golden: no expansion: strings)`.
+ */
+export function expansionLine(e: ExpansionDiagnostics): string {
+  const quoted = (xs: readonly string[] = []) => xs.map((x) => `"${snippet(x, 40)}"`).join(', ');
+  if (!e.expanded) return `not expanded (${e.source === 'golden' ? 'golden: no expansion: strings' : e.source === 'rm3' ? 'rm3: no feedback terms' : e.source})`;
+  if (e.source === 'golden') return `expanded: golden ${e.mode ?? 'rrf'} + ${quoted(e.queries)}`;
+  if (e.source === 'rm3') {
+    const terms = (e.terms ?? []).slice(0, 6).map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ');
+    return `expanded: rm3 over ${e.feedbackDocs ?? 0} feedback chunks: ${terms}${(e.terms?.length ?? 0) > 6 ? ' …' : ''}`;
+  }
+  const by = `by ${e.provider ?? 'a model'}${e.cached ? ' (cached)' : e.costUsd ? ` ($${e.costUsd.toFixed(4)})` : ''}`;
+  return e.kind === 'hyde' ? `expanded: hyde ${by}: ${quoted(e.queries)}` : `expanded: ${e.queries?.length ?? 0} rewrites ${by} + ${quoted(e.queries)}`;
 }
 
 /** "the-lamp-within" -> "The Lamp Within"; other ids unchanged. */
@@ -124,6 +144,7 @@ export function renderOutputText(out: HarnessOutput, golden?: GoldenQuery, meta?
   const stated = golden ? statedRoute(golden) : null;
   if (stated && stated !== 'search') head.push(`expected route ${stated}${stated === route ? ' ✓' : ' ✗'}`);
   const lines = [head.join(' · ')];
+  if (opts.expansion) lines.push(expansionLine(opts.expansion));
   hits.slice(0, top).forEach((h, i) => {
     const m = marks[i];
     const section = hitSection(h);

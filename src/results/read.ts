@@ -12,6 +12,13 @@ import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, R
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
 import { PROMPTFOO_WRITE_KEY } from './types.ts';
+import type { ExpansionDiagnostics } from '../search/types.ts';
+
+/** diagnostics.expansion of a row's response, when it has a readable one. */
+function expansionOf(meta: unknown): ExpansionDiagnostics | null {
+  const e = (meta as { diagnostics?: { expansion?: unknown } | null } | undefined)?.diagnostics?.expansion as ExpansionDiagnostics | undefined;
+  return e && typeof e === 'object' && typeof e.source === 'string' && typeof e.expanded === 'boolean' ? e : null;
+}
 
 export interface QueryRecord {
   id: string;
@@ -52,6 +59,8 @@ export interface QueryRecord {
   answerFailure?: string | null;
   /** Hits of this row whose content the provider cut to the maximum per hit (src/results/evidence.ts); absent: none. */
   contentCut?: { hits: number; maxChars: number; longest: number };
+  /** What query expansion did for this row (response.metadata.diagnostics.expansion); null: no expansion asked for. */
+  expansion?: ExpansionDiagnostics | null;
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -375,6 +384,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       answerJudgeLabel,
       answerFailure,
       ...(output?.contentCut && typeof output.contentCut.hits === 'number' ? { contentCut: output.contentCut } : {}),
+      expansion: expansionOf(meta),
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };

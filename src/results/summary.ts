@@ -387,3 +387,29 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
     eval_id: opts.evalId ?? null,
   };
 }
+
+/**
+ * What query expansion did in a column, in one line (null: no row asked for expansion): the setting, how many queries
+ * were expanded (a golden entry without `expansion:` runs unchanged and is counted as such), and for a model its calls,
+ * cache hits and cost: `expansion golden rrf: 12 of 16 queries expanded (4 ran unchanged)`.
+ */
+export function expansionSummary(col: Column): string | null {
+  const rows = col.queries.filter((q) => q.expansion);
+  if (!rows.length) return null;
+  const e = rows[0]!.expansion!;
+  const what = e.source === 'llm' ? `llm ${e.kind ?? 'rewrites'} ${e.provider ?? ''}`.trim() : e.source === 'golden' ? `golden ${e.mode ?? 'rrf'}` : e.source;
+  const expanded = rows.filter((q) => q.expansion!.expanded).length;
+  const errored = col.queries.filter((q) => q.error !== null).length;
+  const parts = [`${expanded} of ${col.queries.length} queries expanded`];
+  const unchanged = rows.length - expanded;
+  if (unchanged) parts.push(`${unchanged} ran unchanged`);
+  if (errored) parts.push(`${errored} errored`);
+  let line = `expansion ${what}: ${parts[0]}${parts.length > 1 ? ` (${parts.slice(1).join(', ')})` : ''}`;
+  if (e.source === 'llm') {
+    const calls = rows.reduce((a, q) => a + (q.expansion!.requests ?? 0), 0);
+    const cached = rows.filter((q) => q.expansion!.cached).length;
+    const cost = rows.reduce((a, q) => a + (q.expansion!.costUsd ?? 0), 0);
+    line += ` · model calls ${calls}, from the cache ${cached}, ~$${cost.toFixed(4)}`;
+  }
+  return line;
+}

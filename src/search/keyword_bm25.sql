@@ -3,19 +3,29 @@
 --     idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
 --   idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 -- All arithmetic in float8 (a bare 0.5 would make it numeric: exact but ~10x slower).
--- Query terms: the distinct lexemes of to_tsvector(<config>, query); tf and |d| come from the stored tsvector.
+-- Query terms: the distinct lexemes of to_tsvector(<config>, query), each of weight 1; tf and |d| come from the
+-- stored tsvector.
+-- A weighted query (RM3's expanded query, src/search/expand.ts) gives its terms and weights instead ($11, $12):
+--   score(d, q) = sum over terms t of q in d of  w(t) * [the BM25 term score above]
+-- which is how Lucene scores Anserini's RM3 query (a BooleanQuery of SHOULD TermQuery(t) boosted by w(t) under BM25).
 -- $1 variant id, $2 regconfig, $3 query text, $4 k1, $5 b, $6 limit,
--- $7 language, $8 book slug, $9 path LIKE pattern (escaped prefix || '%'), $10 tags (all required)
+-- $7 language, $8 book slug, $9 path LIKE pattern (escaped prefix || '%'), $10 tags (all required),
+-- $11 weighted terms (text[], or NULL: the query text's lexemes), $12 their weights (float8[])
 WITH q AS (
-  SELECT DISTINCT u.lexeme AS term
+  SELECT DISTINCT u.lexeme AS term, 1::float8 AS weight
   FROM unnest(to_tsvector($2::regconfig, $3::text)) AS u
+  WHERE $11::text[] IS NULL
+  UNION ALL
+  SELECT w.term, w.weight
+  FROM unnest($11::text[], $12::float8[]) AS w(term, weight)
+  WHERE $11::text[] IS NOT NULL
 ),
 st AS (
   SELECT n, avgdl FROM bm25_stats WHERE variant = $1
 ),
 scored AS (
   SELECT p.chunk,
-         sum(ln(1 + (st.n - t.df + 0.5::float8) / (t.df + 0.5::float8))
+         sum(q.weight * ln(1 + (st.n - t.df + 0.5::float8) / (t.df + 0.5::float8))
              * p.tf * ($4::float8 + 1)
              / (p.tf + $4::float8 * (1 - $5::float8 + $5::float8 * p.doc_len / st.avgdl))) AS score
   FROM q

@@ -16,6 +16,7 @@ import { EMBEDDER_ALIASES, EMBEDDER_IDS, isEmbedderId } from '../embeddings/inde
 import { loadYaml } from '../util/yaml.ts';
 import { suggest, unknownKeyMessage, unknownValueMessage } from '../util/suggest.ts';
 import { checkReranker, parseRerankSetting } from './rerank-step.ts';
+import { parseExpansionSetting } from './expand.ts';
 
 export const SEARCH_PARAM_KEYS = [
   'mode',
@@ -35,6 +36,7 @@ export const SEARCH_PARAM_KEYS = [
   'textConfig',
   'routing',
   'rerank',
+  'expansion',
 ] as const;
 
 /** Provider settings that are not search parameters (see the header of providers/search.ts). */
@@ -253,6 +255,16 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
       if (s) checkReranker(s);
     } catch (e) {
       fail('rerank', config.rerank, (where) => `${file}: ${where}.${(e as Error).message}`);
+    }
+  }
+  if (config.expansion !== undefined && config.expansion !== false && config.expansion !== null) {
+    if (kind !== 'rankgate') {
+      fail('expansion', config.expansion, (where) => `${file}: ${where}.expansion: query expansion is a stage of rankgate's own service; a ${kind === 'url' ? 'url:' : 'module:'} service expands queries itself`);
+    }
+    try {
+      parseExpansionSetting(config.expansion, 'expansion', { basePath: ctx.basePath });
+    } catch (e) {
+      fail('expansion', config.expansion, (where) => `${file}: ${where}.${(e as Error).message}`);
     }
   }
 }

@@ -24,6 +24,7 @@ import type {
 } from './types.ts';
 import type { RoutingConfig, Router } from './routing.ts';
 import { parseRerankSetting, RerankStage } from './rerank-step.ts';
+import { ExpansionStage, mergeCandidates, parseExpansionSetting, type ChannelRunner, type QueryLists, type WeightedTerm } from './expand.ts';
 import type { RerankerOptions } from '../rerank/index.ts';
 
 export const DEFAULT_SEARCH_PARAMS: Readonly<SearchParams> = Object.freeze({
@@ -50,6 +51,7 @@ const SQL = {
   fetchChunks: loadSql(import.meta.url, 'fetch_chunks.sql'),
   resolvePassage: loadSql(import.meta.url, 'resolve_passage.sql'),
   variant: loadSql(import.meta.url, 'variant.sql'),
+  rm3Feedback: loadSql(import.meta.url, 'rm3_feedback.sql'),
 };
 
 export interface VariantInfo {
@@ -94,6 +96,8 @@ export interface CreateSearchServiceOptions {
   rerankCacheDir?: string | false;
   /** Options for the rerankers (timeouts, Bedrock region and endpoint, env). */
   rerankerOptions?: RerankerOptions;
+  /** The LLM expansion cache's folder (default RANKGATE_EXPANSION_CACHE_DIR, else .rankgate/cache/expansion); false: none. */
+  expansionCacheDir?: string | false;
 }
 
 /** Escape `\`, `%` and `_` for LIKE ... ESCAPE '\'. */
@@ -115,27 +119,46 @@ export function fuseRrf(
   k: number,
   weights: { keyword: number; vector: number },
 ): FusedHit[] {
+  return fuseRrfLists([{ keyword, vector }], k, weights);
+}
+
+/**
+ * Weighted RRF over the channel lists of one or more queries (the query and its expansions, src/search/expand.ts):
+ * score(d) = sum over queries q and channels c of w_c / (k + rank_{q,c}(d)); ties by id ascending. A hit's channel
+ * entry is its best rank in that channel over the queries.
+ */
+export function fuseRrfLists(
+  lists: readonly { keyword: readonly { id: string; score: number }[]; vector: readonly { id: string; score: number }[] }[],
+  k: number,
+  weights: { keyword: number; vector: number },
+): FusedHit[] {
   const m = new Map<string, FusedHit>();
   const get = (id: string) => {
     let h = m.get(id);
     if (!h) m.set(id, (h = { id, score: 0 }));
     return h;
   };
-  keyword.forEach((r, i) => {
-    const h = get(r.id);
-    h.keyword = { rank: i + 1, score: r.score };
-  });
-  vector.forEach((r, i) => {
-    const h = get(r.id);
-    h.vector = { rank: i + 1, score: r.score };
-  });
-  for (const h of m.values()) {
-    // fixed summation order (keyword then vector) so equal inputs give bit-equal scores
-    let s = 0;
-    if (h.keyword) s += weights.keyword / (k + h.keyword.rank);
-    if (h.vector) s += weights.vector / (k + h.vector.rank);
-    h.score = s;
+  // fixed summation order (each query in order, keyword then vector) so equal inputs give bit-equal scores
+  const parts = new Map<string, number[]>();
+  const add = (id: string, x: number) => {
+    const p = parts.get(id);
+    if (p) p.push(x);
+    else parts.set(id, [x]);
+  };
+  for (const l of lists) {
+    l.keyword.forEach((r, i) => {
+      const h = get(r.id);
+      if (!h.keyword || i + 1 < h.keyword.rank) h.keyword = { rank: i + 1, score: r.score };
+      add(r.id, weights.keyword / (k + i + 1));
+    });
+    l.vector.forEach((r, i) => {
+      const h = get(r.id);
+      if (!h.vector || i + 1 < h.vector.rank) h.vector = { rank: i + 1, score: r.score };
+      add(r.id, weights.vector / (k + i + 1));
+    });
   }
+  // per query: keyword before vector, as the single-query sum always was
+  for (const h of m.values()) h.score = parts.get(h.id)!.reduce((s, x) => s + x, 0);
   return [...m.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
@@ -163,6 +186,13 @@ function validateParams(p: SearchParams): void {
     bad('efSearch', 'an integer in 1..1000', p.efSearch);
   }
   if (p.rerank) p.rerank = parseRerankSetting(p.rerank, 'search params: field "rerank"');
+  if (p.expansion) {
+    const queries = p.expansion.source === 'golden' ? p.expansion.queries : undefined;
+    if (queries !== undefined && !(Array.isArray(queries) && queries.every((q) => typeof q === 'string'))) bad('expansion.queries', 'a list of strings', queries);
+    // llm settings arrive resolved (an absolute prompt path); a caller's object is checked the same way
+    const { queries: _q, ...rest } = p.expansion as { queries?: unknown };
+    p.expansion = { ...parseExpansionSetting(rest, 'search params: field "expansion"')!, ...(queries !== undefined ? { queries } : {}) } as typeof p.expansion;
+  }
 }
 
 function filterArgs(f: SearchFilters | undefined): (string | string[] | null)[] {
@@ -213,11 +243,13 @@ export class SearchService implements SearchServiceLike {
     this.routingOpt = opts.routing;
     this.autoIngest = opts.autoIngest;
     this.rerankStage = new RerankStage({ cacheDir: opts.rerankCacheDir, rerankerOptions: opts.rerankerOptions });
+    this.expansionStage = new ExpansionStage({ cacheDir: opts.expansionCacheDir });
     // an unknown reranker, a missing key or base URL: refused here, before any query
     if (this.defaults.rerank) this.rerankStage.reranker(this.defaults.rerank);
   }
 
   private readonly rerankStage: RerankStage;
+  private readonly expansionStage: ExpansionStage;
 
   /** The embedder for an id: given at construction, else createEmbedder(id) from src/embeddings. */
   embedderFor(rawId: string): Promise<Embedder> {
@@ -396,7 +428,8 @@ export class SearchService implements SearchServiceLike {
   async search(query: string, params: Partial<SearchParams> = {}): Promise<SearchResponse> {
     const t0 = performance.now();
     const timings: Record<string, number> = {};
-    const lap = (name: string, since: number) => (timings[name] = +(performance.now() - since).toFixed(3));
+    // a stage that runs more than once (a channel per expanded query) adds up
+    const lap = (name: string, since: number) => (timings[name] = +((timings[name] ?? 0) + performance.now() - since).toFixed(3));
     const p: SearchParams = {
       ...this.defaults,
       ...params,
@@ -416,48 +449,53 @@ export class SearchService implements SearchServiceLike {
     const depth = Math.max(p.mode === 'hybrid' ? p.candidates : 0, p.topK, p.rerank?.k ?? 0);
 
     let queryVector: number[] | undefined;
-    if (useVector) {
+    const embed = async (text: string): Promise<number[]> => {
       const te = performance.now();
       const emb = await this.embedderFor(p.embedder);
       if (emb.dimension && emb.dimension !== v.dimension) {
         throw new UserError(`embedder ${emb.id} gives ${emb.dimension}-d vectors but variant ${v.name} holds ${v.dimension}-d`);
       }
-      queryVector = await emb.embedQuery(query);
-      if (queryVector.length !== v.dimension) {
-        throw new UserError(`embedder ${emb.id} answered with a ${queryVector.length}-d query vector but variant ${v.name} holds ${v.dimension}-d`);
+      const vec = await emb.embedQuery(text);
+      if (vec.length !== v.dimension) {
+        throw new UserError(`embedder ${emb.id} answered with a ${vec.length}-d query vector but variant ${v.name} holds ${v.dimension}-d`);
       }
       lap('embed', te);
-    }
+      if (text === query) queryVector = vec; // the router may share the query's own vector
+      return vec;
+    };
 
     // Each channel's timing starts once it holds a connection: on PGlite (one connection) the second channel
-    // waits for the first, and that wait is not its own cost.
-    const keywordRun = async () => {
+    // waits for the first, and that wait is not its own cost. Expanded queries add to the same timings.
+    const keywordRun = async (text: string, limit: number, weighted?: readonly WeightedTerm[]) => {
       if (!useKeyword) return [];
       const client: pg.PoolClient = await this.db.pool.connect();
       try {
         const tk = performance.now();
-        const sql = p.keywordScorer === 'bm25' ? SQL.bm25 : SQL.tsRankCd;
-        const r = await client.query<{ id: string; score: number }>(sql, [
-          v.id, textConfig, query, p.bm25K1, p.bm25B, depth, ...fargs,
-        ]);
+        const r = weighted
+          ? await client.query<{ id: string; score: number }>(SQL.bm25, [
+              v.id, textConfig, text, p.bm25K1, p.bm25B, limit, ...fargs, weighted.map((t) => t.term), weighted.map((t) => t.weight),
+            ])
+          : p.keywordScorer === 'bm25'
+            ? await client.query<{ id: string; score: number }>(SQL.bm25, [v.id, textConfig, text, p.bm25K1, p.bm25B, limit, ...fargs, null, null])
+            : await client.query<{ id: string; score: number }>(SQL.tsRankCd, [v.id, textConfig, text, p.bm25K1, p.bm25B, limit, ...fargs]);
         lap('keyword', tk);
         return r.rows.map((x) => ({ id: x.id, score: Number(x.score) }));
       } finally {
         client.release();
       }
     };
-    const vectorRun = async () => {
-      if (!useVector || !queryVector) return [];
-      const vec = '[' + queryVector.join(',') + ']';
+    const vectorRun = async (text: string, limit: number) => {
+      if (!useVector) return [];
+      const vec = '[' + (await embed(text)).join(',') + ']';
       const client: pg.PoolClient = await this.db.pool.connect();
       try {
         const tv = performance.now();
         let rows: { id: string; score: number }[];
         if (p.vectorSearch === 'exact' || !hnswType(v.dimension)) {
-          const r = await client.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, depth, ...fargs]);
+          const r = await client.query<{ id: string; score: number }>(SQL.vectorExact, [v.id, vec, limit, ...fargs]);
           rows = r.rows;
         } else {
-          rows = await this.hnswQuery(client, v, vec, depth, Math.max(p.efSearch ?? 40, depth), fargs);
+          rows = await this.hnswQuery(client, v, vec, limit, Math.max(p.efSearch ?? 40, limit), fargs);
         }
         lap('vector', tv);
         return rows.map((x) => ({ id: x.id, score: Number(x.score) }));
@@ -465,12 +503,48 @@ export class SearchService implements SearchServiceLike {
         client.release();
       }
     };
-    // On a server the two channels run on two connections at once; PGlite's pool (size 1) serialises them.
-    const [kw, vec] = await Promise.all([keywordRun(), vectorRun()]);
+    let lists: QueryLists[];
+    let expansionDiag: import('./types.ts').ExpansionDiagnostics | undefined;
+    if (p.expansion) {
+      if (p.expansion.source === 'rm3' && p.keywordScorer !== 'bm25' && useKeyword) {
+        throw new UserError('search params: field "expansion": RM3 expands the BM25 channel; keywordScorer is ts_rank_cd');
+      }
+      const runner: ChannelRunner = {
+        keyword: keywordRun,
+        vector: vectorRun,
+        feedback: async (text, ids) => {
+          const r = await this.db.pool.query<{ kind: string; chunk: string | null; term: string; tf: number; df: number | null; n: number | null }>(SQL.rm3Feedback, [v.id, textConfig, text, ids]);
+          const q = new Map<string, number>();
+          const docs = new Map<string, Map<string, { tf: number; df: number }>>();
+          let n = 0;
+          for (const x of r.rows) {
+            if (x.kind === 'q') q.set(x.term, Number(x.tf));
+            else {
+              let d = docs.get(x.chunk!);
+              if (!d) docs.set(x.chunk!, (d = new Map()));
+              d.set(x.term, { tf: Number(x.tf), df: Number(x.df) });
+              n = Number(x.n);
+            }
+          }
+          return { query: q, docs, n };
+        },
+      };
+      const te = performance.now();
+      const out = await this.expansionStage.run(query, p.expansion, runner, depth);
+      lap('expand', te);
+      lists = out.lists;
+      expansionDiag = out.diagnostics;
+    } else {
+      // On a server the two channels run on two connections at once; PGlite's pool (size 1) serialises them.
+      const [keyword, vector] = await Promise.all([keywordRun(query, depth), vectorRun(query, depth)]);
+      lists = [{ keyword, vector }];
+    }
+    const kw = lists.length === 1 ? lists[0]!.keyword : mergeCandidates(lists.map((l) => l.keyword)).map((id) => ({ id, score: 0 }));
+    const vec = lists.length === 1 ? lists[0]!.vector : mergeCandidates(lists.map((l) => l.vector)).map((id) => ({ id, score: 0 }));
 
     const tf = performance.now();
     let fused: FusedHit[];
-    if (p.mode === 'hybrid') fused = fuseRrf(kw, vec, p.rrfK, p.weights);
+    if (p.mode === 'hybrid' || lists.length > 1) fused = fuseRrfLists(lists, p.rrfK, p.weights);
     else if (p.mode === 'keyword') fused = kw.map((h, i) => ({ id: h.id, score: h.score, keyword: { rank: i + 1, score: h.score } }));
     else fused = vec.map((h, i) => ({ id: h.id, score: h.score, vector: { rank: i + 1, score: h.score } }));
     lap('fuse', tf);
@@ -543,6 +617,7 @@ export class SearchService implements SearchServiceLike {
         vectorCandidates: vec.map((h) => h.id),
         timings,
         ...(rerankDiag ? { rerank: rerankDiag } : {}),
+        ...(expansionDiag ? { expansion: expansionDiag } : {}),
       },
     };
   }

@@ -12,6 +12,7 @@
 import { embedderLabel } from '../embeddings/catalog.ts';
 import { UserError } from '../errors.ts';
 import { parseRerankSetting, rerankLabel } from './rerank-step.ts';
+import { expansionLabel, parseExpansionSetting } from './expand.ts';
 
 export type Weights = { keyword: number; vector: number };
 
@@ -195,6 +196,26 @@ export const SWEEPS: Record<string, { varies: string; columns: (b: SweepBase, en
         }
       }
       return cols;
+    },
+  },
+  expansion: {
+    varies:
+      "the blind-test framework's configs: A the base column, B RM3 on the BM25 channel (Pyserini's defaults; with " +
+      'RANKGATE_EXPANSION_PROVIDER also B rewrites and B HyDE by that model), C the golden entries\' expansion: fused by RRF',
+    columns: (b, env) => {
+      if (env.RANKGATE_EXPANSION) throw new UserError(`RANKGATE_EXPANSION=${env.RANKGATE_EXPANSION} (--expansion) would give every column of the expansion sweep the same expansion; unset it (the sweep sets each column's own)`);
+      const a = baseColumn(b);
+      const col = (name: string, expansion: unknown): SweepColumn => {
+        const s = parseExpansionSetting(expansion, `sweep expansion: ${name}`);
+        return { label: `${name}: ${expansionLabel(s)} · ${a.label}`, config: { ...a.config, expansion } };
+      };
+      const provider = env.RANKGATE_EXPANSION_PROVIDER?.trim();
+      return [
+        { label: `A: ${a.label}`, config: a.config },
+        col('B', 'rm3'),
+        ...(provider ? [col('B', { source: 'llm', provider, kind: 'rewrites' }), col('B', { source: 'llm', provider, kind: 'hyde' })] : []),
+        col('C', 'golden'),
+      ];
     },
   },
 };

@@ -41,6 +41,45 @@ export interface SearchParams {
   routing?: boolean;
   /** Rerank the first `k` fused candidates (src/search/rerank-step.ts); null or absent: no rerank stage. */
   rerank?: RerankSettings | null;
+  /** Query expansion before the channels (src/search/expand.ts); null or absent: the query as it is. */
+  expansion?: ExpansionSettings | null;
+}
+
+/**
+ * Query expansion (src/search/expand.ts, docs/search.md "Query expansion"):
+ * - golden: the golden entry's hand-written `expansion:` strings (config C of the blind-test framework), each run as
+ *   its own query and fused with the original by RRF (`rrf`), or appended to the query text (`append`); `queries` is
+ *   filled per query by the caller (the promptfoo provider, from the test's golden entry);
+ * - rm3: RM3 pseudo-relevance feedback on the BM25 channel with Anserini/Pyserini's parameters;
+ * - llm: a chat model (any promptfoo chat provider id) writes `n` rewrites (each its own query, fused by RRF, or
+ *   appended) or one hypothetical answer passage (`hyde`: embedded for the vector channel) from a prompt file.
+ */
+export type ExpansionSettings =
+  | { source: 'golden'; mode: 'rrf' | 'append'; queries?: string[] }
+  | { source: 'rm3'; fbDocs: number; fbTerms: number; originalQueryWeight: number }
+  | { source: 'llm'; provider: string; kind: 'rewrites' | 'hyde'; n: number; mode: 'rrf' | 'append'; prompt: string };
+
+/** What the expansion stage did for one query (`diagnostics.expansion`). */
+export interface ExpansionDiagnostics {
+  source: 'golden' | 'rm3' | 'llm';
+  /** Did this query search anything besides its own text (false: a golden entry without `expansion:`, RM3 with no feedback)? */
+  expanded: boolean;
+  mode?: 'rrf' | 'append';
+  /** golden / llm rewrites: the texts searched besides the query; hyde: the passage embedded for the vector channel. */
+  queries?: string[];
+  kind?: 'rewrites' | 'hyde';
+  /** rm3: the weighted query that scored the BM25 channel (weights sum to 1), and the feedback chunks used. */
+  terms?: { term: string; weight: number }[];
+  feedbackDocs?: number;
+  /** llm: the model, its calls for this query (0: from the cache), and their cost. */
+  provider?: string;
+  requests?: number;
+  cached?: boolean;
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number | null;
+  /** The stage's time, ms: its channel searches, RM3's feedback query, the model's call (timings.expand is the same). */
+  ms?: number;
 }
 
 /** The rerank stage's settings: a reranker id (src/rerank/catalog.ts) and its candidate budget. */
@@ -128,6 +167,8 @@ export interface SearchDiagnostics {
   timings: Record<string, number>;
   /** The rerank stage, when the search reranked (absent: no reranker ran). */
   rerank?: RerankDiagnostics;
+  /** The expansion stage, when expansion was asked for (absent: none). */
+  expansion?: ExpansionDiagnostics;
 }
 
 export interface SearchResponse {

@@ -134,7 +134,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     // team's corpus and golden set; an unknown sweep is one line naming the sweeps, exit 2
     const bogusSweep = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'bogus'], { cwd: repo, env });
     assert.equal(bogusSweep.code, 2, bogusSweep.stderr);
-    assert.equal(bogusSweep.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full");
+    assert.equal(bogusSweep.stderr.trim(), "rankgate eval: --sweep: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full, expansion");
     const voyage = await startFakeEmbeddingApi('voyage');
     try {
       const sw = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'embedders', '--out-dir', 'sweep-results'], { cwd: repo, env: { ...env, ...fakeEnv(voyage) }, timeoutMs: 300_000 });
@@ -159,6 +159,18 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     } finally {
       await voyage.close();
     }
+    // the blind-test framework's configs in the team's repo, offline: A (the team's column), B (RM3 on BM25) and C
+    // (the golden set's expansion:, which two of its 16 entries have); the shipping criteria of B and C against A
+    const ex = await run('npx', ['--no-install', 'rankgate', 'eval', '--sweep', 'expansion', '--out-dir', 'expansion-results'], { cwd: repo, env, timeoutMs: 300_000 });
+    assert.equal(ex.code, 0, ex.stderr.slice(-3000) + ex.stdout);
+    const exFile = readdirSync(join(repo, 'expansion-results')).find((f) => /^eval-en-.*Z\.json$/.test(f))!;
+    const exReport = JSON.parse(readFileSync(join(repo, 'expansion-results', exFile), 'utf8')) as { columns: { column: string; expansion?: string }[]; shipping: { candidate: string; criteria: { name: string; passed: boolean | null }[] }[] };
+    assert.deepEqual(exReport.columns.map((c) => c.column.split(' · ')[0]), ['A: hybrid rrf60 w1:1 c300 use-lite 512-d', 'B: rm3 10/10/0.5', 'C: golden expansion rrf']);
+    assert.equal(exReport.columns[0]!.expansion, undefined);
+    assert.match(exReport.columns[1]!.expansion!, /^expansion rm3: \d+ of 16 queries expanded/);
+    assert.equal(exReport.columns[2]!.expansion, 'expansion golden rrf: 2 of 16 queries expanded (14 ran unchanged)');
+    assert.deepEqual(exReport.shipping.map((v) => [v.candidate.split(' · ')[0], v.criteria[3]!.passed]), [['B: rm3 10/10/0.5', null], ['C: golden expansion rrf', null]]);
+    assert.match(ex.stderr, /\[C: golden expansion rrf · [^\]]+\] ship: (yes|no) \(16 queries\)\n(    . .*\n){6}/);
 
     // the same results against a floor they miss: exit 1, the failed floor named
     writeFileSync(join(repo, 'config/gate.yaml'), readFileSync(join(repo, 'config/gate.yaml'), 'utf8').replace('recall_at_3: 0.63', 'recall_at_3: 0.99'));

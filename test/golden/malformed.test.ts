@@ -43,6 +43,11 @@ const CASES: Case[] = [
   },
   { name: 'language not ISO 639-1', files: { 'g.json': des(q({ language: 'English' })) }, expect: /^F:5 \(a\) language: got "English", expected an ISO 639-1 code/ },
   { name: 'safety_interstitial not a boolean', files: { 'g.json': des(q({ safety_interstitial: 'yes' })) }, expect: /^F:7 \(a\) safety_interstitial: got "yes", expected true or false$/ },
+  // config C searches each expansion string: anything else is refused by every reader, never searched or dropped
+  { name: 'expansion not a list', files: { 'g.json': des(q({ expansion: 'calm mind' })) }, expect: /^F:7 \(a\) expansion: got "calm mind", expected a list of strings$/ },
+  { name: 'expansion holds an object', files: { 'g.json': des(q({ expansion: ['calm', { text: 'mind' }] })) }, expect: /^F:\d+ \(a\) expansion\[1\]: got .*expected a non-empty string$/ },
+  { name: 'YAML: expansion holds a list', files: { 'q.yaml': '- id: y1\n  query: inner peace\n  expected_paths: [a.md]\n  expansion:\n    - [calm, still]\n' }, expect: /^F:\d+(:\d+)? \(y1\) expansion\[0\]: got .*expected a non-empty string$/ },
+  { name: 'JSONL: expansion an empty string', files: { 'g.jsonl': '{"id":"a","query":"q","relevant_case_law_ids":["1"],"expansion":[""]}\n' }, expect: /^F:1(:\d+)? \(a\) expansion\[0\]: got "", expected a non-empty string$/ },
   { name: 'expected_passages not a list', files: { 'g.json': des(q({ expected_passages: 'p1' })) }, expect: /^F:7 \(a\) expected_passages: got "p1", expected a list of passages/ },
   { name: 'passage without substring or id', files: { 'g.json': des(q({ expected_passages: [{ relevance: 'high' }] })) }, expect: /^F:8 \(a\) expected_passages\[0\]\.passage_substring: missing, expected a verbatim 10-40 word substring/ },
   { name: 'tags not a list of strings', files: { 'g.json': des(q({ tags: ['fear', 3.5, null] })) }, expect: /^F:\d+ \(a\) tags\[2\]: got null, expected a non-empty string$/ },

@@ -62,6 +62,13 @@ describe('rankgate eval', () => {
     const j = await rankgate(['eval', '--judge', 'gpt']);
     assert.equal(j.code, 2);
     assert.match(j.stderr, /judge mode "gpt" \(--judge\): expected one of bedrock, similarity, off, auto, or a promptfoo chat provider id/);
+    const x = await rankgate(['eval', '--expansion', 'rm4']);
+    assert.equal(x.code, 2);
+    assert.match(x.stderr, /RANKGATE_EXPANSION \(--expansion\): unknown expansion 'rm4': expected one of golden, golden-append, rm3, rewrites, hyde, off/);
+    assert.doesNotMatch(x.stderr, /\n\s+at /, 'no stack trace');
+    const xp = await rankgate(['eval', '--expansion-provider', 'openai:chat:m']);
+    assert.equal(xp.code, 2);
+    assert.match(xp.stderr, /--expansion-provider: says which model writes the expansions of --expansion rewrites or --expansion hyde/);
     const u = await rankgate(['eval', '--allow-partal']);
     assert.equal(u.code, 2);
     assert.match(u.stderr, /unknown option '--allow-partal'; did you mean '--allow-partial'\?/);

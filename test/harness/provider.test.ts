@@ -167,6 +167,26 @@ describe('provider: config validation (before any query)', () => {
     assert.throws(make({ url: 'http://127.0.0.1:9/api/v1/search', failOn: 'x' }), userError(/unknown key 'failOn'/));
   });
 
+  it('expansion: one line naming the field; a url:/module: service refuses it; RANKGATE_EXPANSION beats the config', () => {
+    assert.throws(make({ expansion: 'goldn' }), userError(/^test\/fixtures\/harness\/promptfooconfig\.yaml: provider file:\/\/providers\/search\.ts: config\.expansion: unknown expansion 'goldn': expected one of golden, golden-append, rm3, rewrites, hyde, off/));
+    assert.throws(make({ expansion: { source: 'rm3', fbTerm: 5 } }), userError(/config\.expansion\.fbTerm: unknown key for source rm3 \(expected source, fbDocs, fbTerms, originalQueryWeight\)$/));
+    assert.throws(make({ expansion: { source: 'llm', provider: 'openai:chat:m', prompt: 'missing-prompt.txt' } }), userError(/config\.expansion\.prompt: no such prompt file .*missing-prompt\.txt$/));
+    assert.throws(make({ expansion: 'golden', module: './fixture-service.ts' }), userError(/config\.expansion: query expansion is a stage of rankgate's own service; a module: service expands queries itself/));
+    assert.deepEqual(make({ expansion: { source: 'rm3', fbDocs: 5 } })().params.expansion, { source: 'rm3', fbDocs: 5, fbTerms: 10, originalQueryWeight: 0.5 });
+    const saved = process.env.RANKGATE_EXPANSION;
+    try {
+      process.env.RANKGATE_EXPANSION = 'golden-append';
+      assert.deepEqual(make({ expansion: 'rm3' })().params.expansion, { source: 'golden', mode: 'append' });
+      process.env.RANKGATE_EXPANSION = 'off';
+      assert.equal(make({ expansion: 'rm3' })().params.expansion, null);
+      process.env.RANKGATE_EXPANSION = 'rm5';
+      assert.throws(make({}), userError(/^RANKGATE_EXPANSION \(--expansion\): unknown expansion 'rm5'/));
+    } finally {
+      if (saved === undefined) delete process.env.RANKGATE_EXPANSION;
+      else process.env.RANKGATE_EXPANSION = saved;
+    }
+  });
+
   it('a subclass may declare the extra keys it reads (the BEIR bench provider: benchRows)', async () => {
     const { default: Beir } = await import('../../bench/beir/provider.ts');
     assert.doesNotThrow(() => new Beir({ config: { basePath: FIXTURE, module: './fixture-service.ts', benchRows: 10 } }));

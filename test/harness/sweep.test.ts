@@ -16,7 +16,8 @@ import { sweepColumns, embeddersFor, skippedEmbeddersLine } from '../../promptfo
 import { readResultsFile } from '../../src/results/stream.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { compareResultColumns } from '../../src/gate/compare.ts';
-import { FIXTURE, PROMPTFOO_BIN, close, promptfooEval, rankgate, runNode, tempDir } from './helpers.ts';
+import { FIXTURE, PROMPTFOO_BIN, close, demoIndexInto, promptfooEval, rankgate, runNode, tempDir } from './helpers.ts';
+import { startFakeLlm } from '../helpers/fake-llm.ts';
 
 describe('promptfooconfig.sweep.ts grid', () => {
   it('quick: at least 6 columns on one index variant, each labelled with its parameters', () => {
@@ -45,7 +46,7 @@ describe('promptfooconfig.sweep.ts grid', () => {
     assert.equal(withBedrock.length, 33 + 2 * 3 * 10);
     assert.ok(withBedrock.some((c) => c.label === 'hybrid rrf80 bm25-60/vec40 c500 cohere.embed-english-v3 1024-d'));
     assert.ok(withBedrock.some((c) => c.label === 'semantic-only c200 amazon.titan-embed-text-v2:0 512-d'));
-    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full$/);
+    assert.throws(() => sweepColumns({ RANKGATE_SWEEP: 'huge' }), /RANKGATE_SWEEP: unknown sweep 'huge'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full, expansion$/);
   });
 
   it('embedders (DES-058): use-lite plus every embedder whose credentials are present, the others named in one line; labels carry model and dimension', () => {
@@ -81,7 +82,7 @@ it("the demo's promptfooconfig.sweep.ts with an unknown RANKGATE_SWEEP: one line
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^rankgate sweep: RANKGATE_SWEEP: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full$/m);
+    assert.match(r.stderr, /^rankgate sweep: RANKGATE_SWEEP: unknown sweep 'bogus'; the sweeps are quick, embedders, rrf, chunk, modes, rerank, full, expansion$/m);
     assert.doesNotMatch(r.stderr, /triggerUncaughtException|\n\s+at /);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -173,5 +174,88 @@ describe('fixture sweep through promptfoo, compare --results and shipping criter
     const bad = await rankgate(['compare', '--results', out, '-m', 'recall@3']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown results metric 'recall@3'/);
+  });
+});
+
+describe("the demo's RANKGATE_SWEEP=expansion through promptfoo: A, B (RM3, and a model's rewrites and HyDE on the fake chat API), C", () => {
+  const dir = tempDir('harness-expansion-sweep');
+  const out = join(dir, 'sweep.json');
+  let fake: Awaited<ReturnType<typeof startFakeLlm>>;
+  let env: Record<string, string | undefined>;
+  let first: Awaited<ReturnType<typeof promptfooEval>>;
+  before(async () => {
+    await demoIndexInto(join(dir, 'db'));
+    fake = await startFakeLlm((req) => (/HyDE/.test(req.text) ? 'Calmness is a flame that does not tremble in a windless place; grief keeps its own calendar.' : 'calm steady mind\n2. grief and mourning\n- quiet flame meditation'));
+    env = {
+      RANKGATE_SWEEP: 'expansion',
+      RANKGATE_DATA_DIR: join(dir, 'db'),
+      DATABASE_URL: undefined,
+      RANKGATE_GOLDEN: undefined,
+      RANKGATE_LANG: undefined,
+      RANKGATE_EXPANSION: undefined,
+      RANKGATE_JUDGE: 'off',
+      RANKGATE_EXPANSION_PROVIDER: 'openai:chat:gpt-fake',
+      RANKGATE_EXPANSION_CACHE_DIR: join(dir, 'cache'),
+      OPENAI_API_KEY: 'sk-fake',
+      OPENAI_BASE_URL: `${fake.url}/v1`,
+    };
+    first = await promptfooEval('promptfooconfig.sweep.ts', out, env);
+  });
+  after(async () => {
+    await fake?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('five labelled columns on the blind-test queries; every C query expanded from its golden expansion:', () => {
+    assert.equal(first.code, 0, first.stderr.slice(-2000));
+    const parsed = readResultsFile(out);
+    const base = 'hybrid rrf60 w1:1 c300 use-lite 512-d';
+    assert.deepEqual(parsed.columns.map((c) => c.label), [
+      `A: ${base}`,
+      `B: rm3 10/10/0.5 · ${base}`,
+      `B: rewrites x3 openai:chat:gpt-fake · ${base}`,
+      `B: hyde openai:chat:gpt-fake · ${base}`,
+      `C: golden expansion rrf · ${base}`,
+    ]);
+    const [a, rm3, rw, hyde, c] = parsed.columns;
+    const n = a!.queries.length;
+    assert.equal(n, 16, 'datasets/golden/queries.yaml');
+    for (const col of parsed.columns) assert.ok(col.queries.every((q) => q.error === null), `${col.label}: ${col.queries.find((q) => q.error)?.error}`);
+    assert.ok(a!.queries.every((q) => !q.expansion));
+    assert.ok(c!.queries.every((q) => q.expansion?.source === 'golden' && q.expansion.expanded && q.expansion.queries!.length === q.golden.expansion!.length));
+    assert.ok(rm3!.queries.every((q) => q.expansion?.source === 'rm3' && q.expansion.feedbackDocs! > 0));
+    assert.ok(rw!.queries.every((q) => q.expansion?.queries?.join('|') === 'calm steady mind|grief and mourning|quiet flame meditation'));
+    assert.ok(hyde!.queries.every((q) => q.expansion?.kind === 'hyde' && q.expansion.requests === 1));
+    assert.equal(fake.requests.length, 2 * n, 'one call per query for the rewrites and one for HyDE');
+    // the column says it: the gate hook's column line, the verdict note
+    assert.match(first.stderr, /\[C: golden expansion rrf · [^\]]+\] 16 queries .* · expansion golden rrf: 16 of 16 queries expanded/);
+    assert.match(first.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 16, from the cache 0/);
+    // the matrix cell
+    const d = JSON.parse(readFileSync(out, 'utf8'));
+    const cell = d.results.results.find((r: { provider: { label: string } }) => r.provider.label.startsWith('B: rewrites')).response.output as string;
+    assert.match(cell.split('\n')[1]!, /^expanded: 3 rewrites by openai:chat:gpt-fake \+ "calm steady mind", "grief and mourning", "quiet flame meditation"$/);
+    const cCell = d.results.results.find((r: { provider: { label: string } }) => r.provider.label.startsWith('C: ')).response.output as string;
+    assert.match(cCell.split('\n')[1]!, /^expanded: golden rrf \+ "/);
+  });
+
+  it('the shipping criteria of every B and C against A print all five points, criterion 4 not evaluated', () => {
+    for (const label of ['B: rm3', 'B: rewrites', 'B: hyde', 'C: golden']) {
+      const at = first.stderr.indexOf(`  [${label}`, first.stderr.indexOf('shipping criteria'));
+      assert.ok(at > 0, label);
+      const block = first.stderr.slice(at).split('\n').slice(1, 7).join('\n');
+      for (const re of [/1\. Recall@10 \+10 points: mean Recall@10 /, /2\. fewer than 20% of queries regress: /, /3\. no slice down more than 5 points: /, /– 4\. .*not evaluated/, /5\. p95 latency <= min\(3x baseline, 2500 ms\): /]) {
+        assert.match(block, re, `${label}\n${block}`);
+      }
+    }
+  });
+
+  it('a re-run sends the model nothing: rewrites and passages from the cache', async () => {
+    const before = fake.requests.length;
+    const again = await promptfooEval('promptfooconfig.sweep.ts', join(dir, 'again.json'), env);
+    assert.equal(again.code, 0, again.stderr.slice(-2000));
+    assert.equal(fake.requests.length, before);
+    const rw = readResultsFile(join(dir, 'again.json')).columns[2]!;
+    assert.ok(rw.queries.every((q) => q.expansion?.cached === true && q.expansion.requests === 0));
+    assert.match(again.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 0, from the cache 16/);
   });
 });

@@ -46,6 +46,12 @@ test('search: flags map onto SearchParams; bad ones name the flag', async () => 
       filters: { language: 'es', book: 'lago' },
     },
   );
+  assert.deepEqual(searchParamsFromFlags({ expansion: 'rm3' }).expansion, { source: 'rm3', fbDocs: 10, fbTerms: 10, originalQueryWeight: 0.5 });
+  const hyde = searchParamsFromFlags({ expansion: 'hyde', 'expansion-provider': 'openai:chat:m' }).expansion;
+  assert.equal(hyde?.source === 'llm' && `${hyde.kind} ${hyde.provider}`, 'hyde openai:chat:m');
+  assert.throws(() => searchParamsFromFlags({ expansion: 'golden' }), userError(/--expansion golden: the golden expansion strings come from a golden entry/));
+  assert.throws(() => searchParamsFromFlags({ expansion: 'rewrites' }), userError(/^RANKGATE_EXPANSION=rewrites \(--expansion rewrites\): a model writes the rewrites; name it with --expansion-provider ID/));
+  assert.throws(() => searchParamsFromFlags({ expansion: 'rm9' }), userError(/unknown expansion 'rm9'/));
   assert.deepEqual(parseWeights('1,0'), { keyword: 1, vector: 0 });
   for (const w of ['1', '0,0', 'a,b', '-1,2', '1,2,3', ',1']) assert.throws(() => parseWeights(w), userError(/--weights/));
   await assert.rejects(search([]), userError(/missing the query/));

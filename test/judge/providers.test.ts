@@ -1,5 +1,5 @@
 /**
- * The judge on promptfoo's chat providers (src/judge/provider.ts): OpenAI chat completions and Anthropic messages
+ * The judge on promptfoo's chat providers (src/llm/provider.ts): OpenAI chat completions and Anthropic messages
  * against the fake on 127.0.0.1 (test/helpers/fake-llm.ts), through promptfoo's own provider loader. Request shape,
  * verdicts, a malformed answer, 429 then success, a dead endpoint, the cache (hit on a rerun, miss after an endpoint
  * change), the answer judge; and the settings: unknown values refused with a did-you-mean, auto's choice and reason.

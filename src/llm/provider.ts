@@ -1,17 +1,26 @@
 /**
- * The judge's call to a chat model through promptfoo's own provider loader (`loadApiProvider`): anthropic:messages,
+ * A call to a chat model through promptfoo's own provider loader (`loadApiProvider`), shared by the judges
+ * (src/judge), LLM query expansion (src/search/expand.ts) and an LLM reranker: anthropic:messages,
  * openai:chat (OpenAI and every OpenAI-compatible server through OPENAI_BASE_URL), azure:chat, ollama:chat and the
  * rest of promptfoo's chat providers, each with its own credentials and endpoint variables (ANTHROPIC_API_KEY /
  * ANTHROPIC_BASE_URL, OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_BASE_URL, …). rankgate writes no client of its own.
  *
- * What rankgate adds around promptfoo's client: temperature 0 and a few output tokens; the system and user prompt as
- * promptfoo's JSON chat messages; one deadline per judgement (callTimeoutMs: promptfoo's own retries of 429 and
+ * What rankgate adds around promptfoo's client: temperature 0 and a bounded number of output tokens; the system and user
+ * prompt as promptfoo's JSON chat messages; one deadline per call (the judge's callTimeoutMs: promptfoo's own retries of 429 and
  * connection errors happen inside it, then the call is abandoned); a TCP probe of the endpoint before the first call,
  * so an endpoint nothing listens on ends the judging at once instead of after promptfoo's retries; and the endpoint
- * the calls go to, resolved the way the provider resolves it, for the verdict cache key.
+ * the calls go to, resolved the way the provider resolves it, for a cache key (verdicts, rewrites).
+ *
+ * `chatCall(id, prompt, {deadlineMs, maxTokens})` is the one-call form: the provider loaded once per (id, config),
+ * the text, tokens and promptfoo's cost estimate back, a call with no answer a NoAnswerError.
  */
 import { connect } from 'node:net';
-import type { JudgePrompt } from './prompt.ts';
+
+/** A chat prompt: the system and the user message. */
+export interface ChatPrompt {
+  system: string;
+  user: string;
+}
 
 export interface ModelAnswer {
   text: string | undefined;
@@ -26,7 +35,7 @@ export class NoAnswerError extends Error {
   override name = 'NoAnswerError';
 }
 
-interface ChatProvider {
+export interface ChatProvider {
   callApi(prompt: string, context?: unknown, options?: { abortSignal?: AbortSignal }): Promise<{
     output?: unknown;
     error?: string;
@@ -55,8 +64,8 @@ export function providerEndpoint(family: string, env: NodeJS.ProcessEnv = proces
   }
 }
 
-/** Provider config that asks for a deterministic, few-token answer, in the family's own key names. */
-export function judgeProviderConfig(family: string, maxTokens: number): Record<string, unknown> {
+/** Provider config that asks for a deterministic answer of at most `maxTokens`, in the family's own key names. */
+export function chatProviderConfig(family: string, maxTokens: number): Record<string, unknown> {
   if (family === 'ollama:chat') return { temperature: 0, num_predict: maxTokens };
   if (family === 'google' || family === 'vertex') return { temperature: 0, maxOutputTokens: maxTokens, generationConfig: { temperature: 0, maxOutputTokens: maxTokens } };
   return { temperature: 0, max_tokens: maxTokens };
@@ -99,8 +108,8 @@ export async function loadChatProvider(providerId: string, config: Record<string
   return loadApiProvider(providerId, { options: { config } });
 }
 
-/** One judgement's model call: the prompt as chat messages, bounded by `deadlineMs` and `signal`. */
-export async function callChatProvider(provider: ChatProvider, providerId: string, prompt: JudgePrompt, deadlineMs: number, signal?: AbortSignal): Promise<ModelAnswer> {
+/** One model call: the prompt as chat messages, bounded by `deadlineMs` and `signal`. */
+export async function callChatProvider(provider: ChatProvider, providerId: string, prompt: ChatPrompt, deadlineMs: number, signal?: AbortSignal): Promise<ModelAnswer> {
   const ac = new AbortController();
   const onAbort = () => ac.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -108,7 +117,7 @@ export async function callChatProvider(provider: ChatProvider, providerId: strin
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       // rejected before the abort, so the deadline is what the judgement says, not "abandoned by the caller"
-      reject(new NoAnswerError(`${providerId}: no answer within ${deadlineMs} ms (callTimeoutMs / RANKGATE_JUDGE_CALL_TIMEOUT_MS)`));
+      reject(new NoAnswerError(`${providerId}: no answer within ${deadlineMs} ms (the caller's deadline)`));
       ac.abort();
     }, deadlineMs);
     ac.signal.addEventListener('abort', () => reject(new NoAnswerError(`${providerId}: call abandoned by the caller`)), { once: true });
@@ -140,4 +149,32 @@ export async function callChatProvider(provider: ChatProvider, providerId: strin
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** "openai:chat" of "openai:chat:gpt-4.1-mini" (the first two parts of a promptfoo provider id). */
+export function providerFamily(providerId: string): string {
+  return providerId.split(':').slice(0, 2).join(':');
+}
+
+const loaded = new Map<string, Promise<ChatProvider>>();
+
+/**
+ * One call of the chat provider `providerId` (any promptfoo chat provider id): loaded once per (id, config) in this
+ * process, temperature 0, at most `maxTokens` output tokens, abandoned after `deadlineMs` (a NoAnswerError; an
+ * answer with an error is an Error naming the provider).
+ */
+export async function chatCall(
+  providerId: string,
+  prompt: ChatPrompt,
+  opts: { deadlineMs: number; maxTokens: number; config?: Record<string, unknown>; signal?: AbortSignal },
+): Promise<ModelAnswer> {
+  const config = { ...chatProviderConfig(providerFamily(providerId), opts.maxTokens), ...(opts.config ?? {}) };
+  const key = JSON.stringify([providerId, config]);
+  let p = loaded.get(key);
+  if (!p) {
+    p = loadChatProvider(providerId, config);
+    p.catch(() => loaded.delete(key));
+    loaded.set(key, p);
+  }
+  return callChatProvider(await p, providerId, prompt, opts.deadlineMs, opts.signal);
 }
