@@ -26,6 +26,7 @@ import { parseReviewAnswer, reviewPairPrompt, REVIEW_PROMPT_VERSION } from '../j
 import { renderReviewPage } from '../report/html/review.ts';
 import { parseCliArgs, parseIntFlag } from './args.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = `usage: rankgate review export RESULTS --baseline COL --candidate COL [--queries N] [--seed S] [--hits K]
                               -o review.html [--key review.key.json]
@@ -68,7 +69,8 @@ export function reviewText(r: ReviewResult, out: string): string {
       ? `criterion 4: not counted (a judge's ratings are a stand-in, never the human review); written ${out}`
       : `criterion 4 (human blind review prefers the candidate by >= ${MIN_PREFERENCE} points): ${r.meetsThreshold ? 'PASS' : 'FAIL'} (pooled mean ${signed(r.pooled.preference)}); written ${out}: pass it as --review ${out}`,
   ];
-  return lines.join('\n') + '\n';
+  // column labels and reviewer names come from the ratings files: each line printed as one (src/util/terminal.ts)
+  return lines.map(safeTerminal).join('\n') + '\n';
 }
 
 async function runExport(argv: string[]): Promise<number> {
