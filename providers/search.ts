@@ -306,9 +306,16 @@ export default class SearchProvider {
     if (this.config.warmup !== false) {
       // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
       // Bounded too, so a service that never answers cannot hang the eval here (the first use may build an index).
+      // rankgate's own service builds a missing variant here (corpus:): a setup error it meets on the way (an embedding
+      // API's malformed answer, a corpus that is not the index's, a variant that does not exist) is one line and exit 2
+      // under promptfoo's CLI before any row is measured, not the same error in every row. Everything else (a timeout,
+      // a lost connection) and every error of a url: or module: service stays with the rows.
+      const own = !this.config.url && !this.config.module;
       this.warm ??= timeout(this.searchOn(svc, 'warm up', { ...params, filters: undefined, expansion: null }, WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
         () => undefined,
-        () => undefined,
+        (e: unknown) => {
+          if (own) exitUnderCli(e);
+        },
       );
       await this.warm;
     }

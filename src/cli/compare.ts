@@ -11,6 +11,7 @@ import { CompareInputError, compareVectors, type CompareVectorsResult, type Name
 import { Qrels } from '../metrics/trecfast.ts';
 import { TrecEvalError, TrecMeasureError, perQueryValues, selectMeasures } from '../metrics/treceval.ts';
 import { readBytes, readRunFile, relevanceLevel } from './trec-eval.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = `usage: rankgate compare --qrels QRELS [-m MEASURE] [-l N] [--seed N] [--json] RUN_A RUN_B [RUN_C ...]
        rankgate compare --results RESULTS.json [-m METRIC] [--seed N] [--json | --markdown]
@@ -60,7 +61,8 @@ export function formatComparisonTable(measure: string, res: CompareVectorsResult
   }
   const widths = head.map((h, j) => Math.max(h.length, ...rows.map((r) => r[j]!.length)));
   const line = (r: string[]) => r.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ').trimEnd();
-  return [`${measure} over ${res.queries.length} queries`, line(head), ...rows.map(line)].join('\n') + '\n';
+  // run labels come from the results file: each row printed as one line (src/util/terminal.ts)
+  return [`${measure} over ${res.queries.length} queries`, line(head), ...rows.map(line)].map(safeTerminal).join('\n') + '\n';
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -179,10 +181,10 @@ async function resultsCompare(
     process.stdout.write(comparisonMarkdown(r));
   } else {
     process.stdout.write(opts.format(r.metric, r.significance));
-    if (r.selection) process.stdout.write('\n' + selectionLines(r.metric, r.selection).join('\n') + '\n');
+    if (r.selection) process.stdout.write('\n' + selectionLines(r.metric, r.selection).map(safeTerminal).join('\n') + '\n');
     for (const v of r.shipping) {
-      process.stdout.write(`\nblind-test shipping criteria: ${v.candidate} vs ${v.baseline}: ship ${v.ship ? 'yes' : 'no'}\n`);
-      for (const c of v.criteria) process.stdout.write(`  ${c.passed === null ? '-' : c.passed ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}\n`);
+      process.stdout.write(`\n${safeTerminal(`blind-test shipping criteria: ${v.candidate} vs ${v.baseline}: ship ${v.ship ? 'yes' : 'no'}`)}\n`);
+      for (const c of v.criteria) process.stdout.write(`${safeTerminal(`  ${c.passed === null ? '-' : c.passed ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`)}\n`);
     }
   }
   return 0;

@@ -22,6 +22,7 @@ import type { GoldenQuery } from '../golden/schema.ts';
 import { createSearchService, type SearchService } from '../search/service.ts';
 import { corpusKeys, unknownDocumentLines, type CorpusDocKey } from '../golden/corpus-refs.ts';
 import { readCorpus } from '../ingest/readers.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 export const USAGE = `usage: rankgate golden check [--chunk-size 200,300,500] [--embedder ID] [--db URL|DIR] [--corpus PATH] [FILES...]
 
@@ -131,12 +132,13 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       const short = (s: string) => JSON.stringify(s.length > 60 ? s.slice(0, 57) + '...' : s);
       for (const c of vague) {
-        console.error(`warning: ${c.file}: query ${c.queryId}: passage_substring ${short(c.substring)} matches ${c.chunks.length} chunks in ${c.variant} (more than ${MAX_CHUNKS_PER_SUBSTRING}): make it more specific`);
+        console.error(safeTerminal(`warning: ${c.file}: query ${c.queryId}: passage_substring ${short(c.substring)} matches ${c.chunks.length} chunks in ${c.variant} (more than ${MAX_CHUNKS_PER_SUBSTRING}): make it more specific`));
       }
       for (const c of failures) {
-        console.error(`error: ${c.file}: query ${c.queryId}: passage_substring ${short(c.substring)} resolves to no chunk in ${c.variant}`);
+        console.error(safeTerminal(`error: ${c.file}: query ${c.queryId}: passage_substring ${short(c.substring)} resolves to no chunk in ${c.variant}`));
       }
-      for (const l of docLines) console.error(`error: ${l}`);
+      // golden ids and file names: one line each (src/util/terminal.ts)
+      for (const l of docLines) console.error(safeTerminal(`error: ${l}`));
       console.log(
         `golden check: ${checks.length} substring resolutions over ${sizes.length} variant(s) (${sizes.map((s) => `c${s}:${embedder}`).join(', ')}): ` +
           `${failures.length} unresolved, ${vague.length} matching more than ${MAX_CHUNKS_PER_SUBSTRING} chunks; ` +

@@ -22,6 +22,7 @@ import { pickColumn } from '../results/read.ts';
 import { readResultsFile, resultRows } from '../results/stream.ts';
 import type { HarnessMetadata } from '../results/types.ts';
 import { parseCliArgs } from './args.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|INDEX] [--judge SETTING] [--limit N] [--seed N]
                                  [--resamples N] [--json] [--out FILE] [--cache-dir DIR]
@@ -132,7 +133,8 @@ export function agreementText(r: AgreementReport): string {
     'Read it as: kappa 1 = the judge grades as the golden set does, 0 = no better than chance. Above ~0.6 the judged',
     'metrics can stand beside the strict ones; below, treat them as anecdotes (docs/judge.md).',
   ];
-  return lines.join('\n') + '\n';
+  // the judge's name and the golden categories: each line printed as one (src/util/terminal.ts)
+  return lines.map(safeTerminal).join('\n') + '\n';
 }
 
 /** A seeded sample of at most n items (Fisher-Yates on a copy). */

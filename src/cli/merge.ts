@@ -15,6 +15,7 @@ import { digestRows } from '../results/record.ts';
 import { writeFileAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = 'usage: rankgate merge OUT.jsonl SHARD.jsonl [SHARD.jsonl...] [--quiet]   (JSON shards: OUT.json SHARD.json...)';
 
@@ -73,10 +74,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (!v.quiet) {
     const parts = summary.shards.map((s) => `${s.shard ? `${s.shard.index}/${s.shard.count}` : 'full'} ${s.queries} queries`).join(', ');
-    console.log(
+    console.log(safeTerminal(
       `${out}: ${summary.selection.size} queries x ${summary.columns} column${summary.columns === 1 ? '' : 's'} (${summary.rows} rows) of selection ${summary.selection.id} ` +
         `merged from ${summary.shards.length} file${summary.shards.length === 1 ? '' : 's'} (${parts}) in ${Math.round(performance.now() - t0)} ms`,
-    );
+    ));
   }
   return 0;
 }

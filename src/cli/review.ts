@@ -3,7 +3,6 @@
  * Argument parsing and file writing only: the blinding, the checks and the statistics are src/gate/review.ts, the page
  * src/report/html/review.ts.
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -26,6 +25,8 @@ import {
 import { parseReviewAnswer, reviewPairPrompt, REVIEW_PROMPT_VERSION } from '../judge/review-prompt.ts';
 import { renderReviewPage } from '../report/html/review.ts';
 import { parseCliArgs, parseIntFlag } from './args.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = `usage: rankgate review export RESULTS --baseline COL --candidate COL [--queries N] [--seed S] [--hits K]
                               -o review.html [--key review.key.json]
@@ -68,7 +69,8 @@ export function reviewText(r: ReviewResult, out: string): string {
       ? `criterion 4: not counted (a judge's ratings are a stand-in, never the human review); written ${out}`
       : `criterion 4 (human blind review prefers the candidate by >= ${MIN_PREFERENCE} points): ${r.meetsThreshold ? 'PASS' : 'FAIL'} (pooled mean ${signed(r.pooled.preference)}); written ${out}: pass it as --review ${out}`,
   ];
-  return lines.join('\n') + '\n';
+  // column labels and reviewer names come from the ratings files: each line printed as one (src/util/terminal.ts)
+  return lines.map(safeTerminal).join('\n') + '\n';
 }
 
 async function runExport(argv: string[]): Promise<number> {
@@ -150,7 +152,7 @@ async function runImport(argv: string[]): Promise<number> {
 export function readReviewPage(path: string): ReviewPageData {
   let html: string;
   try {
-    html = readFileSync(path, 'utf8');
+    html = readRegularFileSync(path, 'utf8');
   } catch (e) {
     throw new UserError(`${path}: cannot read the review page (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }

@@ -14,6 +14,7 @@ import { didYouMean } from '../util/suggest.ts';
 import { checkReranker, parseRerankSetting } from '../search/rerank-step.ts';
 import { expansionFromEnv } from '../search/expand.ts';
 import { expansionLine } from '../report/output-text.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 export const USAGE = `usage: rankgate search "QUERY" [options]
 
@@ -129,7 +130,8 @@ export function formatResponse(query: string, r: SearchResponse): string {
   if (r.diagnostics.expansion) lines.push(expansionLine(r.diagnostics.expansion));
   const t = Object.entries(r.diagnostics.timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`);
   if (t.length) lines.push(`timings: ${t.join(', ')}`);
-  return lines.join('\n');
+  // chunk ids, snippets, corpus names and routing reasons come from the corpus and config: each line printed as one
+  return lines.map(safeTerminal).join('\n');
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -3,12 +3,13 @@
  * (argument parsing and file reading only; the measures live in src/metrics). The run is streamed
  * in chunks into typed arrays (src/metrics/trecfast.ts), so memory stays near the run's own size.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { suggest } from '../util/suggest.ts';
 import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
 import { TrecEvalError, TrecMeasureError, ZScores, atol, selectMeasures, trecEval, type TrecEvalOptions } from '../metrics/treceval.ts';
+import { openRegularSync, readRegularFileSync } from '../util/regular-file.ts';
 
 const USAGE = `usage: rankgate trec-eval [-q] [-n] [-c] [-J] [-l N] [-M N] [-N N] [-D N[.qid]] [-m MEASURE[.params]]... QRELS RUN
 
@@ -43,7 +44,7 @@ Not supported: -R prefs/qrels_prefs/qrels_jg and their measures (all_prefs, *_av
 
 export function readText(path: string, what: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readRegularFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`cannot read ${what} file '${path}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
@@ -52,7 +53,7 @@ export function readText(path: string, what: string): string {
 
 export function readBytes(path: string, what: string): Buffer {
   try {
-    return readFileSync(path);
+    return readRegularFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`cannot read ${what} file '${path}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
@@ -67,7 +68,7 @@ export function readRunFile(runPath: string, qrels: Qrels): RunReader {
   const reader = new RunReader(qrels, { fileName: runPath === '-' ? 'standard input' : runPath });
   let fd: number;
   try {
-    fd = runPath === '-' ? 0 : openSync(runPath, 'r');
+    fd = runPath === '-' ? 0 : openRegularSync(runPath);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`cannot read run file '${runPath}': ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);

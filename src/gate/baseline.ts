@@ -5,7 +5,7 @@
  * A query regressed when any watched score went down (DES-058 Recall@3, MRR@10, Recall@10 (trec), routing),
  * improved when some went up and none went down. Written atomically (temp file + rename).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { shardOf } from '../golden/promptfoo.ts';
 import { selectionIdentity } from '../golden/testcases.ts';
@@ -20,6 +20,7 @@ import type { GoldenQuery } from '../golden/schema.ts';
 import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -109,7 +110,7 @@ export function identityOf(col: Column): BaselineIdentity {
 export function readBaseline(path: string): Baseline {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`${path}: cannot read the baseline (${code ?? (e as Error).message})`);

@@ -18,12 +18,12 @@
  * scores (judge off) and when any judge error occurred: a broken judge is never a pass. With the strict
  * family, judge errors are still reported (a passing, informational check).
  */
-import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { loadYaml } from '../util/yaml.ts';
 import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import { RANK_KEYS, categoryKey } from '../results/score.ts';
 import type { Des058Report, GateCheck } from '../results/summary.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
 
 export interface RegressionConfig {
   /** Baseline file; the regression check is off while it does not exist. */
@@ -196,7 +196,7 @@ export const FloorsSchema = {
 export function loadFloors(path: string): Floors {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     throw new UserError(`${path}: cannot read the gate floors (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
@@ -209,7 +209,7 @@ export function loadFloors(path: string): Floors {
 export function readAgreementKappa(path: string): { kappa: number | null; problem?: string } {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };

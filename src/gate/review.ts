@@ -25,7 +25,7 @@
  * count.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema } from '../golden/schema.ts';
 import { krippendorffAlphaInterval } from '../metrics/agreement.ts';
@@ -33,6 +33,7 @@ import { bootstrapCI, mulberry32 } from '../metrics/significance.ts';
 import type { Column, ParsedResults } from '../results/read.ts';
 import { parseOutput } from '../results/score.ts';
 import type { HarnessHit } from '../results/types.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
 
 /** The criterion's threshold: points on the 1-5 scale. */
 export const MIN_PREFERENCE = 0.5;
@@ -307,7 +308,7 @@ export function buildReviewExport(file: string, parsed: ParsedResults, rows: Ite
 function readJson(path: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     throw new UserError(`${path}: cannot read the ${what} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }

@@ -7,7 +7,7 @@
  *   validateGolden(path, { format? })  -> Problem[]          (errors and warnings, one line each)
  *   renderGolden(format, queries, meta) -> files to write
  */
-import { existsSync, readdirSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, readSync, closeSync } from 'node:fs';
 import { refuseSpecialFile } from '../util/folder-scan.ts';
 import { basename, dirname, extname, join } from 'node:path';
 import { UserError } from '../errors.ts';
@@ -22,6 +22,7 @@ import { readBeir, writeBeir } from './beir.ts';
 import { readTrec, writeTrec } from './trec.ts';
 import { Fields, finalize, type Candidate } from './entry.ts';
 import { toTestCases } from './testcases.ts';
+import { openRegularSync } from '../util/regular-file.ts';
 
 export * from './schema.ts';
 export { formatProblem, type Problem } from './problems.ts';
@@ -65,7 +66,7 @@ export interface LoadOptions {
 }
 
 function head(path: string, n = 4096): string {
-  const fd = openSync(path, 'r');
+  const fd = openRegularSync(path);
   try {
     const buf = Buffer.alloc(n);
     const len = readSync(fd, buf, 0, n, 0);

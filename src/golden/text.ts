@@ -2,8 +2,8 @@
  * Text helpers shared by the readers: strict UTF-8 decoding (a UTF-8 byte-order mark is accepted and
  * dropped; CRLF line ends are accepted everywhere) and offset -> line/column mapping.
  */
-import { readFileSync } from 'node:fs';
 import type { Collector } from './problems.ts';
+import { NotRegularFileError, readRegularFileSync } from '../util/regular-file.ts';
 
 /** Line/column (1-based) of character offsets in a text. Columns count UTF-16 code units + 1. */
 export class LineIndex {
@@ -104,10 +104,10 @@ export function guessLanguage(text: string): string {
 export function readTextFile(path: string, c: Collector): string | undefined {
   let buf: Buffer;
   try {
-    buf = readFileSync(path);
+    buf = readRegularFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    c.error(undefined, 'file', 'file', code === 'ENOENT' ? 'no such file, expected a golden-set file' : code === 'EISDIR' ? 'is a directory, expected a file (or a BEIR/TREC folder)' : `cannot read (${code ?? String(e)})`);
+    c.error(undefined, 'file', 'file', code === 'ENOENT' ? 'no such file, expected a golden-set file' : code === 'EISDIR' ? 'is a directory, expected a file (or a BEIR/TREC folder)' : e instanceof NotRegularFileError ? `${e.message}, expected a golden-set file` : `cannot read (${code ?? String(e)})`);
     return undefined;
   }
   return decodeUtf8(buf, c);

@@ -34,7 +34,6 @@
  * column metrics are not the sums of its rows (edited or truncated).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
@@ -44,6 +43,7 @@ import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
 import { percentile } from './summary.ts';
 import { parseResultsObject } from './read.ts';
 import { REGATE_KEY, isJsonl, jsonlRows } from './stream.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
 
 /** Exactly rounded sum of finite doubles (Shewchuk / Python math.fsum): independent of the order of xs. */
 export function fsum(xs: Iterable<number>): number {
@@ -607,7 +607,7 @@ export function mergeResultFiles(files: string[]): { doc: ResultsDoc; summary: M
   const inputs = files.map((file) => {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readRegularFileSync(file, 'utf8');
     } catch (e) {
       return fail(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }

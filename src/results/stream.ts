@@ -11,12 +11,12 @@
  * A JSONL file has no column sums or counts: the rows are re-scored (the evidence the gate uses anyway), and the
  * cross-checks of rows against promptfoo's summary cannot be made (jsonlLimits says which).
  */
-import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { readLinesSync } from '../util/lines.ts';
 import { parseResultsJson, resultsParser, type ParsedResults } from './read.ts';
 import type { RoutingOptions } from './score.ts';
 import type { Toolchain } from '../util/toolchain.ts';
+import { NotRegularFileError, readRegularFileSync } from '../util/regular-file.ts';
 
 /** JSONL by name: promptfoo picks its output format by the extension the same way. */
 export const isJsonl = (path: string): boolean => /\.(jsonl|ndjson)$/i.test(path);
@@ -51,6 +51,7 @@ export function* jsonlRows(path: string): Generator<{ row: Record<string, unknow
     }
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
+    if (e instanceof NotRegularFileError) throw new UserError(`${path}: cannot read (${e.message})`);
     if (code && !(e instanceof UserError)) throw new UserError(`${path}: cannot read (${code})`);
     throw e;
   }
@@ -98,7 +99,7 @@ export function readResultsFile(path: string, routingOpts: RoutingOptions = {}):
   if (isJsonl(path)) return readResultsJsonl(path, routingOpts);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     throw new UserError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
@@ -110,7 +111,7 @@ export function* resultRows(path: string): Generator<Record<string, unknown>> {
   if (!isJsonl(path)) {
     let doc: { results?: { results?: unknown } };
     try {
-      doc = JSON.parse(readFileSync(path, 'utf8')) as typeof doc;
+      doc = JSON.parse(readRegularFileSync(path, 'utf8')) as typeof doc;
     } catch (e) {
       throw new UserError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message.split('\n')[0]})`);
     }

@@ -355,7 +355,31 @@ export class SearchService implements SearchServiceLike {
     }
   }
 
+  /**
+   * loadVariant, with the check and the ingest under one lock per variant on a server: two services (two columns of
+   * one eval with other service identities, or two processes) that find the same variant missing or stale never both
+   * ingest it. Without the lock the second ingest replaced the variant the first had just built while the first was
+   * already searching it, and the first column's queries that ran across that commit found no chunks (issue 38).
+   * The one waiting re-checks the variant once it holds the lock and uses the one just built. A PGlite directory has
+   * one writer process already (its own lock), so only a server takes this one.
+   */
   private async loadVariant(chunkSize: number, embedder: string): Promise<VariantInfo> {
+    if (!(this.autoIngest && this.autoIngest.ingest !== false && this.db.kind === 'postgres')) return this.checkOrIngestVariant(chunkSize, embedder);
+    const client = await this.db.pool.connect();
+    const key = `rankgate_autoingest:${chunkSize}:${embedder}`;
+    let locked = false;
+    try {
+      await client.query('SELECT pg_advisory_lock(hashtext(current_schema() || $1))', [key]);
+      locked = true;
+      return await this.checkOrIngestVariant(chunkSize, embedder);
+    } finally {
+      // a session lock stays with its connection: one that could not be unlocked is closed, never pooled again
+      const unlocked = !locked || (await client.query('SELECT pg_advisory_unlock(hashtext(current_schema() || $1))', [key]).then(() => true, () => false));
+      client.release(!unlocked);
+    }
+  }
+
+  private async checkOrIngestVariant(chunkSize: number, embedder: string): Promise<VariantInfo> {
     const found = await this.queryVariant(chunkSize, embedder);
     if (found && !this.autoIngest) return found;
     if (!found) await this.checkEmbedderId(embedder);

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openRegularSync } from './regular-file.ts';
 
 /**
  * The lines of a file, one at a time (without their '\n' or '\r\n'), read in fixed-size chunks: memory holds one
@@ -10,7 +11,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
  * freed only by a full collection, and made `rankgate gate`'s resident set grow with the file).
  */
 export function* readLinesSync(path: string, chunkBytes = 1 << 20): Generator<string> {
-  const fd = openSync(path, 'r');
+  const fd = openRegularSync(path); // a fifo or device is refused (NotRegularFileError), never waited on
   try {
     const buf = Buffer.allocUnsafe(chunkBytes);
     /** the bytes of a line that began in an earlier chunk */

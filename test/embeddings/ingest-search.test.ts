@@ -14,7 +14,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPUS, ROOT, assertNoStack, copyIndexFixture, killChildren, promptfooEval, rankgate, type RunResult } from '../reliability/helpers.ts';
 import {
@@ -292,6 +292,61 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
     }
   });
 
+  it('a real promptfoo eval with corpus: against a hostile embedding API (index dropped; all-zero vectors): exit 2 in one line naming embedder, check and chunk, before any row; no results, nothing written', async () => {
+    const hostile = await startFakeEmbeddingApi('openai');
+    try {
+      const snapshot = async () => {
+        const d = await openDatabase({ dataDir: dbDir, access: 'read' });
+        try {
+          const q = 'SELECT v.name, v.built_at::text, (SELECT count(*) FROM book_chunks c WHERE c.variant = v.id) AS n, (SELECT count(*) FROM embedding_cache) AS cached FROM index_variants v ORDER BY v.name';
+          return JSON.stringify((await d.pool.query(q)).rows);
+        } finally {
+          await d.close();
+        }
+      };
+      const before = await snapshot();
+      const dir = join(dbDir, '..', 'eval-hostile');
+      mkdirSync(dir, { recursive: true });
+      const config = join(dir, 'promptfooconfig.yaml');
+      // chunk size 20: a variant that does not exist and texts that are not cached, so the eval's provider ingests
+      writeFileSync(
+        config,
+        [
+          'prompts: ["{{query}}"]',
+          'providers:',
+          `  - id: file://${join(ROOT, 'providers', 'search.ts')}`,
+          '    label: hostile embedder',
+          `    config: { mode: semantic, embedder: "openai:embedding:text-embedding-3-small", chunkSize: 20, dataDir: "${dbDir}", corpus: "${CORPUS}", routingConfig: false }`,
+          'tests:',
+          `  - vars: { query: "${QUERY}" }`,
+          '  - vars: { query: "still water" }',
+        ].join('\n') + '\n',
+      );
+      const cases: [string, Reply, RegExp][] = [
+        ['index dropped', { transform: (b: any) => ({ ...b, data: b.data.map(({ index: _i, ...r }: any) => r) }) }, /malformed answer: data\[0\]\.index is missing or not an integer \(null\); answer for chunk \S+ of document [^;]+; the index variant being built was not written/],
+        ['all-zero vectors', { transform: (b: any) => ({ ...b, data: b.data.map((r: any) => ({ ...r, embedding: r.embedding.map(() => 0) })) }) }, /malformed answer: vector 0 is all zeros \(no direction to compare\); answer for chunk \S+ of document [^;]+/],
+      ];
+      for (const [name, reply, re] of cases) {
+        hostile.clear();
+        for (let i = 0; i < 5; i++) hostile.enqueue(reply);
+        const out = join(dir, `results-${name.replace(/\W+/g, '-')}.json`);
+        const r = await promptfooEval(config, out, { DATABASE_URL: undefined, ...allEnv(), ...fakeEnv(hostile), PROMPTFOO_CONFIG_DIR: join(dir, 'pf') }).result;
+        outputs.push(r);
+        assert.equal(r.code, 2, `${name}: ${r.stdout.slice(-1500)}${r.stderr.slice(-1500)}`);
+        assert.ok(hostile.requests.length > 0, `${name}: the provider asked the hostile API`);
+        assertNoStack(r.stdout + r.stderr);
+        const lines = (r.stdout + r.stderr).split('\n').filter((l) => /malformed answer|search failed|search service unavailable/.test(l));
+        assert.equal(lines.length, 1, `${name}: one line, not one per row:\n${r.stderr}`);
+        assert.match(lines[0]!, /^rankgate: embedder openai:embedding:text-embedding-3-small at http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings: /, name);
+        assert.match(lines[0]!, re, name);
+        assert.equal(existsSync(out), false, `${name}: no results written (no row measured)`);
+        assert.equal(await snapshot(), before, `${name}: no variant, chunk or cached vector written`);
+      }
+    } finally {
+      await hostile.close();
+    }
+  });
+
   it('a promptfoo eval through the provider with the keyed embedder (results JSON, promptfoo\'s own store)', async () => {
     const dir = join(dbDir, '..', 'eval');
     mkdirSync(dir, { recursive: true });
@@ -329,7 +384,7 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
       const bytes = readFileSync(file);
       for (const k of keys()) assert.equal(bytes.indexOf(k), -1, `${file} holds ${k}`);
     }
-    assert.equal(outputs.length, 9);
+    assert.equal(outputs.length, 11);
     assert.ok(files.some((f) => f.endsWith('results.json')) && files.some((f) => f.includes(`${join('eval', 'pf')}`)), 'the eval results and promptfoo\'s store are among the files');
     for (const o of outputs) for (const k of keys()) assert.ok(!(o.stdout + o.stderr).includes(k), `output holds ${k}`);
   });

@@ -7,7 +7,7 @@ import { createSearchService, fuseRrf, escapeLike, DEFAULT_SEARCH_PARAMS } from 
 import { ingestCorpus } from '../../src/ingest/pipeline.ts';
 import { isUserError } from '../../src/errors.ts';
 import type { SearchParams } from '../../src/search/types.ts';
-import { ENGINES, FIXTURE_DOCS, FIXTURE_QUERIES, HashEmbedder, SERVER_URL, SERVER_SKIP } from './fixture.ts';
+import { ENGINES, FIXTURE_DOCS, FIXTURE_QUERIES, HashEmbedder, SERVER_URL, SERVER_SKIP, openServerFixture } from './fixture.ts';
 
 const emb = new HashEmbedder(64);
 const base: Partial<SearchParams> = { chunkSize: 48, embedder: emb.id, routing: false };
@@ -247,6 +247,67 @@ test('keyword, exact-vector and hybrid(exact) rankings are identical on PGlite a
   } finally {
     for (const s of svcs) await s.close();
     for (const d of dbs) await d.close();
+  }
+});
+
+test('server: two services that find one variant missing at once ingest it once, and the first keeps the variant it built (issue 38)', async (t) => {
+  if (!SERVER_URL) return t.skip(SERVER_SKIP);
+  const db = await openServerFixture(false);
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-race-'));
+  const file = join(dir, 'corpus.jsonl');
+  writeFileSync(file, ['lake', 'stone'].map((id) => JSON.stringify({ id, title: id, text: `The ${id} chapter is about the ${id}.`, language: 'en' })).join('\n') + '\n');
+  // A's embedder holds its first batch until released: A is inside its ingest, past its check, when B starts
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let entered!: () => void;
+  const inA = new Promise<void>((r) => (entered = r));
+  class Gated extends HashEmbedder {
+    override async embedDocuments(texts: string[]): Promise<number[][]> {
+      entered();
+      await gate;
+      return super.embedDocuments(texts);
+    }
+  }
+  const embB = new HashEmbedder(64);
+  const a = await createSearchService({ db, embedder: new Gated(64), routing: false, defaults: base, autoIngest: { corpus: file } });
+  const b = await createSearchService({ db, embedder: embB, routing: false, defaults: base, autoIngest: { corpus: file } });
+  const origWrite = process.stderr.write;
+  let printed = '';
+  process.stderr.write = ((s: string) => ((printed += s), true)) as typeof process.stderr.write;
+  let pa: Promise<unknown> | undefined;
+  try {
+    pa = a.variant(48, emb.id);
+    await inA;
+    let bDone = false;
+    const pb = b.variant(48, emb.id).finally(() => (bDone = true));
+    // B waits for A's lock (or, without one, ingests on its own while A is still embedding: the race)
+    const waiting = async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+             AND objid::bigint = (hashtext(current_schema() || $1)::bigint & 4294967295)`,
+          [`rankgate_autoingest:48:${emb.id}`],
+        )
+      ).rows[0].n > 0;
+    for (let i = 0; i < 1000 && !bDone && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(bDone, false, 'B did not wait for the ingest A had started: it built the variant itself');
+    release();
+    const [va, vb] = (await Promise.all([pa, pb])) as [{ id: number }, { id: number }];
+    assert.equal(vb.id, va.id, 'both services use the one variant built');
+    assert.equal(embB.calls, 0, 'B embedded nothing');
+    const rows = await db.pool.query<{ id: number }>('SELECT id FROM index_variants WHERE chunk_size = 48');
+    assert.deepEqual(rows.rows.map((r) => r.id), [va.id]);
+    assert.equal(printed.match(/is missing .*; ingesting/g)?.length, 1, printed);
+    const r = await a.search('lake', { mode: 'keyword' });
+    assert.equal(r.hits[0]?.chunkId, 'lake#c48-0');
+  } finally {
+    release();
+    await pa?.catch(() => {});
+    process.stderr.write = origWrite;
+    await a.close();
+    await b.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

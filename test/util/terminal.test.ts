@@ -32,3 +32,32 @@ test('golden stats and problems print a forged category, id or value on its own 
   assert.equal(showShape('root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1'), 'a string of 44 characters', 'a file that is not a golden set is never quoted');
   assert.equal(showShape({ OPENAI_API_KEY: 'sk-secret' }), 'a mapping of 1 key');
 });
+
+test('search, compare and judge agreement print a hostile chunk id, snippet, routing reason, run label and category escaped, one line each', async () => {
+  const { formatResponse } = await import('../../src/cli/search.ts');
+  const { formatComparisonTable } = await import('../../src/cli/compare.ts');
+  const { agreementText } = await import('../../src/cli/judge.ts');
+  const channel = { rank: 1, score: 1 };
+  const search = formatResponse('q', {
+    hits: [{ rank: 1, score: 1, chunkId: FORGED, documentId: 'd', content: `snippet ${FORGED}`, channels: { keyword: channel, vector: channel } }],
+    routing: { route: 'search', safety: false, reasons: [FORGED] },
+    diagnostics: { variant: 'c300:use-lite', index: { engine: 'pglite', variant: 'c300:use-lite', corpusId: 'abc', corpus: FORGED }, timings: { total: 1 } },
+  } as never);
+  const table = formatComparisonTable('ndcg_at_10', {
+    baseline: FORGED,
+    queries: ['q1'],
+    comparisons: [{ run: FORGED, baseline_mean: 0.5, mean: 0.6, diff: 0.1, ci_low: 0, ci_high: 0.2, p_ttest: 0.1, p_randomization: 0.1, p_holm: 0.1, wins: 1, ties: 0, losses: 0 }],
+  } as never);
+  const zero = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+  const agreement = agreementText({
+    judge: FORGED, reason: 'r', judge_errors: 0, items: 1, judged: 1,
+    overall: { confusion: zero, accuracy: 1, kappa: 1, n: 1 },
+    categories: { [FORGED]: { n: 1, accuracy: 1, kappa: 1 } },
+  } as never);
+  for (const [name, text, lines] of [['search', search, 6], ['compare', table, 4], ['agreement', agreement, 15]] as const) {
+    assert.doesNotMatch(text, /[\u001b\u009b\u202e\r]/, name);
+    for (const line of text.split('\n')) assert.doesNotMatch(line, /^rankgate gate PASSED/, `${name}: a forged line`);
+    assert.match(text, /howto\\nrankgate gate PASSED \(exit 0\) for \\u001b\[32mall/, `${name}: the text is kept, escaped`);
+    assert.equal(text.trimEnd().split('\n').length, lines, `${name}:\n${text}`);
+  }
+});
