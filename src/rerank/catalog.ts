@@ -11,6 +11,7 @@
  *   tei:rerank[:MODEL]               Hugging Face text-embeddings-inference POST {TEI_BASE_URL}/rerank (BGE-reranker,
  *                                    mxbai-rerank; TEI serves one model: MODEL only names it in labels and the cache)
  *   bedrock:rerank:MODEL             Amazon Bedrock InvokeModel: cohere.rerank-v3-5:0, amazon.rerank-v1:0
+ *   llm:PROVIDER_ID                  any promptfoo chat provider id as a pointwise reranker (src/rerank/llm.ts)
  *
  * Limits are the vendors' documented figures; list prices (USD, November 2026) are used only for the cost estimate.
  */
@@ -55,6 +56,8 @@ export const RERANK_FAMILIES: Record<string, RerankFamilyInfo> = {
   // (Cohere also api_version: 2) -> {results: [{index, relevance_score}]}; <= 1,000 documents; billed per query of
   // up to 100 documents.
   'bedrock:rerank:': { family: 'bedrock', maxBatch: 1000 },
+  // one passage a call, graded 0-3 by the model (src/rerank/llm.ts)
+  'llm:': { family: 'llm', maxBatch: 1 },
 };
 
 /** List prices: per 1,000 search units (Cohere, Bedrock) or per million tokens (Voyage, Jina). */
@@ -81,6 +84,7 @@ export const RERANKER_EXAMPLES = [
   'tei:rerank:BAAI/bge-reranker-large',
   'bedrock:rerank:cohere.rerank-v3-5:0',
   'bedrock:rerank:amazon.rerank-v1:0',
+  'llm:openai:chat:gpt-4.1-mini',
 ] as const;
 
 export interface RerankerSpec {
@@ -98,8 +102,8 @@ export interface RerankerSpec {
 function bad(id: string, why: string): never {
   throw new UserError(
     `unknown reranker "${id}": ${why}${didYouMean(id, [...RERANKER_EXAMPLES], '"')} (expected cohere:rerank:MODEL, voyage:rerank:MODEL, ` +
-      `jina:rerank:MODEL, openai:rerank:MODEL, vllm:rerank:MODEL, infinity:rerank:MODEL, tei:rerank[:MODEL] ` +
-      `or bedrock:rerank:${BEDROCK_RERANK_MODELS.join('|')})`,
+      `jina:rerank:MODEL, openai:rerank:MODEL, vllm:rerank:MODEL, infinity:rerank:MODEL, tei:rerank[:MODEL], ` +
+      `bedrock:rerank:${BEDROCK_RERANK_MODELS.join('|')} or llm:PROVIDER_ID (a promptfoo chat provider id))`,
   );
 }
 

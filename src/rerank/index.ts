@@ -7,6 +7,7 @@
 import { parseRerankerId, type RerankerSpec } from './catalog.ts';
 import { createHttpReranker, type HttpRerankerOptions } from './http.ts';
 import { createBedrockReranker, type BedrockRerankerOptions } from './bedrock.ts';
+import { createLlmReranker } from './llm.ts';
 import { RerankCache } from './cache.ts';
 import type { Reranker, RerankUsage } from './types.ts';
 
@@ -23,6 +24,7 @@ export interface RerankerOptions extends HttpRerankerOptions, BedrockRerankerOpt
 export function createReranker(id: string, opts: RerankerOptions = {}): Reranker {
   const spec: RerankerSpec = parseRerankerId(id);
   if (spec.family === 'bedrock') return createBedrockReranker(spec, opts);
+  if (spec.family === 'llm') return createLlmReranker(spec, opts);
   return createHttpReranker(spec, opts);
 }
 
@@ -47,7 +49,7 @@ export async function scorePassages(
   cache: RerankCache | undefined,
   settings: readonly unknown[] = [],
 ): Promise<ScoredPassages> {
-  const scope = { reranker: reranker.id, endpoint: reranker.endpoint, settings };
+  const scope = { reranker: reranker.id, endpoint: reranker.endpoint, settings: [...settings, ...(reranker.scoreKey ?? [])] };
   const have = cache ? cache.get(scope, query, passages) : passages.map(() => undefined);
   const missing = passages.map((_, i) => i).filter((i) => have[i] === undefined);
   const scores = have.slice() as (number | undefined)[];

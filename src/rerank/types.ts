@@ -33,6 +33,8 @@ export interface Reranker {
   readonly endpoint: string;
   /** Passages per call at most (the vendor's documented limit). */
   readonly maxBatch: number;
+  /** Anything else that changes a score and belongs in the score cache's key (an LLM reranker's prompt hash). */
+  readonly scoreKey?: readonly unknown[];
   /** Score `passages` against `query`; a call that fails throws a RerankerCallError. */
   score(query: string, passages: readonly string[]): Promise<RerankAnswer>;
   close?(): Promise<void>;

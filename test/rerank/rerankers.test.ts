@@ -6,12 +6,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createReranker, parseRerankerId, rerankerLabel, RerankCache, RerankerCallError, scorePassages } from '../../src/rerank/index.ts';
 import { fakeRerankScore, startFakeRerankApi, type FakeRerankApi } from '../helpers/fake-rerank-apis.ts';
 import { FAKE_CREDENTIALS, FAKE_REGION, startFakeBedrock, type FakeBedrock } from '../helpers/fake-bedrock.ts';
+import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
+import { parseGrade } from '../../src/rerank/llm.ts';
 
 const PASSAGES = [
   'The lake was calm at dawn and the water held the sky.',
@@ -232,5 +234,63 @@ describe('Bedrock rerankers (the real AWS SDK against a fake on 127.0.0.1)', () 
   test('a malformed Bedrock answer is refused in one line', async () => {
     fake.enqueue('amazon.rerank-v1:0', 'invoke', { body: { results: [{ index: 0, relevance_score: 1 }] } });
     await assert.rejects(createReranker('bedrock:rerank:amazon.rerank-v1:0', opts()).score(QUERY, PASSAGES), /bedrock:rerank:amazon\.rerank-v1:0 at http:\/\/127\.0\.0\.1:\d+: malformed answer: 1 score for 4 passages/);
+  });
+});
+
+describe('llm:PROVIDER_ID: a promptfoo chat provider as a pointwise reranker (fake OpenAI-compatible server)', () => {
+  let llm: FakeLlm;
+  let dir: string;
+  const saved = { ...process.env };
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rankgate-llm-rerank-'));
+    // the grade follows the fake's own word overlap: 3 for the best passages, 0 for the unrelated
+    llm = await startFakeLlm((req) => {
+      const passage = /Passage:\n([\s\S]*?)\n\nRelevance/.exec(req.text)?.[1] ?? '';
+      if (passage.includes('GARBLE')) return 'I think it is quite relevant';
+      const s = fakeRerankScore(QUERY, passage);
+      return String(s > 0.6 ? 3 : s > 0.3 ? 2 : s > 0 ? 1 : 0);
+    });
+    process.env.OPENAI_BASE_URL = `${llm.url}/v1`;
+    process.env.OPENAI_API_KEY = 'sk-llm-rerank';
+  });
+  after(async () => {
+    await llm.close();
+    process.env = saved;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('one call a passage through promptfoo, the grade 0-3 as the score, instructions in the prompt, tokens counted; cached by prompt', async () => {
+    const r = createReranker('llm:openai:chat:gpt-4.1-mini', { instructions: 'Prefer passages about water.' });
+    assert.equal(r.family, 'llm');
+    const a = await r.score(QUERY, PASSAGES);
+    assert.deepEqual(a.scores, [3, 0, 3, 0]);
+    assert.equal(llm.requests.length, 4);
+    assert.ok(llm.requests.every((q) => q.body.model === 'gpt-4.1-mini' && /Prefer passages about water\./.test(q.text) && q.text.includes(QUERY)));
+    assert.equal(a.usage.requests, 4);
+    assert.ok(a.usage.tokens! > 0);
+    const cache = new RerankCache(join(dir, 'cache'));
+    await scorePassages(r, QUERY, PASSAGES, cache);
+    const n = llm.requests.length;
+    await scorePassages(r, QUERY, PASSAGES, cache);
+    assert.equal(llm.requests.length, n, 'a re-run sends nothing');
+    // another prompt file: another cache entry (its hash is in the key)
+    const prompt = join(dir, 'prompt.txt');
+    writeFileSync(prompt, 'Grade it.\n---\nQ: {{query}}\nPassage:\n{{passage}}\n\nRelevance 0-3:\n');
+    await scorePassages(createReranker('llm:openai:chat:gpt-4.1-mini', { env: { ...process.env, RANKGATE_RERANK_PROMPT: prompt } }), QUERY, PASSAGES, cache);
+    assert.equal(llm.requests.length, n + 4);
+    assert.match(llm.requests.at(-1)!.text, /Grade it\./);
+  });
+
+  test('an answer without a grade, a prompt file without its parts, an unknown id: one line each', async () => {
+    await assert.rejects(createReranker('llm:openai:chat:m').score(QUERY, ['GARBLE here']), /llm:openai:chat:m at http:\/\/127\.0\.0\.1:\d+\/v1: malformed answer: passage 0: the model answered "I think it is quite relevant", not a grade 0, 1, 2 or 3/);
+    const bad = join(dir, 'bad.txt');
+    writeFileSync(bad, 'no separator {{query}}');
+    assert.throws(() => createReranker('llm:openai:chat:m', { env: { RANKGATE_RERANK_PROMPT: bad } }), /must hold the system message, a line ---, and the user message with \{\{query\}\} and \{\{passage\}\}/);
+    assert.throws(() => createReranker('llm:openai:chat:m', { env: { RANKGATE_RERANK_PROMPT: join(dir, 'missing.txt') } }), /the prompt file .*missing\.txt cannot be read \(ENOENT\)/);
+    assert.throws(() => parseRerankerId('llm:gpt-4'), /a promptfoo provider id looks like openai:chat:MODEL/);
+    assert.equal(parseGrade('2'), 2);
+    assert.equal(parseGrade('Relevance: 3.'), 3);
+    assert.equal(parseGrade('10'), undefined);
+    assert.equal(parseGrade('2.5'), undefined);
   });
 });
