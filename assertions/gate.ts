@@ -16,7 +16,8 @@
  * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/gate/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
- * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
+ * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms; a reranked column also
+ * its per-stage means, rerank_latency_p50_ms / _p95_ms and rerank_cost_per_query_usd) and, when promptfoo
  * kept no rows (--no-write), the golden selection size (rankgate_selection_size) as namedScores.
  *
  * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; the built-in floors of the portal's DES-058 spec when absent),
@@ -35,7 +36,7 @@ import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
-import { percentile } from '../src/results/summary.ts';
+import { percentile, rerankColumnMetrics } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
@@ -287,6 +288,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
         metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
       }
+      // a reranked column: its per-stage means, rerank latency p50/p95 and cost per query (none for a column without)
+      if (metrics?.namedScores) Object.assign(metrics.namedScores, rerankColumnMetrics(col.queries));
       const r3 = report.overall_recall_at_3;
       const jr3 = report.overall_judged_recall_at_3;
       const judgedPart = report.judge_stats

@@ -50,6 +50,7 @@ import { acquireService, openService, releaseService, serviceKey, type ServiceTa
 import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '../src/search/provider-config.ts';
 import { parseRerankSetting, probeRerankerOnce, rerankFromEnv } from '../src/search/rerank-step.ts';
 import { preflightOnce } from '../src/search/preflight.ts';
+import { withServiceRerank } from '../src/search/service-rerank.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
@@ -301,6 +302,14 @@ export default class SearchProvider {
     // The worker's own timing when there is one (no queueing behind other rows, no wait for promptfoo's thread).
     const latencyMs = +(typeof res?.serviceMs === 'number' ? res.serviceMs : performance.now() - t0).toFixed(3);
     if (!res || !Array.isArray(res.hits)) return { error: 'search returned no hits[] array' };
+    if (this.config.module) {
+      // a team's module may report its rerank stage (docs/search.md#a-reranked-service): checked, never trusted blindly
+      try {
+        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`);
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    }
     let resolution: Record<string, string[]> | undefined;
     const subs = [...new Set((golden?.expected ?? []).map((r) => r.passage_substring).filter((s): s is string => !!s))];
     try {
