@@ -341,10 +341,10 @@ export default class SearchProvider {
       ...(typeof res.answer === 'string' ? { answer: res.answer } : {}),
     };
     const g = validGolden(golden);
-    const rendered = renderOutputText(output, g, { resolution });
     // A compact row (src/results/compact.ts): full content only where a reader of the row needs it.
     const judged = (context?.test?.assert ?? []).some((a) => typeof a?.value === 'string' && /assertions\/judge\.ts:/.test(a.value) && judgeOn(a.config));
     const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };
+    const rendered = renderOutputText(output, g, full);
     const metadata: HarnessMetadata = {
       harness: compactHarness(output, g, full, { judged }),
       diagnostics: compactDiagnostics(output, g, full) ?? null,

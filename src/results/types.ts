@@ -83,6 +83,25 @@ export const BUCKETS = [
 ] as const;
 export type FailureBucket = (typeof BUCKETS)[number];
 
+/** Each bucket as the blind-test framework names it (seed 002), for people: the PR comment, the HTML report, the matrix cell. */
+export const BUCKET_LABELS: Readonly<Record<FailureBucket, string>> = {
+  rank1_hit: 'rank-1 hit',
+  topk_ordering_gap: 'top-10 ordering gap',
+  first_stage_top10_miss: 'first-stage top-10 miss',
+  rerank_budget_miss: 'rerank-budget miss',
+  reranker_ordering_miss: 'reranker-ordering miss',
+  filtered_candidate_miss: 'filtered-vector miss',
+  candidate_generation_miss: 'candidate-generation miss',
+  missing_expected_source: 'missing expected source',
+  not_diagnosed: 'not diagnosed',
+};
+
+/** A bucket's label ("rerank-budget miss"); an old or unknown name as it is. */
+export function bucketLabel(b: string): string {
+  const now = (LEGACY_BUCKETS as Record<string, FailureBucket>)[b] ?? b;
+  return (BUCKET_LABELS as Record<string, string>)[now] ?? b;
+}
+
 /** Bucket names of older results files -> today's (a column's `bucket_<old>` sum counts as `bucket_<new>`). */
 export const LEGACY_BUCKETS: Readonly<Record<string, FailureBucket>> = { candidate_budget_miss: 'first_stage_top10_miss' };
 
