@@ -235,12 +235,10 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     '',
     deltaSection(delta, verdict?.corpusChange),
     '',
-    '<details><summary>Failure buckets</summary>',
+    '### Failure buckets',
     '',
     bucketLines(report),
     ...(report.rerank ? ['', rerankLine(report)] : []),
-    '',
-    '</details>',
     '',
   ].join('\n');
 }

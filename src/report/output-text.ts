@@ -120,7 +120,7 @@ export function renderOutputText(out: HarnessOutput, golden?: GoldenQuery, meta?
     // A miss names what was expected: the cell is cut after the first two results (promptfoo's 250 characters).
     // with the service's diagnostics, a query not in the top 10 names its failure bucket (the stage that lost it)
     const bucket = meta?.diagnostics ? scoreRanking(golden, out, meta)?.bucket : undefined;
-    const tag = bucket && bucket !== 'rank1_hit' && bucket !== 'topk_ordering_gap' ? ` (${bucketLabel(bucket)})` : '';
+    const tag = bucket && bucket !== 'rank1_hit' && bucket !== 'topk_ordering_gap' && bucket !== 'not_diagnosed' ? ` (${bucketLabel(bucket)})` : '';
     if (i >= 0) head.push(`expected result at #${hits[i]!.rank} (grade ${marks[i]!.grade})${tag}${i >= 2 ? `: ${hitTitle(hits[i]!)}${hitSection(hits[i]!) ? ` · ${hitSection(hits[i]!)}` : ''}` : ''}`);
     else head.push(`MISS${tag}: expected ${expectedLabel(golden)}, not in the ${hits.length ? `top ${hits.length}` : 'results (none returned)'}`);
   }

@@ -246,7 +246,7 @@ export function missCell(q: QueryRecord): string {
   const rank = q.retrieval?.best_rank ?? null;
   const b = q.retrieval?.bucket;
   // below the top 10 the failure bucket says which stage lost it (src/results/score.ts bucketOf)
-  const bucket = b && b !== 'rank1_hit' && b !== 'topk_ordering_gap' ? ` (${bucketLabel(b)})` : '';
+  const bucket = b && b !== 'rank1_hit' && b !== 'topk_ordering_gap' && b !== 'not_diagnosed' ? ` (${bucketLabel(b)})` : '';
   return `${what}: ${rank === null ? 'not in the top 10' : `rank ${rank}`}${bucket}`;
 }
 
