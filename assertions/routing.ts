@@ -6,22 +6,21 @@
  * A query whose entry states nothing passes unscored ("routing not checked"). The route is part of the row's
  * golden expectation: a wrong stated route fails the row.
  * namedScores: routing_ok, routing_ok_<category>, n_routing, n_routing_<category>, "4 routing" (checked rows),
- * safety_ok/n_safety, and the provider's latency_ms/n_latency (every row; the whole pipeline), and on a reranked row
- * rerank_ms, rerank_requests, n_reranked (rerank_cost_usd / n_rerank_cost when priced).
+ * safety_ok/n_safety, and the provider's latency_ms/n_latency (every row; the whole pipeline).
  *
  *   - type: javascript
  *     value: file://assertions/routing.ts:routing
  *     config: { noResultsThreshold: 0.3 }   # optional
  */
-import { rerankCostOf, routingNamedScores, scoreRouting } from '../src/results/score.ts';
-import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
+import { routingNamedScores, scoreRouting } from '../src/results/score.ts';
+import { goldenFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
 export function routing(output: unknown, context: AssertionContext): GradingResult {
   const golden = goldenFrom(context);
   const out = outputFrom(output, context);
   const t = context.config?.noResultsThreshold;
   const r = scoreRouting(golden, out, t === undefined ? {} : { noResultsThreshold: Number(t) });
-  const namedScores = routingNamedScores(golden.category, r, out.latencyMs, rerankCostOf(metadataFrom(context)));
+  const namedScores = routingNamedScores(golden.category, r, out.latencyMs);
   if (!r) return { pass: true, score: 1, reason: `routing not checked: the golden entry states no routing expectation (routed to ${out.routing?.route ?? 'unknown'})`, namedScores };
   return { pass: r.ok, score: r.ok ? 1 : 0, reason: `routing ${r.ok ? 'ok' : 'FAIL'}: ${r.reason}`, namedScores };
 }

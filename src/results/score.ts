@@ -566,11 +566,10 @@ export const VIEW_KEYS = { recall_at_3: '#1 Recall@3', mrr: '#2 MRR@10', ndcg_at
 /**
  * namedScores of the routing assertion: routing_ok overall and per category with n_routing counters and
  * safety_ok / n_safety, only for queries whose golden entry states a routing expectation (r non-null); the
- * provider's latency_ms / n_latency for every query (the whole pipeline: rerank included); on a reranked row the rerank
- * stage's own rerank_ms and rerank_requests with the counter n_reranked, and rerank_cost_usd / n_rerank_cost when the
- * price is known.
+ * provider's latency_ms / n_latency for every query (the whole pipeline: rerank included; the rerank stage's own time
+ * is rerankNamedScores').
  */
-export function routingNamedScores(category: string, r: RoutingScores | null, latencyMs?: number, rerank?: RerankCost | null): Record<string, number> {
+export function routingNamedScores(category: string, r: RoutingScores | null, latencyMs?: number): Record<string, number> {
   const c = categoryKey(category);
   const out: Record<string, number> = {};
   if (r) {
@@ -588,14 +587,23 @@ export function routingNamedScores(category: string, r: RoutingScores | null, la
     out.latency_ms = latencyMs;
     out.n_latency = 1;
   }
-  if (rerank) {
-    out.n_reranked = 1;
-    if (rerank.ms !== undefined) out.rerank_ms = rerank.ms;
-    if (rerank.requests !== undefined) out.rerank_requests = rerank.requests;
-    if (rerank.costUsd !== undefined) {
-      out.rerank_cost_usd = rerank.costUsd;
-      out.n_rerank_cost = 1;
-    }
+  return out;
+}
+
+/**
+ * namedScores of a reranked row's rerank stage (the rank assertion records them on every row with diagnostics.rerank,
+ * routing-only queries too): rerank_ms and rerank_requests with the counter n_reranked, rerank_cost_usd with
+ * n_rerank_cost when the price is known. {} without a reranker.
+ */
+export function rerankNamedScores(rerank: RerankCost | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!rerank) return out;
+  out.n_reranked = 1;
+  if (rerank.ms !== undefined) out.rerank_ms = rerank.ms;
+  if (rerank.requests !== undefined) out.rerank_requests = rerank.requests;
+  if (rerank.costUsd !== undefined) {
+    out.rerank_cost_usd = rerank.costUsd;
+    out.n_rerank_cost = 1;
   }
   return out;
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
-import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
+import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf, rerankNamedScores, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
 import { applyGate, loadFloors } from '../../src/gate/floors.ts';
 import { buildReport, percentile } from '../../src/results/summary.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
@@ -141,9 +141,10 @@ describe('scoreRanking', () => {
     const qp = g({ expected: [{ passage_substring: 'calm water', grade: 3, relevant: true }] });
     assert.equal(scoreRanking(qp, out([hit('a', 'A', 'calm water')]), meta(['zz', 'a'], 2))!.stages, undefined);
     // the rerank latency and cost of the row, as the routing assertion records them
-    const rs = routingNamedScores('direct', null, 40, rerankCostOf({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 5, firstStage: fsIds, ms: 12.5, requests: 1, costUsd: 0.002 } } }));
-    assert.deepEqual(rs, { latency_ms: 40, n_latency: 1, n_reranked: 1, rerank_ms: 12.5, rerank_requests: 1, rerank_cost_usd: 0.002, n_rerank_cost: 1 });
+    const rs = rerankNamedScores(rerankCostOf({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 5, firstStage: fsIds, ms: 12.5, requests: 1, costUsd: 0.002 } } }));
+    assert.deepEqual(rs, { n_reranked: 1, rerank_ms: 12.5, rerank_requests: 1, rerank_cost_usd: 0.002, n_rerank_cost: 1 });
     assert.equal(rerankCostOf({ diagnostics: null }), null);
+    assert.deepEqual(rerankNamedScores(null), {});
   });
 
   it('reads metadata.harness (readable-text output), else the older object / JSON-string output; rejects other shapes clearly', () => {
