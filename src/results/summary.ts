@@ -212,6 +212,31 @@ export function rerankColumnMetrics(qs: QueryRecord[]): Record<string, number> {
   return out;
 }
 
+const numOrNull = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? round(x, 2) : null);
+
+/** The rerank block of a column known only by its sums (a --no-write run): means from the row sums, percentiles as the hook wrote them. */
+function rerankFromSums(ns: Record<string, number>): RerankReport | null {
+  const n = ns.n_reranked;
+  if (typeof n !== 'number' || n <= 0) return null;
+  const staged = typeof ns.n_rerank_ranked === 'number' ? ns.n_rerank_ranked : 0;
+  const m = (k: string) => (staged > 0 && typeof ns[k] === 'number' ? round(ns[k]! / staged) : null);
+  return {
+    queries: n,
+    reranker: null,
+    budget: null,
+    stage_queries: staged,
+    first_stage_recall_at_budget: m('first_stage_recall_at_budget'),
+    first_stage_recall_at_3: m('first_stage_recall_at_3'),
+    first_stage_ndcg_at_10: m('first_stage_ndcg_at_10'),
+    rerank_gain_recall_at_3: m('rerank_gain_recall_at_3'),
+    rerank_gain_ndcg_at_10: m('rerank_gain_ndcg_at_10'),
+    latency_ms: { p50: numOrNull(ns.rerank_latency_p50_ms), p95: numOrNull(ns.rerank_latency_p95_ms), mean: typeof ns.rerank_ms === 'number' ? round(ns.rerank_ms / n, 2) : null },
+    requests_per_query: typeof ns.rerank_requests === 'number' ? round(ns.rerank_requests / n, 2) : null,
+    cost_per_query_usd: typeof ns.rerank_cost_usd === 'number' && ns.n_rerank_cost ? round(ns.rerank_cost_usd / ns.n_rerank_cost, 8) : null,
+    priced_queries: typeof ns.n_rerank_cost === 'number' ? ns.n_rerank_cost : 0,
+  };
+}
+
 /** The names rerankColumnMetrics may write (derived: no row sums them). */
 export const RERANK_COLUMN_KEYS = [
   'avg_first_stage_recall_at_budget',
@@ -484,6 +509,7 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
     ),
     errors: col.counts?.error ?? 0,
     latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2) },
+    rerank: rerankFromSums(ns),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
   };

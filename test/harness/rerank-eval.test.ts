@@ -26,7 +26,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE, close, promptfooEval, tempDir, type RunResult } from './helpers.ts';
 import { parseResultsJson } from '../../src/results/read.ts';
-import { buildReport } from '../../src/results/summary.ts';
+import { buildReport, buildReportFromSums } from '../../src/results/summary.ts';
 import { renderComment } from '../../src/report/markdown.ts';
 import { buildReportData, renderHtml } from '../../src/report/html/index.ts';
 
@@ -135,6 +135,14 @@ describe('promptfoo eval with a reranked team service (diagnostics.rerank)', () 
     assert.equal(rep.rerank!.first_stage_recall_at_budget, 0.5);
     assert.equal(rep.rerank!.cost_per_query_usd, 0.001);
     assert.equal(buildReport(parsed.columns[0]!).rerank, null);
+    // a column known only by its sums (a --no-write run): the same means from the row sums
+    const sums = buildReportFromSums(col);
+    assert.equal(sums.rerank!.first_stage_recall_at_budget, 0.5);
+    assert.equal(sums.rerank!.rerank_gain_recall_at_3, -0.125);
+    assert.equal(sums.rerank!.cost_per_query_usd, 0.001);
+    assert.equal(sums.rerank!.latency_ms.p95, 2.5);
+    assert.equal(sums.failure_buckets.reranker_ordering_miss, 1);
+    assert.equal(buildReportFromSums(parsed.columns[0]!).rerank, null);
     const comment = renderComment(rep);
     assert.match(comment, /- rerank-budget miss \(`rerank_budget_miss`\): 1/);
     assert.match(comment, /- reranker-ordering miss \(`reranker_ordering_miss`\): 1/);
