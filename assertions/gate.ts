@@ -36,7 +36,7 @@ import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
-import { percentile, rerankColumnMetrics } from '../src/results/summary.ts';
+import { percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
@@ -112,6 +112,13 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   ownDerived = [];
   return { suite: { ...suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
+}
+
+/** " · rerank budget B: first-stage R@budget X, gain nDCG@10 ±Y, stage p95 Z ms" for a reranked column, '' otherwise. */
+function rerankPart(r: RerankReport | null | undefined): string {
+  if (!r) return '';
+  const g = r.rerank_gain_ndcg_at_10;
+  return ` · rerank${r.budget !== null ? ` budget ${r.budget}` : ''}: first-stage R@budget ${r.first_stage_recall_at_budget?.toFixed(4) ?? 'n/a'}, gain nDCG@10 ${g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${g.toFixed(4)}`}, stage p95 ${r.latency_ms.p95 ?? 'n/a'} ms`;
 }
 
 /** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
@@ -297,7 +304,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}`,
+        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms${rerankPart(report.rerank)} · ${report.judge}`,
       );
       const vl = verdictLines(v);
       // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)

@@ -150,6 +150,9 @@ describe('promptfoo eval with a reranked team service (diagnostics.rerank)', () 
     const html = renderHtml(buildReportData(parsed), '');
     assert.match(html, /<th>rerank-budget miss<\/th>/);
     assert.match(html, /<th>first-stage Recall@budget<\/th>/);
+    // the hook's column line
+    assert.match(run.stderr, /\[fixture-reranked\] 10 queries · .* · rerank budget 3: first-stage R@budget 0\.5000, gain nDCG@10 -0\.1292, stage p95 2\.5 ms/);
+    assert.doesNotMatch(run.stderr, /\[fixture-first-stage\].*rerank/);
     // the shipping criteria the hook prints: the latency criterion on the whole pipeline, with the rerank stage's own p95
     assert.match(run.stderr, /\[fixture-reranked\] ship: no · .*p95 [\d.]+ ms -> [\d.]+ ms \(budget [\d.]+ ms\), whole pipeline; its rerank stage p95 2\.5 ms/);
   });
