@@ -68,7 +68,7 @@ export interface HarnessMetadata {
 /**
  * The blind-test framework's failure buckets (src/results/score.ts bucketOf), in its order of stages. The two rerank
  * buckets need the row's `diagnostics.rerank`; first_stage_top10_miss is the no-reranker bucket that results written
- * before rankgate 0.x called `candidate_budget_miss` (LEGACY_BUCKETS: still read).
+ * before the rerank buckets called `candidate_budget_miss` (LEGACY_BUCKETS: still read).
  */
 export const BUCKETS = [
   'rank1_hit',
