@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
 import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf, rerankNamedScores, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
 import { applyGate, loadFloors } from '../../src/gate/floors.ts';
-import { buildReport, percentile } from '../../src/results/summary.ts';
+import { buildReport, buildReportFromSums, percentile } from '../../src/results/summary.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
-import { parseResultsJson, type Column, type QueryRecord } from '../../src/results/read.ts';
+import { parseResultsJson, sumsInconsistency, type Column, type QueryRecord } from '../../src/results/read.ts';
 import { mulberry32 } from '../../src/metrics/significance.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor } from '../../src/results/derived.ts';
 import { compileDerivedMetrics } from '../../assertions/gate.ts';
 import { evaluate } from 'mathjs';
-import type { HarnessHit, HarnessOutput } from '../../src/results/types.ts';
+import { bucketLabel, type HarnessHit, type HarnessOutput } from '../../src/results/types.ts';
 
 const g = (o: Record<string, unknown>): GoldenQuery => GoldenQuerySchema.parse({ id: 'q', query: 'q', language: 'en', category: 'direct', ...o });
 const hit = (chunkId: string, documentId: string, content = 'Text.', extra: Partial<HarnessHit> = {}): HarnessHit => ({ rank: 0, chunkId, documentId, score: 0, content, ...extra });
@@ -145,6 +145,17 @@ describe('scoreRanking', () => {
     assert.deepEqual(rs, { n_reranked: 1, rerank_ms: 12.5, rerank_requests: 1, rerank_cost_usd: 0.002, n_rerank_cost: 1 });
     assert.equal(rerankCostOf({ diagnostics: null }), null);
     assert.deepEqual(rerankNamedScores(null), {});
+  });
+
+  it('an older results file: its bucket_candidate_budget_miss sums count as first_stage_top10_miss, and the sums still check out', () => {
+    const ns = { n_ranked: 3, recall_at_3: 1, bucket_rank1_hit: 1, bucket_candidate_budget_miss: 2 };
+    const col = { index: 0, label: 'old', providerId: 'p', config: {}, namedScores: ns, queries: [], counts: { pass: 1, fail: 2, error: 0 }, selection: null, identity: null } as Column;
+    assert.equal(sumsInconsistency(col), null, 'the old name counts in the buckets = n_ranked check');
+    const rep = buildReportFromSums(col);
+    assert.equal(rep.failure_buckets.first_stage_top10_miss, 2);
+    assert.equal(rep.failure_buckets.rank1_hit, 1);
+    assert.equal(bucketLabel('candidate_budget_miss'), 'first-stage top-10 miss');
+    assert.equal(bucketLabel('rerank_budget_miss'), 'rerank-budget miss');
   });
 
   it('reads metadata.harness (readable-text output), else the older object / JSON-string output; rejects other shapes clearly', () => {
