@@ -16,7 +16,8 @@
  * the verdict with its reasons, setting the exit code of `npx promptfoo eval` by the one contract (src/gate/verdict.ts):
  * 0 pass, 1 a floor or a significant regression fails, 2 nothing trustworthy measured or bad input. A single query
  * failing its own assertions does not fail the run (PROMPTFOO_PASS_RATE_THRESHOLD=0; the gate replaces promptfoo's
- * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms) and, when promptfoo
+ * code 100 anyway). It also records latency p50/p95 per column (latency_p50_ms, latency_p95_ms; a reranked column also
+ * its per-stage means, rerank_latency_p50_ms / _p95_ms and rerank_cost_per_query_usd) and, when promptfoo
  * kept no rows (--no-write), the golden selection size (rankgate_selection_size) as namedScores.
  *
  * Environment: RANKGATE_GATE_FLOORS (default config/gate.yaml; the built-in floors of the portal's DES-058 spec when absent),
@@ -35,7 +36,7 @@ import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
-import { expansionSummary, percentile } from '../src/results/summary.ts';
+import { expansionSummary, percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/gate/review.ts';
@@ -115,6 +116,13 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   ownDerived = [];
   return { suite: { ...suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
+}
+
+/** " · rerank budget B: first-stage R@budget X, gain nDCG@10 ±Y, stage p95 Z ms" for a reranked column, '' otherwise. */
+function rerankPart(r: RerankReport | null | undefined): string {
+  if (!r) return '';
+  const g = r.rerank_gain_ndcg_at_10;
+  return ` · rerank${r.budget !== null ? ` budget ${r.budget}` : ''}: first-stage R@budget ${r.first_stage_recall_at_budget?.toFixed(4) ?? 'n/a'}, gain nDCG@10 ${g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${g.toFixed(4)}`}, stage p95 ${r.latency_ms.p95 ?? 'n/a'} ms`;
 }
 
 /** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
@@ -292,6 +300,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
         metrics.namedScores.latency_p95_ms = percentile(lat, 95)!;
       }
+      // a reranked column: its per-stage means, rerank latency p50/p95 and cost per query (none for a column without)
+      if (metrics?.namedScores) Object.assign(metrics.namedScores, rerankColumnMetrics(col.queries));
       const r3 = report.overall_recall_at_3;
       const jr3 = report.overall_judged_recall_at_3;
       const judgedPart = report.judge_stats
@@ -299,7 +309,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
+        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
       );
       const vl = verdictLines(v);
       // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)

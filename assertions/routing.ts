@@ -6,7 +6,7 @@
  * A query whose entry states nothing passes unscored ("routing not checked"). The route is part of the row's
  * golden expectation: a wrong stated route fails the row.
  * namedScores: routing_ok, routing_ok_<category>, n_routing, n_routing_<category>, "4 routing" (checked rows),
- * safety_ok/n_safety, and the provider's latency_ms/n_latency (every row).
+ * safety_ok/n_safety, and the provider's latency_ms/n_latency (every row; the whole pipeline).
  *
  *   - type: javascript
  *     value: file://assertions/routing.ts:routing

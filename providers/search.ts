@@ -61,6 +61,7 @@ import { SEARCH_PARAM_KEYS, underPromptfooCli, validateProviderConfig } from '..
 import { parseRerankSetting, probeRerankerOnce, rerankFromEnv } from '../src/search/rerank-step.ts';
 import { expansionFromEnv, parseExpansionSetting } from '../src/search/expand.ts';
 import { preflightOnce } from '../src/search/preflight.ts';
+import { withServiceRerank } from '../src/search/service-rerank.ts';
 import { WorkerSearchService } from '../src/search/worker.ts';
 import { renderOutputText } from '../src/report/output-text.ts';
 import { compactDiagnostics, compactHarness } from '../src/results/compact.ts';
@@ -331,6 +332,14 @@ export default class SearchProvider {
     // The worker's own timing when there is one (no queueing behind other rows, no wait for promptfoo's thread).
     const latencyMs = +(typeof res?.serviceMs === 'number' ? res.serviceMs : performance.now() - t0).toFixed(3);
     if (!res || !Array.isArray(res.hits)) return { error: 'search returned no hits[] array' };
+    if (this.config.module) {
+      // a team's module may report its rerank stage (docs/search.md#a-reranked-service): checked, never trusted blindly
+      try {
+        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`);
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    }
     let resolution: Record<string, string[]> | undefined;
     const subs = [...new Set((golden?.expected ?? []).map((r) => r.passage_substring).filter((s): s is string => !!s))];
     try {
@@ -366,10 +375,10 @@ export default class SearchProvider {
       ...(cut ? { contentCut: cut } : {}),
     };
     const g = validGolden(golden);
-    const rendered = renderOutputText(output, g, { resolution }, { expansion: res.diagnostics?.expansion });
     // A compact row (src/results/compact.ts): full content only where a reader of the row needs it.
     const judged = (context?.test?.assert ?? []).some((a) => typeof a?.value === 'string' && /assertions\/judge\.ts:/.test(a.value) && judgeOn(a.config));
     const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };
+    const rendered = renderOutputText(output, g, full, { expansion: res.diagnostics?.expansion });
     const metadata: HarnessMetadata = {
       harness: compactHarness(output, g, full, { judged }),
       diagnostics: compactDiagnostics(output, g, full) ?? null,

@@ -6,6 +6,7 @@ import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, unconfirmedText, type ColumnVerdict } from '../gate/verdict.ts';
 import { mdCode, mdFence, mdText } from './escape.ts';
+import { bucketLabel } from '../results/types.ts';
 
 /** Marker the CI workflow uses to find and update its one PR comment in place. */
 export const COMMENT_MARKER = '<!-- rankgate:search-eval -->';
@@ -16,6 +17,33 @@ const arrow = (a: number | null, b: number | null) =>
   a === null || b === null ? '' : b > a + 1e-9 ? ` (▲ ${((b - a) * 100).toFixed(1)} pts)` : b < a - 1e-9 ? ` (▼ ${((a - b) * 100).toFixed(1)} pts)` : ' (=)';
 /** Every user-supplied string (ids, categories, labels, error texts) goes through mdText / mdCode (src/report/escape.ts). */
 const cell = (s: unknown) => mdText(s).replace(/\s+/g, ' ').trim();
+
+const signed = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? 'n/a' : `${x >= 0 ? '+' : ''}${x.toFixed(d)}`);
+
+/** The failure buckets with a query, as the blind-test framework names them: "- rerank-budget miss (`rerank_budget_miss`): 2". */
+export function bucketLines(report: Des058Report): string {
+  return (
+    Object.entries(report.failure_buckets)
+      .filter(([, n]) => n > 0)
+      .map(([b, n]) => `- ${cell(bucketLabel(b))} (${mdCode(b)}): ${n}`)
+      .join('\n') || '- none'
+  );
+}
+
+/**
+ * A reranked column's stage line (report.rerank; '' without a reranker): the first stage's Recall@budget (the ceiling the
+ * reranker can reach), the reranker's gain on nDCG@10 and Recall@3, its own latency p50/p95 and cost per query.
+ */
+export function rerankLine(report: Des058Report): string {
+  const r = report.rerank;
+  if (!r) return '';
+  return (
+    `Rerank stage${r.reranker ? ` ${mdCode(r.reranker)}` : ''}${r.budget !== null ? ` (budget ${r.budget})` : ''}, ${r.queries} queries: ` +
+    `first-stage Recall@budget ${pct(r.first_stage_recall_at_budget)} · gain nDCG@10 ${signed(r.rerank_gain_ndcg_at_10)}, Recall@3 ${signed(r.rerank_gain_recall_at_3 === null ? null : r.rerank_gain_recall_at_3 * 100, 1)} pts` +
+    ` · rerank latency p50 ${f(r.latency_ms.p50, 1)} ms, p95 ${f(r.latency_ms.p95, 1)} ms (whole pipeline p95 ${f(report.latency_ms.p95, 1)} ms)` +
+    ` · ${r.cost_per_query_usd === null ? 'cost n/a' : `$${r.cost_per_query_usd.toFixed(6)} per query`}${r.requests_per_query !== null ? ` · ${r.requests_per_query} requests per query` : ''}`
+  );
+}
 
 /** "judged" or "judged, HEURISTIC" (similarity mode), for column headers. */
 export function judgedTag(report: Des058Report): string {
@@ -175,15 +203,13 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     '## Failure buckets',
     '',
-    Object.entries(report.failure_buckets)
-      .filter(([, n]) => n > 0)
-      .map(([b, n]) => `- ${cell(b)}: ${n}`)
-      .join('\n') || '- none',
+    bucketLines(report),
+    ...(report.rerank ? ['', rerankLine(report)] : []),
   ];
   if (report.failures.length) {
     out.push('', `## Failures (${report.failures.length})`, '', '| id | category | bucket | best rank | top result |', '|---|---|---|---:|---|');
     for (const x of report.failures.slice(0, 50)) {
-      out.push(`| ${mdCode(x.id, { table: true })} | ${cell(x.category)} | ${cell(x.bucket)} | ${x.best_match_rank ?? '–'} | ${cell((x.top_3_results[0] ?? '(none)').slice(0, 100))} |`);
+      out.push(`| ${mdCode(x.id, { table: true })} | ${cell(x.category)} | ${cell(bucketLabel(x.bucket))} | ${x.best_match_rank ?? '–'} | ${cell((x.top_3_results[0] ?? '(none)').slice(0, 100))} |`);
     }
   }
   for (const s of shipping ?? []) out.push('', shippingSection(s));
@@ -209,6 +235,11 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     mermaidCategoryChart(report, delta),
     '',
     deltaSection(delta, verdict?.corpusChange),
+    '',
+    '### Failure buckets',
+    '',
+    bucketLines(report),
+    ...(report.rerank ? ['', rerankLine(report)] : []),
     '',
   ].join('\n');
 }

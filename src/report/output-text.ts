@@ -5,6 +5,7 @@
  * stays in the row's metadata.harness for assertions and reports.
  *
  *   route search · expected result at #2 (grade 3) · 10 results
+ *   (a miss: "MISS (rerank-budget miss): expected ..." when the service reports its first stage: the failure bucket)
  *   #1  The River of Sorrow · ch. 1
  *       "Grief is not an enemy to be defeated; it is a river that …"
  *   #2 ✓ The Lamp Within · ch. 3 · expected, grade 3
@@ -14,8 +15,8 @@
  * the route line and the first results come first.
  */
 import type { GoldenQuery, Reference } from '../golden/schema.ts';
-import { refMatchesHit, statedRoute } from '../results/score.ts';
-import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../results/types.ts';
+import { refMatchesHit, scoreRanking, statedRoute } from '../results/score.ts';
+import { bucketLabel, type HarnessHit, type HarnessMetadata, type HarnessOutput } from '../results/types.ts';
 import type { ExpansionDiagnostics } from '../search/types.ts';
 import { safeTerminal } from '../util/terminal.ts';
 
@@ -137,8 +138,11 @@ export function renderOutputText(out: HarnessOutput, golden?: GoldenQuery, meta?
   if (golden && refs.some((r) => r.relevant)) {
     const i = marks.findIndex((m) => m?.relevant);
     // A miss names what was expected: the cell is cut after the first two results (promptfoo's 250 characters).
-    if (i >= 0) head.push(`expected result at #${hits[i]!.rank} (grade ${marks[i]!.grade})${i >= 2 ? `: ${hitTitle(hits[i]!)}${hitSection(hits[i]!) ? ` · ${hitSection(hits[i]!)}` : ''}` : ''}`);
-    else head.push(`MISS: expected ${expectedLabel(golden)}, not in the ${hits.length ? `top ${hits.length}` : 'results (none returned)'}`);
+    // with the service's diagnostics, a query not in the top 10 names its failure bucket (the stage that lost it)
+    const bucket = meta?.diagnostics ? scoreRanking(golden, out, meta)?.bucket : undefined;
+    const tag = bucket && bucket !== 'rank1_hit' && bucket !== 'topk_ordering_gap' && bucket !== 'not_diagnosed' ? ` (${bucketLabel(bucket)})` : '';
+    if (i >= 0) head.push(`expected result at #${hits[i]!.rank} (grade ${marks[i]!.grade})${tag}${i >= 2 ? `: ${hitTitle(hits[i]!)}${hitSection(hits[i]!) ? ` · ${hitSection(hits[i]!)}` : ''}` : ''}`);
+    else head.push(`MISS${tag}: expected ${expectedLabel(golden)}, not in the ${hits.length ? `top ${hits.length}` : 'results (none returned)'}`);
   }
   head.push(`${hits.length} result${hits.length === 1 ? '' : 's'}`);
   const stated = golden ? statedRoute(golden) : null;

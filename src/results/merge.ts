@@ -40,7 +40,7 @@ import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import { shardOf } from '../golden/promptfoo.ts';
 import { selectionIdentity } from '../golden/testcases.ts';
 import { compileOwnDerived, derivedMetricsFor } from './derived.ts';
-import { percentile } from './summary.ts';
+import { percentile, rerankColumnMetrics, RERANK_COLUMN_KEYS } from './summary.ts';
 import { parseResultsObject } from './read.ts';
 import { REGATE_KEY, isJsonl, jsonlRows } from './stream.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
@@ -433,7 +433,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   // results file lists only the user's own).
   const hooked = (Array.isArray(ref.doc.config?.extensions) ? (ref.doc.config!.extensions as unknown[]) : []).some((e) => typeof e === 'string' && /gate\.ts:beforeAll$/.test(e));
   const defs = [...configDerived, ...(hooked ? derivedMetricsFor(goldens, configDerived, [...families]) : [])];
-  const known = new Set([...defs.map((d) => d.name), ...Object.keys(LATENCY_PERCENTILES), SELECTION_SIZE_KEY]);
+  const known = new Set([...defs.map((d) => d.name), ...Object.keys(LATENCY_PERCENTILES), ...RERANK_COLUMN_KEYS, SELECTION_SIZE_KEY]);
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);
   }
@@ -451,6 +451,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   // The merged file's columns, parsed like `rankgate gate` does, for the latency percentiles of the afterAll hook.
   // Latency percentiles (the afterAll hook of assertions/gate.ts writes them), filled in once the merged columns exist.
   const latencyWanted: { pi: number; k: string }[] = [];
+  const rerankWanted: number[] = [];
 
   const prompts: Prompt[] = ref.doc.results.prompts.map((p0, pi) => {
     const colRows = rows.filter((r) => (r.promptIdx ?? 0) === pi);
@@ -482,6 +483,7 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
       }
     }
     for (const k of Object.keys(LATENCY_PERCENTILES)) if (derivedHere.has(k)) latencyWanted.push({ pi, k });
+    if (RERANK_COLUMN_KEYS.some((k) => derivedHere.has(k))) rerankWanted.push(pi);
     if (derivedHere.has(SELECTION_SIZE_KEY)) namedScores[SELECTION_SIZE_KEY] = ref.sel.size;
     for (const [k, v] of Object.entries(namedScores)) if (typeof v === 'number' && !Number.isFinite(v)) namedScores[k] = null; // JSON, as promptfoo writes NaN
     const m0 = p0.metrics;
@@ -503,13 +505,15 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
     return { ...p0, ...(typeof p0.label === 'string' ? { label: withoutVerdictTag(p0.label) } : {}), metrics };
   });
 
-  if (latencyWanted.length) {
+  if (latencyWanted.length || rerankWanted.length) {
     const parsed = parseResultsObject({ evalId: 'merge', results: { prompts, results: rows }, config: ref.doc.config }, 'merged results');
     for (const { pi, k } of latencyWanted) {
       const lat = parsed.columns[pi]!.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
       const v = percentile(lat, LATENCY_PERCENTILES[k]!);
       if (v !== null) prompts[pi]!.metrics!.namedScores[k] = v;
     }
+    // a reranked column's stage means, rerank latency percentiles and cost per query, over all merged rows
+    for (const pi of rerankWanted) Object.assign(prompts[pi]!.metrics!.namedScores, rerankColumnMetrics(parsed.columns[pi]!.queries));
   }
 
   const stats: Record<string, unknown> = {};

@@ -6,8 +6,8 @@
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import type { SelectionFilter } from '../golden/testcases.ts';
-import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, routingChecked, scoreRanking, scoreRouting, type RoutingOptions } from './score.ts';
-import { BUCKETS } from './types.ts';
+import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, rerankCostOf, routingChecked, scoreRanking, scoreRouting, type RerankCost, type RoutingOptions } from './score.ts';
+import { BUCKETS, LEGACY_BUCKETS } from './types.ts';
 import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
@@ -32,7 +32,10 @@ export interface QueryRecord {
   retrieval: RetrievalScores | null;
   routing: RoutingScores | null;
   integrity: IntegrityIssue[];
+  /** The provider's latency of the query: the whole pipeline (first stage, rerank, routing). */
   latencyMs: number | null;
+  /** The rerank stage's reranker, budget, latency, requests and cost (diagnostics.rerank); null: no reranker ran. */
+  rerank?: RerankCost | null;
   top: { rank: number; chunkId: string; documentId: string; score: number; content: string; path?: string }[];
   /** promptfoo's own verdict of the row (all assertions passed). */
   promptfooPass: boolean;
@@ -140,7 +143,7 @@ export interface PfPrompt {
 }
 
 /** namedScores that are promptfoo derived means (may be null after 0/0); every other named score must be a finite number. */
-const DERIVED = /^(avg_|routing_accuracy|not_found_rate|safety_accuracy|(heuristic_)?judge_error_rate|latency_p\d+_ms)/;
+const DERIVED = /^(avg_|routing_accuracy|not_found_rate|safety_accuracy|(heuristic_)?judge_error_rate|latency_p\d+_ms|rerank_latency_p\d+_ms|rerank_cost_per_query_usd)/;
 
 /** namedScores key the gate hook records in a column so a --no-write results file still knows its selection size. */
 export const SELECTION_SIZE_KEY = 'rankgate_selection_size';
@@ -369,6 +372,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       routing,
       integrity: output ? checkIntegrity(output) : [],
       latencyMs: output?.latencyMs ?? (typeof row.latencyMs === 'number' ? row.latencyMs : null),
+      rerank: output ? rerankCostOf(meta) : null,
       top: (output?.hits ?? [])
         .slice()
         .sort((a, b) => a.rank - b.rank)
@@ -502,8 +506,9 @@ export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): 
       const s = total(ranked.map((x) => `${m}_${x}`));
       if (!eq(v, s, nRanked)) return `${at(m)} is ${v} but the categories' ${m}_<category> add up to ${s} (${ranked.map((x) => `${x} ${num(`${m}_${x}`) ?? 0}`).join(', ')})`;
     }
-    const b = BUCKETS.reduce((a, k) => a + (num(`bucket_${k}`) ?? 0), 0);
-    if (BUCKETS.some((k) => num(`bucket_${k}`) !== undefined) && b !== nRanked) return `the failure buckets (bucket_*) add up to ${b} but n_ranked is ${nRanked}: each ranked query has one bucket`;
+    const bucketKeys = [...BUCKETS, ...Object.keys(LEGACY_BUCKETS)]; // a results file of before the rerank buckets: its old names
+    const b = bucketKeys.reduce((a, k) => a + (num(`bucket_${k}`) ?? 0), 0);
+    if (bucketKeys.some((k) => num(`bucket_${k}`) !== undefined) && b !== nRanked) return `the failure buckets (bucket_*) add up to ${b} but n_ranked is ${nRanked}: each ranked query has one bucket`;
   }
   const nRouting = num('n_routing');
   if (nRouting !== undefined) {

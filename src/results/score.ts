@@ -36,6 +36,7 @@ import type {
   IntegrityIssue,
   RetrievalScores,
   RoutingScores,
+  StageScores,
 } from './types.ts';
 
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -84,7 +85,7 @@ export function refMatchesHit(ref: Reference, hit: HarnessHit, meta: HarnessMeta
   return false;
 }
 
-/** Does the reference match a first-stage candidate id (no hit object: only its id is known)? */
+/** Does the reference match a first-stage candidate id (no hit object: only its id is known)? null: cannot tell. */
 function refMatchesCandidate(
   ref: Reference,
   id: string,
@@ -99,12 +100,67 @@ function refMatchesCandidate(
     const resolved = meta?.resolution?.[ref.passage_substring];
     return resolved ? resolved.includes(id) : null; // unknown content: cannot tell
   }
-  // Candidate chunk ids of our service are `<documentId>#c<size>-<index>`; prechunked ids name no document.
-  const doc = id.includes('#') ? id.slice(0, id.lastIndexOf('#')) : null;
+  const doc = candidateDoc(id, hitsById);
   if (doc === null) return level === 'document' ? null : false;
   if (ref.doc_id !== undefined) return doc === ref.doc_id;
   if (ref.path !== undefined) return doc === ref.path;
   return false;
+}
+
+/**
+ * The document of a candidate id that is not among the returned hits: our service's chunk ids are
+ * `<documentId>#c<size>-<index>`; a service whose every returned hit has chunkId = documentId (a team's service ranking
+ * documents) names documents by id. Otherwise (prechunked ids) null: unknown.
+ */
+function candidateDoc(id: string, hitsById: Map<string, HarnessHit>): string | null {
+  const h = hitsById.get(id);
+  if (h) return h.documentId;
+  if (id.includes('#')) return id.slice(0, id.lastIndexOf('#'));
+  if (hitsById.size > 0 && [...hitsById.values()].every((x) => x.chunkId === x.documentId)) return id;
+  return null;
+}
+
+/** true: a relevant reference matches one of `ids`; null: none does for sure but some could not be told; false: none. */
+function anyMatch(ids: readonly string[], rel: Reference[], level: 'chunk' | 'document', hitsById: Map<string, HarnessHit>, meta: HarnessMetadata | undefined): boolean | null {
+  let unknown = false;
+  for (const id of ids) {
+    for (const r of rel) {
+      const m = refMatchesCandidate(r, id, level, hitsById, meta);
+      if (m === true) return true;
+      if (m === null) unknown = true;
+    }
+  }
+  return unknown ? null : false;
+}
+
+/**
+ * Credit references along a ranking of units, each reference once at its best unit (highest grade first, then list
+ * order): `ref:<i>` for a unit that takes reference i, `unit:<id>` otherwise. The ranking src/metrics scores.
+ * `matches(ref, unit)` may answer null (cannot tell): then the ranking is null.
+ */
+function creditRanking(
+  refs: Reference[],
+  units: readonly string[],
+  matches: (r: Reference, unitPos: number) => boolean | null,
+): { ranking: string[]; credited: Map<number, number> } | null {
+  const credited = new Map<number, number>(); // ref index -> 1-based unit rank
+  const ranking: string[] = [];
+  for (let pos = 0; pos < units.length; pos++) {
+    const candidates: { r: Reference; i: number }[] = [];
+    for (let i = 0; i < refs.length; i++) {
+      if (credited.has(i)) continue;
+      const m = matches(refs[i]!, pos);
+      if (m === null) return null;
+      if (m) candidates.push({ r: refs[i]!, i });
+    }
+    candidates.sort((a, b) => Number(b.r.relevant) - Number(a.r.relevant) || b.r.grade - a.r.grade || a.i - b.i);
+    const pick = candidates[0];
+    if (pick) {
+      credited.set(pick.i, pos + 1);
+      ranking.push(`ref:${pick.i}`);
+    } else ranking.push(`unit:${units[pos]}`);
+  }
+  return { ranking, credited };
 }
 
 export interface RankOptions {
@@ -155,24 +211,11 @@ export function scoreRanking(
   }
 
   // Credit each reference once, at the best-ranked unit that matches it.
-  const credited = new Map<number, number>(); // ref index -> 1-based unit rank
-  const ranking: string[] = [];
-  const unitRef: (number | null)[] = [];
-  units.forEach((u, pos) => {
-    const candidates = refs
-      .map((r, i) => ({ r, i }))
-      .filter(({ r, i }) => !credited.has(i) && u.hits.some((h) => refMatchesHit(r, h, meta)))
-      .sort((a, b) => Number(b.r.relevant) - Number(a.r.relevant) || b.r.grade - a.r.grade || a.i - b.i);
-    const pick = candidates[0];
-    if (pick) {
-      credited.set(pick.i, pos + 1);
-      ranking.push(`ref:${pick.i}`);
-      unitRef.push(pick.i);
-    } else {
-      ranking.push(`unit:${u.id}`);
-      unitRef.push(null);
-    }
-  });
+  const { ranking, credited } = creditRanking(
+    refs,
+    units.map((u) => u.id),
+    (r, pos) => units[pos]!.hits.some((h) => refMatchesHit(r, h, meta)),
+  )!;
 
   const binary = new Map<string, number>(refs.map((r, i) => [`ref:${i}`, r.relevant ? 1 : 0]));
   const graded = new Map<string, number>(refs.map((r, i) => [`ref:${i}`, Math.max(0, r.grade)]));
@@ -198,7 +241,7 @@ export function scoreRanking(
     }
   }
 
-  return {
+  const scores: RetrievalScores = {
     recall_at_1: success_k(ranking, binary, 1),
     recall_at_3: success_k(ranking, binary, 3),
     recall_at_5: success_k(ranking, binary, 5),
@@ -214,19 +257,97 @@ export function scoreRanking(
     answerable_at_10: answerable,
     relevant_refs: relevantIdx.length,
     level,
-    bucket: bucketOf(golden, refs, relevantIdx, bestRank, level, hits, meta),
+    bucket: bucketOf(golden, refs, relevantIdx, bestRank, level, hits, meta, k),
+  };
+  const stages = scoreStages(refs, level, hits, meta, binary, graded, scores);
+  if (stages) scores.stages = stages;
+  return scores;
+}
+
+/**
+ * Per-stage scores of a reranked row (docs/metrics.md "Per-stage metrics"), from `diagnostics.rerank.firstStage` (the
+ * first stage's order: fused, before the reranker), credited exactly as the final ranking is (document level: each
+ * document at its best chunk):
+ * - first_stage_recall_at_budget = success_k(first stage, budget): 1 when a relevant reference is among the
+ *   candidates the reranker saw (at document level: the documents of the first `budget` candidate ids). The ceiling
+ *   the reranker can reach: no order of the budget puts a relevant reference first when none is in it;
+ * - first_stage_recall_at_3 = success_k(first stage, 3), first_stage_ndcg_at_10 = ndcg_cut_k(first stage, 10);
+ * - rerank_gain_recall_at_3 = recall_at_3 - first_stage_recall_at_3 and rerank_gain_ndcg_at_10 = ndcg_at_10 -
+ *   first_stage_ndcg_at_10: what the reranker's order changed, final minus first stage, on the same query.
+ * null without a rerank block, or when some candidate id cannot be matched (an id that is neither a returned hit nor
+ * resolvable: no number rather than a wrong one).
+ */
+function scoreStages(
+  refs: Reference[],
+  level: 'chunk' | 'document',
+  hits: HarnessHit[],
+  meta: HarnessMetadata | undefined,
+  binary: Map<string, number>,
+  graded: Map<string, number>,
+  final: RetrievalScores,
+): StageScores | null {
+  const rr = meta?.diagnostics?.rerank;
+  if (!rr || !Array.isArray(rr.firstStage) || !(rr.budget >= 1)) return null;
+  const hitsById = new Map(hits.map((h) => [h.chunkId, h]));
+  let units: string[];
+  if (level === 'document') {
+    units = [];
+    const seen = new Set<string>();
+    for (const id of rr.firstStage) {
+      const d = candidateDoc(id, hitsById);
+      if (d === null) return null;
+      if (!seen.has(d)) units.push(d);
+      seen.add(d);
+    }
+  } else units = [...new Set(rr.firstStage)];
+  // a document unit's matching: through a returned hit of that document, else through the document id itself
+  const repOf = new Map<string, string>(); // document -> one of its candidate ids
+  if (level === 'document') for (const id of rr.firstStage) if (!repOf.has(candidateDoc(id, hitsById)!)) repOf.set(candidateDoc(id, hitsById)!, id);
+  const byDoc = new Map<string, HarnessHit[]>();
+  for (const h of hits) byDoc.set(h.documentId, [...(byDoc.get(h.documentId) ?? []), h]);
+  const credited = creditRanking(refs, units, (r, pos) => {
+    const u = units[pos]!;
+    if (level === 'chunk') return refMatchesCandidate(r, u, level, hitsById, meta);
+    const docHits = byDoc.get(u);
+    if (docHits?.length) return docHits.some((h) => refMatchesHit(r, h, meta));
+    return refMatchesCandidate(r, repOf.get(u)!, level, hitsById, meta);
+  });
+  if (!credited) return null;
+  // the budget in units: the documents of the first `budget` candidate ids
+  const budgetUnits = level === 'document' ? new Set(rr.firstStage.slice(0, rr.budget).map((id) => candidateDoc(id, hitsById)!)).size : Math.min(rr.budget, units.length);
+  const fr = credited.ranking;
+  const r3 = success_k(fr, binary, 3);
+  const nd = ndcg_cut_k(fr, graded, 10);
+  return {
+    budget: rr.budget,
+    first_stage_recall_at_budget: success_k(fr, binary, Math.max(1, budgetUnits)),
+    first_stage_recall_at_3: r3,
+    first_stage_ndcg_at_10: nd,
+    rerank_gain_recall_at_3: final.recall_at_3 - r3,
+    rerank_gain_ndcg_at_10: final.ndcg_at_10 - nd,
   };
 }
 
 /**
- * The blind-test framework's failure buckets, adapted to a fusion pipeline without a reranker:
+ * The blind-test framework's failure buckets (seed 002, "Use failure_bucket first"), each row in exactly one:
  * - rank1_hit: a relevant reference at rank 1;
- * - topk_ordering_gap: returned, but below rank 1 (the ordering, i.e. fusion weights / k, is the lever);
- * - missing_expected_source: every relevant passage substring resolves to no chunk of this index variant;
- * - candidate_budget_miss: among a channel's first-stage candidates but cut before the returned list;
- * - filtered_candidate_miss: in no channel's candidates, and the query used filters;
- * - candidate_generation_miss: in no channel's candidates (neither BM25 nor vector found it);
- * - not_diagnosed: the service reports no first-stage candidates (url:/module: services).
+ * - topk_ordering_gap: a relevant reference in the top k (10) but not at rank 1;
+ * - missing_expected_source: not in the top k, and every relevant passage substring resolves to no chunk of this index
+ *   variant (the expected source is not in the index at all);
+ * With a reranker (the row's diagnostics.rerank: firstStage in fused order, budget, optionally reranked):
+ * - reranker_ordering_miss: the expected note reached the reranker's candidate budget (the first `budget` of
+ *   firstStage) but did not land in the top k;
+ * - rerank_budget_miss: the expected note is in the first-stage results (firstStage past the budget, a returned hit
+ *   past the top k, or a channel's candidates) but not inside the reranker's candidate budget;
+ * Without a reranker:
+ * - first_stage_top10_miss: reranking is disabled and the expected note is below the top-k output (returned below
+ *   rank k, or among a channel's first-stage candidates but cut before the returned list). Results files before the
+ *   rerank buckets called this `candidate_budget_miss` (LEGACY_BUCKETS);
+ * Either way:
+ * - filtered_candidate_miss (filtered-vector miss): in no first-stage candidates, and the query used filters;
+ * - candidate_generation_miss: in no first-stage candidates (neither BM25 nor vector found it, nor a team's first stage);
+ * - not_diagnosed: the service reports no first stage (url:/module: services without diagnostics), or a candidate id
+ *   cannot be matched to the references (prechunked ids at document level, passage substrings without resolution).
  */
 function bucketOf(
   golden: GoldenQuery,
@@ -236,31 +357,44 @@ function bucketOf(
   level: 'chunk' | 'document',
   hits: HarnessHit[],
   meta: HarnessMetadata | undefined,
+  k = 10,
 ): FailureBucket {
   if (bestRank === 1) return 'rank1_hit';
-  if (bestRank !== null) return 'topk_ordering_gap';
+  if (bestRank !== null && bestRank <= k) return 'topk_ordering_gap';
   const rel = relevantIdx.map((i) => refs[i]!);
   const res = meta?.resolution;
   if (
+    bestRank === null &&
     res &&
     rel.every((r) => r.passage_substring !== undefined && r.chunk_id === undefined && (res[r.passage_substring]?.length ?? -1) === 0)
   ) {
     return 'missing_expected_source';
   }
   const d = meta?.diagnostics;
-  if (!d || (!d.keywordCandidates?.length && !d.vectorCandidates?.length)) return 'not_diagnosed';
   const hitsById = new Map(hits.map((h) => [h.chunkId, h]));
-  let unknown = false;
-  for (const id of [...(d.keywordCandidates ?? []), ...(d.vectorCandidates ?? [])]) {
-    for (const r of rel) {
-      const m = refMatchesCandidate(r, id, level, hitsById, meta);
-      if (m === true) return 'candidate_budget_miss';
-      if (m === null) unknown = true;
-    }
-  }
-  if (unknown) return 'not_diagnosed';
+  const channels = [...(d?.keywordCandidates ?? []), ...(d?.vectorCandidates ?? [])];
   const f = golden.filters;
   const filtered = !!f && Object.values(f).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== ''));
+  const rr = d?.rerank;
+  if (rr && Array.isArray(rr.firstStage)) {
+    const inBudget = anyMatch(rr.firstStage.slice(0, rr.budget), rel, level, hitsById, meta);
+    if (inBudget === true) return 'reranker_ordering_miss';
+    if (inBudget === null) return 'not_diagnosed';
+    // returned below the top k but outside the budget: the final list is the reranked budget, then the first stage
+    if (bestRank !== null) return 'rerank_budget_miss';
+    const inFirst = anyMatch(rr.firstStage.slice(rr.budget), rel, level, hitsById, meta);
+    if (inFirst === true) return 'rerank_budget_miss';
+    if (inFirst === null) return 'not_diagnosed';
+    const inChannels = anyMatch(channels, rel, level, hitsById, meta);
+    if (inChannels === true) return 'rerank_budget_miss';
+    if (inChannels === null) return 'not_diagnosed';
+    return filtered ? 'filtered_candidate_miss' : 'candidate_generation_miss';
+  }
+  if (bestRank !== null) return 'first_stage_top10_miss';
+  if (!channels.length) return 'not_diagnosed';
+  const inChannels = anyMatch(channels, rel, level, hitsById, meta);
+  if (inChannels === true) return 'first_stage_top10_miss';
+  if (inChannels === null) return 'not_diagnosed';
   return filtered ? 'filtered_candidate_miss' : 'candidate_generation_miss';
 }
 
@@ -383,7 +517,8 @@ export const RANK_KEYS = [
  * namedScores of the rank assertion (SUMS per column in promptfoo; derived metrics divide by the counters):
  * every RANK_KEYS measure overall and `<key>_<category>`, `n_ranked` and `n_<category>` (queries scored),
  * found_rank / last_expected_rank with their counters, answerable_at_10 with n_answerable, and one
- * `bucket_<name>` = 1.
+ * `bucket_<name>` = 1; on a reranked row the per-stage measures (STAGE_KEYS) with n_rerank_ranked = 1 (a row without a
+ * reranker has none of them, not zeros).
  */
 export function rankNamedScores(category: string, s: RetrievalScores): Record<string, number> {
   const c = categoryKey(category);
@@ -408,8 +543,15 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
     out.answerable_at_10 = s.answerable_at_10;
     out.n_answerable = 1;
   }
+  if (s.stages) {
+    for (const key of STAGE_KEYS) out[key] = s.stages[key];
+    out.n_rerank_ranked = 1;
+  }
   return out;
 }
+
+/** The per-stage measures of a reranked row (StageScores), named scores with the counter n_rerank_ranked. */
+export const STAGE_KEYS = ['first_stage_recall_at_budget', 'first_stage_recall_at_3', 'first_stage_ndcg_at_10', 'rerank_gain_recall_at_3', 'rerank_gain_ndcg_at_10'] as const;
 
 /**
  * The key metrics under names that sort before every other namedScore (promptfoo's web UI lists metric chips
@@ -424,7 +566,8 @@ export const VIEW_KEYS = { recall_at_3: '#1 Recall@3', mrr: '#2 MRR@10', ndcg_at
 /**
  * namedScores of the routing assertion: routing_ok overall and per category with n_routing counters and
  * safety_ok / n_safety, only for queries whose golden entry states a routing expectation (r non-null); the
- * provider's latency_ms / n_latency for every query.
+ * provider's latency_ms / n_latency for every query (the whole pipeline: rerank included; the rerank stage's own time
+ * is rerankNamedScores').
  */
 export function routingNamedScores(category: string, r: RoutingScores | null, latencyMs?: number): Record<string, number> {
   const c = categoryKey(category);
@@ -444,5 +587,50 @@ export function routingNamedScores(category: string, r: RoutingScores | null, la
     out.latency_ms = latencyMs;
     out.n_latency = 1;
   }
+  return out;
+}
+
+/**
+ * namedScores of a reranked row's rerank stage (the rank assertion records them on every row with diagnostics.rerank,
+ * routing-only queries too): rerank_ms and rerank_requests with the counter n_reranked, rerank_cost_usd with
+ * n_rerank_cost when the price is known. {} without a reranker.
+ */
+export function rerankNamedScores(rerank: RerankCost | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!rerank) return out;
+  out.n_reranked = 1;
+  if (rerank.ms !== undefined) out.rerank_ms = rerank.ms;
+  if (rerank.requests !== undefined) out.rerank_requests = rerank.requests;
+  if (rerank.costUsd !== undefined) {
+    out.rerank_cost_usd = rerank.costUsd;
+    out.n_rerank_cost = 1;
+  }
+  return out;
+}
+
+/** The rerank stage's own latency, requests and cost of one row (diagnostics.rerank), as the report and named scores read them. */
+export interface RerankCost {
+  reranker: string | null;
+  budget: number;
+  ms?: number;
+  requests?: number;
+  cached?: number;
+  costUsd?: number;
+}
+
+/** The row's rerank latency and cost, or null when no reranker ran (no diagnostics.rerank). */
+export function rerankCostOf(meta: HarnessMetadata | null | undefined): RerankCost | null {
+  const rr = meta?.diagnostics?.rerank;
+  if (!rr || typeof rr !== 'object' || typeof rr.budget !== 'number') return null;
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : undefined);
+  const out: RerankCost = { reranker: typeof rr.reranker === 'string' ? rr.reranker : null, budget: rr.budget };
+  const ms = num(rr.ms);
+  const requests = num(rr.requests);
+  const cached = num(rr.cached);
+  const cost = num(rr.costUsd);
+  if (ms !== undefined) out.ms = ms;
+  if (requests !== undefined) out.requests = requests;
+  if (cached !== undefined) out.cached = cached;
+  if (cost !== undefined) out.costUsd = cost;
   return out;
 }

@@ -10,7 +10,8 @@
  * - routing_accuracy: share of the category's queries whose routing check passed (every query has one:
  *   expected_routing defaults to search); reported for categories where some query expects a route other
  *   than search or the safety flag, and always in `routing` for the whole set.
- * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs.
+ * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs (the whole pipeline, rerank included);
+ *   `rerank` (a reranked column): the per-stage means, the rerank stage's own latency p50/p95 and the cost per query.
  * - judged family (present only when the judge assertion scored queries; issue 7): overall_judged_recall_at_3,
  *   overall_judged_mrr_at_10, judged_metrics (judged_recall_at_{1,3,5,10}, judged_mrr, judged_ndcg_at_10) and
  *   categories[c].judged_* are means over the queries the judge scored (n_judged), like the strict ones
@@ -24,7 +25,7 @@
  *   answers graded", or "answer judge: FAILED on N of M queries (reason)".
  */
 import type { Column, QueryRecord } from './read.ts';
-import { BUCKETS, type FailureBucket } from './types.ts';
+import { BUCKETS, LEGACY_BUCKETS, type FailureBucket } from './types.ts';
 import { RANK_KEYS } from './score.ts';
 
 export interface CategoryReport {
@@ -104,10 +105,40 @@ export interface Des058Report {
   routing: { accuracy: number | null; count: number };
   failure_buckets: Record<string, number>;
   errors: number;
+  /** The provider's per-query latency: the whole pipeline (with a reranker, its stage included). */
   latency_ms: { p50: number | null; p95: number | null; mean: number | null };
+  /** The rerank stage of the column (rerankReport); absent or null when no row reranked. */
+  rerank?: RerankReport | null;
   config: Record<string, unknown>;
   eval_id: string | null;
   queries?: QueryDetail[];
+}
+
+/**
+ * A reranked column's stage report (docs/metrics.md "Per-stage metrics", "Rerank latency and cost"): means of the
+ * per-stage measures over the ranked queries whose first stage could be scored, the rerank stage's own latency
+ * percentiles and requests per query over the reranked rows, and the cost per query over the priced rows.
+ */
+export interface RerankReport {
+  /** Rows that reranked (a diagnostics.rerank block). */
+  queries: number;
+  /** The reranker(s) named by the rows, comma-joined; null when no row names one. */
+  reranker: string | null;
+  /** The budget when every row had the same; null when they differ. */
+  budget: number | null;
+  /** Ranked queries with per-stage scores (the means below are over these). */
+  stage_queries: number;
+  first_stage_recall_at_budget: number | null;
+  first_stage_recall_at_3: number | null;
+  first_stage_ndcg_at_10: number | null;
+  rerank_gain_recall_at_3: number | null;
+  rerank_gain_ndcg_at_10: number | null;
+  /** The rerank stage's own time per query (diagnostics.rerank.ms); the pipeline's is latency_ms. */
+  latency_ms: { p50: number | null; p95: number | null; mean: number | null };
+  requests_per_query: number | null;
+  /** Mean USD per reranked query over the rows whose price is known (priced_queries); null when none is. */
+  cost_per_query_usd: number | null;
+  priced_queries: number;
 }
 
 export interface QueryDetail {
@@ -126,6 +157,97 @@ export interface QueryDetail {
 
 /** The judged means of the report (judged_metrics keys). */
 export const JUDGED_KEYS = ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const;
+
+/** The rerank stage report of a column's queries, or null when no query reranked. */
+export function rerankReport(qs: QueryRecord[]): RerankReport | null {
+  const rq = qs.filter((q) => q.rerank);
+  if (!rq.length) return null;
+  const staged = rq.filter((q) => q.retrieval?.stages).map((q) => q.retrieval!.stages!);
+  const m = (k: keyof Omit<import('./types.ts').StageScores, 'budget'>) => round(mean(staged.map((x) => x[k])));
+  const ms = rq.map((q) => q.rerank!.ms).filter((x): x is number => x !== undefined);
+  const req = rq.map((q) => q.rerank!.requests).filter((x): x is number => x !== undefined);
+  const cost = rq.map((q) => q.rerank!.costUsd).filter((x): x is number => x !== undefined);
+  const names = [...new Set(rq.map((q) => q.rerank!.reranker).filter((x): x is string => !!x))];
+  const budgets = new Set(rq.map((q) => q.rerank!.budget));
+  return {
+    queries: rq.length,
+    reranker: names.length ? names.join(', ') : null,
+    budget: budgets.size === 1 ? [...budgets][0]! : null,
+    stage_queries: staged.length,
+    first_stage_recall_at_budget: m('first_stage_recall_at_budget'),
+    first_stage_recall_at_3: m('first_stage_recall_at_3'),
+    first_stage_ndcg_at_10: m('first_stage_ndcg_at_10'),
+    rerank_gain_recall_at_3: m('rerank_gain_recall_at_3'),
+    rerank_gain_ndcg_at_10: m('rerank_gain_ndcg_at_10'),
+    latency_ms: { p50: round(percentile(ms, 50), 2), p95: round(percentile(ms, 95), 2), mean: round(mean(ms), 2) },
+    requests_per_query: round(mean(req), 2),
+    cost_per_query_usd: round(mean(cost), 8),
+    priced_queries: cost.length,
+  };
+}
+
+/**
+ * The column metrics the gate hook (assertions/gate.ts afterAll) records beside latency_p50_ms / latency_p95_ms for a
+ * column with reranked rows, and `rankgate merge` recomputes from the merged rows: the per-stage means
+ * (avg_first_stage_recall_at_budget, ..., avg_rerank_gain_ndcg_at_10), rerank_latency_p50_ms / rerank_latency_p95_ms and
+ * rerank_cost_per_query_usd. Empty for a column without a reranker (no zeros that read as a measured 0).
+ */
+export function rerankColumnMetrics(qs: QueryRecord[]): Record<string, number> {
+  const r = rerankReport(qs);
+  if (!r) return {};
+  const out: Record<string, number> = {};
+  const put = (k: string, v: number | null) => {
+    if (v !== null) out[k] = v;
+  };
+  if (r.stage_queries) {
+    put('avg_first_stage_recall_at_budget', r.first_stage_recall_at_budget);
+    put('avg_first_stage_recall_at_3', r.first_stage_recall_at_3);
+    put('avg_first_stage_ndcg_at_10', r.first_stage_ndcg_at_10);
+    put('avg_rerank_gain_recall_at_3', r.rerank_gain_recall_at_3);
+    put('avg_rerank_gain_ndcg_at_10', r.rerank_gain_ndcg_at_10);
+  }
+  put('rerank_latency_p50_ms', r.latency_ms.p50);
+  put('rerank_latency_p95_ms', r.latency_ms.p95);
+  put('rerank_cost_per_query_usd', r.cost_per_query_usd);
+  return out;
+}
+
+const numOrNull = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? round(x, 2) : null);
+
+/** The rerank block of a column known only by its sums (a --no-write run): means from the row sums, percentiles as the hook wrote them. */
+function rerankFromSums(ns: Record<string, number>): RerankReport | null {
+  const n = ns.n_reranked;
+  if (typeof n !== 'number' || n <= 0) return null;
+  const staged = typeof ns.n_rerank_ranked === 'number' ? ns.n_rerank_ranked : 0;
+  const m = (k: string) => (staged > 0 && typeof ns[k] === 'number' ? round(ns[k]! / staged) : null);
+  return {
+    queries: n,
+    reranker: null,
+    budget: null,
+    stage_queries: staged,
+    first_stage_recall_at_budget: m('first_stage_recall_at_budget'),
+    first_stage_recall_at_3: m('first_stage_recall_at_3'),
+    first_stage_ndcg_at_10: m('first_stage_ndcg_at_10'),
+    rerank_gain_recall_at_3: m('rerank_gain_recall_at_3'),
+    rerank_gain_ndcg_at_10: m('rerank_gain_ndcg_at_10'),
+    latency_ms: { p50: numOrNull(ns.rerank_latency_p50_ms), p95: numOrNull(ns.rerank_latency_p95_ms), mean: typeof ns.rerank_ms === 'number' ? round(ns.rerank_ms / n, 2) : null },
+    requests_per_query: typeof ns.rerank_requests === 'number' ? round(ns.rerank_requests / n, 2) : null,
+    cost_per_query_usd: typeof ns.rerank_cost_usd === 'number' && ns.n_rerank_cost ? round(ns.rerank_cost_usd / ns.n_rerank_cost, 8) : null,
+    priced_queries: typeof ns.n_rerank_cost === 'number' ? ns.n_rerank_cost : 0,
+  };
+}
+
+/** The names rerankColumnMetrics may write (derived: no row sums them). */
+export const RERANK_COLUMN_KEYS = [
+  'avg_first_stage_recall_at_budget',
+  'avg_first_stage_recall_at_3',
+  'avg_first_stage_ndcg_at_10',
+  'avg_rerank_gain_recall_at_3',
+  'avg_rerank_gain_ndcg_at_10',
+  'rerank_latency_p50_ms',
+  'rerank_latency_p95_ms',
+  'rerank_cost_per_query_usd',
+] as const;
 
 export function mean(xs: number[]): number | null {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
@@ -301,6 +423,7 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     failure_buckets: buckets,
     errors: qs.filter((q) => q.error !== null).length,
     latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2) },
+    rerank: rerankReport(qs),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
   };
@@ -380,9 +503,13 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
     judge: typeof ns.n_judged === 'number' ? 'judge: on (sums only)' : 'judge: off',
     metrics,
     routing: { accuracy: div('routing_ok', 'n_routing'), count: ns.n_routing ?? 0 },
-    failure_buckets: Object.fromEntries(BUCKETS.map((b) => [b, ns[`bucket_${b}`] ?? 0])),
+    // an older results file's bucket names count under today's (LEGACY_BUCKETS)
+    failure_buckets: Object.fromEntries(
+      BUCKETS.map((b) => [b, (ns[`bucket_${b}`] ?? 0) + Object.entries(LEGACY_BUCKETS).reduce((a, [old, now]) => a + (now === b ? (ns[`bucket_${old}`] ?? 0) : 0), 0)]),
+    ),
     errors: col.counts?.error ?? 0,
     latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2) },
+    rerank: rerankFromSums(ns),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
   };

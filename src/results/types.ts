@@ -69,16 +69,63 @@ export interface HarnessMetadata {
   rankgateRun?: string;
 }
 
+/**
+ * The blind-test framework's failure buckets (src/results/score.ts bucketOf), in its order of stages. The two rerank
+ * buckets need the row's `diagnostics.rerank`; first_stage_top10_miss is the no-reranker bucket that results written
+ * before the rerank buckets called `candidate_budget_miss` (LEGACY_BUCKETS: still read).
+ */
 export const BUCKETS = [
   'rank1_hit',
   'topk_ordering_gap',
-  'candidate_budget_miss',
+  'first_stage_top10_miss',
+  'rerank_budget_miss',
+  'reranker_ordering_miss',
   'filtered_candidate_miss',
   'candidate_generation_miss',
   'missing_expected_source',
   'not_diagnosed',
 ] as const;
 export type FailureBucket = (typeof BUCKETS)[number];
+
+/** Each bucket as the blind-test framework names it (seed 002), for people: the PR comment, the HTML report, the matrix cell. */
+export const BUCKET_LABELS: Readonly<Record<FailureBucket, string>> = {
+  rank1_hit: 'rank-1 hit',
+  topk_ordering_gap: 'top-10 ordering gap',
+  first_stage_top10_miss: 'first-stage top-10 miss',
+  rerank_budget_miss: 'rerank-budget miss',
+  reranker_ordering_miss: 'reranker-ordering miss',
+  filtered_candidate_miss: 'filtered-vector miss',
+  candidate_generation_miss: 'candidate-generation miss',
+  missing_expected_source: 'missing expected source',
+  not_diagnosed: 'not diagnosed',
+};
+
+/** A bucket's label ("rerank-budget miss"); an old or unknown name as it is. */
+export function bucketLabel(b: string): string {
+  const now = (LEGACY_BUCKETS as Record<string, FailureBucket>)[b] ?? b;
+  return (BUCKET_LABELS as Record<string, string>)[now] ?? b;
+}
+
+/** Bucket names of older results files -> today's (a column's `bucket_<old>` sum counts as `bucket_<new>`). */
+export const LEGACY_BUCKETS: Readonly<Record<string, FailureBucket>> = { candidate_budget_miss: 'first_stage_top10_miss' };
+
+/**
+ * Per-stage scores of a reranked row (src/results/score.ts scoreStages; docs/metrics.md "Per-stage metrics"): the
+ * first stage's order (diagnostics.rerank.firstStage) scored as the final ranking is, and the reranker's gain = the
+ * final ranking's measure minus the first stage's.
+ */
+export interface StageScores {
+  /** The reranker's candidate budget (diagnostics.rerank.budget). */
+  budget: number;
+  /** Recall@budget of the first stage (binary, as recall_at_k): the ceiling the reranker can reach. */
+  first_stage_recall_at_budget: number;
+  first_stage_recall_at_3: number;
+  first_stage_ndcg_at_10: number;
+  /** recall_at_3 - first_stage_recall_at_3 (-1, 0 or 1 per query). */
+  rerank_gain_recall_at_3: number;
+  /** ndcg_at_10 - first_stage_ndcg_at_10. */
+  rerank_gain_ndcg_at_10: number;
+}
 
 /** Ranking metrics of one query (only when it has at least one relevant reference). */
 export interface RetrievalScores {
@@ -104,6 +151,8 @@ export interface RetrievalScores {
   /** 'chunk' or 'document' (document/path judgements: ranking collapsed to documents, best chunk first). */
   level: 'chunk' | 'document';
   bucket: FailureBucket;
+  /** Present only on a reranked row whose first stage could be scored (every candidate id matched or not). */
+  stages?: StageScores;
 }
 
 export interface RoutingScores {

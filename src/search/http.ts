@@ -186,6 +186,12 @@ function validateLanguage(body: Record<string, unknown>): string | undefined {
   return l.toLowerCase();
 }
 
+/** A reranked search's `diagnostics.rerank` (ids only), so a url: eval of this server gets the rerank buckets (docs/search.md#a-reranked-service). */
+function rerankBlock(r: SearchResponse): { diagnostics?: { rerank: NonNullable<SearchResponse['diagnostics']['rerank']> } } {
+  const rr = r.diagnostics?.rerank;
+  return rr ? { diagnostics: { rerank: rr } } : {};
+}
+
 function portalResult(h: SearchHit) {
   return {
     chunk_id: h.chunkId,
@@ -347,6 +353,7 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
             practice_bridge: r.routing.route === 'practice_bridge',
             safety: r.routing.safety,
             routing: r.routing,
+            ...rerankBlock(r),
           },
           timing(r),
         );
@@ -355,7 +362,7 @@ export function createSearchHandler(opts: SearchHttpOptions): (req: IncomingMess
         sendJson(
           res,
           200,
-          { result: r.hits.slice(0, limit).map((h) => ({ chunk_id: h.chunkId, document_id: h.documentId, content: h.content, score: h.score, rank: h.rank })) },
+          { result: r.hits.slice(0, limit).map((h) => ({ chunk_id: h.chunkId, document_id: h.documentId, content: h.content, score: h.score, rank: h.rank })), ...rerankBlock(r) },
           timing(r),
         );
       }

@@ -15,7 +15,10 @@
  *   is never held in memory (a declared Content-Length over the cap is refused before reading).
  * - In list order: a result's `rank`, when given, must be its 1-based position in the list (scoring sorts by rank,
  *   so a contradicting rank would silently reorder what is scored).
+ * - An optional `diagnostics.rerank` block ({firstStage, budget, reranked?, reranker?, ...}: a service that reranks) is
+ *   validated by src/search/service-rerank.ts; a wrong field errors the query naming it.
  */
+import { parseServiceRerank } from './service-rerank.ts';
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 import { readCappedText, sizeText } from '../util/capped-body.ts';
 import { registerSecret } from '../util/redact.ts';
@@ -188,7 +191,14 @@ export class HttpSearchService implements SearchServiceLike {
       reasons: [],
     };
     if (doc.safety === true) routing.safety = true;
-    return { hits, routing, diagnostics: null as unknown as SearchResponse['diagnostics'], ...(typeof doc.answer === 'string' ? { answer: doc.answer } : {}) };
+    // a service that reranks may report its first stage and budget (docs/search.md#a-reranked-service), checked here
+    const diag = doc.diagnostics;
+    if (diag !== undefined && diag !== null && (typeof diag !== 'object' || Array.isArray(diag))) {
+      throw new Error(`POST ${target}: diagnostics: expected an object such as {"rerank": {...}}, got ${JSON.stringify(diag).slice(0, 80)} (docs/search.md#a-reranked-service)`);
+    }
+    const rerank = parseServiceRerank((diag as Record<string, unknown> | null | undefined)?.rerank, `POST ${target}: diagnostics.rerank`);
+    const diagnostics = rerank ? { variant: '', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank } : null;
+    return { hits, routing, diagnostics: diagnostics as unknown as SearchResponse['diagnostics'], ...(typeof doc.answer === 'string' ? { answer: doc.answer } : {}) };
   }
 
   async close(): Promise<void> {}

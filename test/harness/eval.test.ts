@@ -6,7 +6,7 @@
  *   query              ranking (units)                   relevant at      bucket
  *   fx-direct-001      d1-0*, d1-1, d1-2                 1                rank1_hit
  *   fx-direct-002      d2-0(partial), d3-0, d2-1*        3                topk_ordering_gap
- *   fx-conceptual-001  d1-0, d2-0, d3-0 (d3-1* in BM25)  -                candidate_budget_miss
+ *   fx-conceptual-001  d1-0, d2-0, d3-0 (d3-1* in BM25)  -                first_stage_top10_miss
  *   fx-conceptual-002  d1-0, d2-0 (d4-0* nowhere)        -                candidate_generation_miss
  *   fx-conceptual-003  d3-0 (substring in no chunk)      -                missing_expected_source
  *   fx-emotional-001   d2-0, folder filter (d4-1*)       -                filtered_candidate_miss
@@ -100,7 +100,7 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.deepEqual(
       Object.fromEntries(Object.entries(s).filter(([k]) => k.startsWith('bucket_')).sort()),
       {
-        bucket_candidate_budget_miss: 1,
+        bucket_first_stage_top10_miss: 1,
         bucket_candidate_generation_miss: 1,
         bucket_filtered_candidate_miss: 1,
         bucket_missing_expected_source: 1,
@@ -109,8 +109,8 @@ describe('promptfoo eval of the harness fixture', () => {
       },
     );
     const row = doc.results.results.find((r) => r.testCase.metadata.id === 'fx-conceptual-001')!;
-    assert.equal(row.namedScores.bucket_candidate_budget_miss, 1);
-    assert.match(row.gradingResult.componentResults[0]!.reason, /^candidate_budget_miss: no relevant reference returned/);
+    assert.equal(row.namedScores.bucket_first_stage_top10_miss, 1);
+    assert.match(row.gradingResult.componentResults[0]!.reason, /^first_stage_top10_miss: no relevant reference returned/);
   });
 
   it('records integrity issues of the top results (open code fence, mid-sentence cut)', () => {
@@ -140,7 +140,7 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.deepEqual(
       rep.failures.map((f: { id: string; bucket: string }) => [f.id, f.bucket]),
       [
-        ['fx-conceptual-001', 'candidate_budget_miss'],
+        ['fx-conceptual-001', 'first_stage_top10_miss'],
         ['fx-conceptual-002', 'candidate_generation_miss'],
         ['fx-conceptual-003', 'missing_expected_source'],
         ['fx-emotional-001', 'filtered_candidate_miss'],

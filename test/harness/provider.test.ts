@@ -124,6 +124,34 @@ describe('provider: url: services', () => {
     assert.equal(crisis.metadata!.harness!.safety, true);
   });
 
+  it("rankgate serve passes a reranked search's diagnostics.rerank on, and a url: column reads it: the rerank buckets over HTTP", async () => {
+    const reranked = await startSearchServer({ service: createSearchService({ stageBudget: 3 }) });
+    try {
+      const p = new SearchProvider({ config: { url: `${reranked.url}/api/v1/search`, topK: 2 } });
+      const r = await p.callApi('', ctx('what is love'));
+      assert.equal(r.error, undefined, r.error);
+      assert.deepEqual(r.metadata!.diagnostics!.rerank, {
+        budget: 3,
+        firstStage: ['d2#c300-0', 'd3#c300-0', 'd2#c300-1', 'd4#c300-0'],
+        reranker: 'fixture-reranker',
+        reranked: ['d2#c300-0', 'd3#c300-0', 'd2#c300-1'],
+        ms: 2.5,
+        requests: 1,
+        costUsd: 0.001,
+      });
+      // over HTTP a passage substring cannot be placed on an id not returned (no content, no resolution): not diagnosed
+      assert.match(r.output!, /^route search · MISS: expected/);
+      // a chunk_id reference can: d2#c300-1 reached the budget of 3 but not the 2 results, a reranker-ordering miss
+      const byId = GoldenQuerySchema.parse({ ...golden, expected: [{ chunk_id: 'd2#c300-1', grade: 3, relevant: true }] });
+      const r2 = await p.callApi('', { vars: { query: 'what is love' }, test: { metadata: { golden: byId } } });
+      assert.match(r2.output!, /^route search · MISS \(reranker-ordering miss\): expected chunk d2#c300-1/);
+      const nq = await new SearchProvider({ config: { url: `${reranked.url}/search/v1`, mode: 'hybrid', topK: 2 } }).callApi('', ctx('what is love'));
+      assert.equal(nq.metadata!.diagnostics!.rerank!.budget, 3, 'the NQ shape carries it too');
+    } finally {
+      await reranked.close();
+    }
+  });
+
   it('NQ shape /search/v1/{mode}: the column mode picks the endpoint', async () => {
     const kw = await new SearchProvider({ config: { url: `${srv.url}/search/v1`, mode: 'keyword' } }).callApi('', ctx('what is love'));
     assert.deepEqual(kw.metadata!.harness!.ids, ['d2#c300-1', 'd2#c300-0']);

@@ -5,16 +5,16 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
-import { categoryKey, checkIntegrity, parseOutput, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
+import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf, rerankNamedScores, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
 import { applyGate, loadFloors } from '../../src/gate/floors.ts';
-import { buildReport, percentile } from '../../src/results/summary.ts';
+import { buildReport, buildReportFromSums, percentile } from '../../src/results/summary.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
-import { parseResultsJson, type Column, type QueryRecord } from '../../src/results/read.ts';
+import { parseResultsJson, sumsInconsistency, type Column, type QueryRecord } from '../../src/results/read.ts';
 import { mulberry32 } from '../../src/metrics/significance.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor } from '../../src/results/derived.ts';
 import { compileDerivedMetrics } from '../../assertions/gate.ts';
 import { evaluate } from 'mathjs';
-import type { HarnessHit, HarnessOutput } from '../../src/results/types.ts';
+import { bucketLabel, type HarnessHit, type HarnessOutput } from '../../src/results/types.ts';
 
 const g = (o: Record<string, unknown>): GoldenQuery => GoldenQuerySchema.parse({ id: 'q', query: 'q', language: 'en', category: 'direct', ...o });
 const hit = (chunkId: string, documentId: string, content = 'Text.', extra: Partial<HarnessHit> = {}): HarnessHit => ({ rank: 0, chunkId, documentId, score: 0, content, ...extra });
@@ -69,6 +69,93 @@ describe('scoreRanking', () => {
     assert.equal(s.bucket, 'not_diagnosed');
     assert.equal(s.found, 0);
     assert.equal(s.last_expected_rank, null);
+  });
+
+  it('blind-test buckets without a reranker: below the top 10, in a channel\'s candidates, filtered, generation', () => {
+    const q = g({ expected: [{ chunk_id: 'doc#c300-7', grade: 3, relevant: true }] });
+    const diag = (kw: string[], vec: string[] = []) => ({ diagnostics: { variant: 'c300/x', keywordCandidates: kw, vectorCandidates: vec, timings: {} } });
+    const top10 = Array.from({ length: 10 }, (_, i) => hit(`o#c300-${i}`, 'o'));
+    // returned at rank 11 (topK 20): below the top-10 output, reranking disabled
+    assert.equal(scoreRanking(q, out([...top10, hit('doc#c300-7', 'doc')]), diag(['x']))!.bucket, 'first_stage_top10_miss');
+    assert.equal(scoreRanking(q, out(top10), diag(['x', 'doc#c300-7']))!.bucket, 'first_stage_top10_miss', 'a channel had it; cut before the list');
+    assert.equal(scoreRanking(q, out(top10), diag(['x'], ['y']))!.bucket, 'candidate_generation_miss');
+    assert.equal(scoreRanking(g({ ...q, filters: { tags: ['t'] } }), out(top10), diag(['x']))!.bucket, 'filtered_candidate_miss');
+    assert.equal(scoreRanking(q, out([hit('a', 'a'), hit('doc#c300-7', 'doc')]), diag(['x']))!.bucket, 'topk_ordering_gap');
+    // no stage metrics without a reranker (not zeros)
+    assert.equal(scoreRanking(q, out(top10), diag(['x']))!.stages, undefined);
+  });
+
+  it('blind-test buckets with a reranker: reranker-ordering miss (in the budget), rerank-budget miss (first stage past the budget)', () => {
+    const q = g({ expected: [{ chunk_id: 'e', grade: 3, relevant: true }] });
+    const top = (n: number) => Array.from({ length: n }, (_, i) => hit(`h${i}`, `D${i}`));
+    const meta = (firstStage: string[], budget: number, kw: string[] = []) => ({
+      diagnostics: { variant: 'v', keywordCandidates: kw, vectorCandidates: [], timings: {}, rerank: { reranker: 'tei', budget, firstStage, reranked: firstStage.slice(0, budget) } },
+    });
+    const fs = [...Array.from({ length: 12 }, (_, i) => `h${i}`), 'e', 'z'];
+    // e at first-stage rank 13: inside a budget of 20, outside one of 5
+    assert.equal(scoreRanking(q, out(top(10)), meta(fs, 20))!.bucket, 'reranker_ordering_miss');
+    assert.equal(scoreRanking(q, out(top(10)), meta(fs, 5))!.bucket, 'rerank_budget_miss');
+    // not in the reported first stage but in a channel's candidates: still a first-stage result
+    assert.equal(scoreRanking(q, out(top(10)), meta(fs.slice(0, 12), 5, ['e']))!.bucket, 'rerank_budget_miss');
+    // in no first-stage candidate at all
+    assert.equal(scoreRanking(q, out(top(10)), meta(fs.slice(0, 12), 5))!.bucket, 'candidate_generation_miss');
+    assert.equal(scoreRanking(g({ ...q, filters: { book: 'b' } }), out(top(10)), meta(fs.slice(0, 12), 5))!.bucket, 'filtered_candidate_miss');
+    // returned at rank 11 (topK 12) past a budget of 5: the final list is the reranked budget then the first stage
+    assert.equal(scoreRanking(q, out([...top(10), hit('e', 'E')]), meta(['e', ...fs], 5))!.bucket, 'reranker_ordering_miss');
+    assert.equal(scoreRanking(q, out([...top(10), hit('e', 'E')]), meta(fs, 5))!.bucket, 'rerank_budget_miss');
+    // a hit in the top 10 is a hit, whatever the stages
+    assert.equal(scoreRanking(q, out([hit('e', 'E')]), meta(fs, 5))!.bucket, 'rank1_hit');
+    // document level with prechunked ids (no '#', chunk ids differ from document ids): cannot tell -> not diagnosed
+    const qd = g({ expected: [{ doc_id: 'E', grade: 3, relevant: true }] });
+    assert.equal(scoreRanking(qd, out(top(10).map((h) => ({ ...h, documentId: 'X' }))), meta(fs, 20))!.bucket, 'not_diagnosed');
+    // a team's service ranking documents (chunk id = document id): candidate ids are document ids
+    const docs = Array.from({ length: 10 }, (_, i) => hit(`D${i}`, `D${i}`));
+    assert.equal(scoreRanking(qd, out(docs), meta([...docs.map((h) => h.chunkId), 'E'], 20))!.bucket, 'reranker_ordering_miss');
+    assert.equal(scoreRanking(qd, out(docs), meta([...docs.map((h) => h.chunkId), 'E'], 10))!.bucket, 'rerank_budget_miss');
+  });
+
+  it('per-stage scores of a reranked row: first-stage Recall@budget, its Recall@3 / nDCG@10, and the gain final minus first stage', () => {
+    const q = g({ expected: [{ chunk_id: 'e', grade: 3, relevant: true }] });
+    const meta = (firstStage: string[], budget: number) => ({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget, firstStage } } });
+    // first stage: e at rank 5; the reranker moved it to rank 1
+    const fsIds = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const s = scoreRanking(q, out([hit('e', 'E'), hit('a', 'A'), hit('b', 'B')]), meta(fsIds, 5))!;
+    assert.equal(s.bucket, 'rank1_hit');
+    const st = s.stages!;
+    assert.equal(st.budget, 5);
+    assert.equal(st.first_stage_recall_at_budget, 1);
+    assert.equal(st.first_stage_recall_at_3, 0);
+    assert.ok(Math.abs(st.first_stage_ndcg_at_10 - 1 / Math.log2(6)) < 1e-12, 'e at first-stage rank 5: DCG 3/log2(6), IDCG 3');
+    assert.equal(st.rerank_gain_recall_at_3, 1);
+    assert.ok(Math.abs(st.rerank_gain_ndcg_at_10 - (1 - 1 / Math.log2(6))) < 1e-12);
+    // a budget of 4: the ceiling is 0 (e never reached the reranker)
+    assert.equal(scoreRanking(q, out([hit('a', 'A')]), meta(fsIds, 4))!.stages!.first_stage_recall_at_budget, 0);
+    // named scores: the stage measures with their counter; none on a row without a reranker
+    const ns = rankNamedScores('direct', s);
+    assert.equal(ns.first_stage_recall_at_budget, 1);
+    assert.equal(ns.n_rerank_ranked, 1);
+    assert.equal(ns.bucket_rank1_hit, 1);
+    const plain = rankNamedScores('direct', scoreRanking(q, out([hit('e', 'E')]))!);
+    assert.equal(Object.keys(plain).some((k) => /first_stage|rerank/.test(k)), false);
+    // an id that cannot be matched (a passage substring without resolution, not among the hits): no stage scores
+    const qp = g({ expected: [{ passage_substring: 'calm water', grade: 3, relevant: true }] });
+    assert.equal(scoreRanking(qp, out([hit('a', 'A', 'calm water')]), meta(['zz', 'a'], 2))!.stages, undefined);
+    // the rerank latency and cost of the row, as the routing assertion records them
+    const rs = rerankNamedScores(rerankCostOf({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 5, firstStage: fsIds, ms: 12.5, requests: 1, costUsd: 0.002 } } }));
+    assert.deepEqual(rs, { n_reranked: 1, rerank_ms: 12.5, rerank_requests: 1, rerank_cost_usd: 0.002, n_rerank_cost: 1 });
+    assert.equal(rerankCostOf({ diagnostics: null }), null);
+    assert.deepEqual(rerankNamedScores(null), {});
+  });
+
+  it('an older results file: its bucket_candidate_budget_miss sums count as first_stage_top10_miss, and the sums still check out', () => {
+    const ns = { n_ranked: 3, recall_at_3: 1, bucket_rank1_hit: 1, bucket_candidate_budget_miss: 2 };
+    const col = { index: 0, label: 'old', providerId: 'p', config: {}, namedScores: ns, queries: [], counts: { pass: 1, fail: 2, error: 0 }, selection: null, identity: null } as Column;
+    assert.equal(sumsInconsistency(col), null, 'the old name counts in the buckets = n_ranked check');
+    const rep = buildReportFromSums(col);
+    assert.equal(rep.failure_buckets.first_stage_top10_miss, 2);
+    assert.equal(rep.failure_buckets.rank1_hit, 1);
+    assert.equal(bucketLabel('candidate_budget_miss'), 'first-stage top-10 miss');
+    assert.equal(bucketLabel('rerank_budget_miss'), 'rerank-budget miss');
   });
 
   it('reads metadata.harness (readable-text output), else the older object / JSON-string output; rejects other shapes clearly', () => {

@@ -23,7 +23,7 @@ function golden(id: string) {
   return { id, query: `query ${id}`, language: 'en', category: 'direct', tags: [], slices: {}, expected: [{ doc_id: 'd1', grade: 1, relevant: true }], expected_routing: 'search' };
 }
 
-function doc(ids: string[], shard: { index: number; count: number } | null, o: { sel?: typeof SEL; rk?: number; version?: string; pf?: string; index?: Record<string, unknown>; params?: Record<string, unknown> } = {}): ResultsDoc {
+function doc(ids: string[], shard: { index: number; count: number } | null, o: { sel?: typeof SEL; rk?: number; version?: string; pf?: string; index?: Record<string, unknown>; params?: Record<string, unknown>; rerank?: boolean } = {}): ResultsDoc {
   const sel = { ...(o.sel ?? SEL), ...(shard ? { shard, shardSize: ids.length } : {}) };
   const rows = ids.map((id, testIdx) => ({
     id: `row-${id}`,
@@ -33,10 +33,24 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
     success: VALUES[id]! >= 0.5,
     latencyMs: 10 + testIdx,
     cost: 0,
-    namedScores: { recall_at_3: VALUES[id]!, n_ranked: 1 },
+    namedScores: { recall_at_3: o.rerank ? 1 : VALUES[id]!, n_ranked: 1 },
     gradingResult: { pass: true, score: 1, namedScoreWeights: { recall_at_3: 1, n_ranked: 1 } },
     testCase: { vars: { query: `query ${id}` }, metadata: { id, golden: golden(id), selection: sel } },
-    response: { output: 'x', metadata: { rankgate: o.version ?? '0.1.0', ...(o.index ? { diagnostics: { index: o.index } } : {}), ...(o.params ? { service: 'rankgate', params: { ...o.params, language: 'en' } } : {}) } },
+    response: {
+      output: 'x',
+      metadata: {
+        rankgate: o.version ?? '0.1.0',
+        ...(o.index ? { diagnostics: { index: o.index } } : {}),
+        ...(o.params ? { service: 'rankgate', params: { ...o.params, language: 'en' } } : {}),
+        // a reranked column: the ranking and the rerank stage's own time (ms = 100 x the query's value) and cost
+        ...(o.rerank
+          ? {
+              harness: { ids: ['d1#c1'], hits: [{ rank: 1, chunkId: 'd1#c1', documentId: 'd1', score: 1, content: '' }], routing: null, practice_bridge: false, safety: false, latencyMs: 10 + testIdx },
+              diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 2, firstStage: ['x'], ms: 100 * VALUES[id]!, costUsd: 0.5 } },
+            }
+          : {}),
+      },
+    },
     tokenUsage: { total: 0, numRequests: 1 },
   }));
   const sum = (k: 'recall_at_3' | 'n_ranked') => rows.reduce((a, r) => a + r.namedScores[k], 0);
@@ -60,7 +74,14 @@ function doc(ids: string[], shard: { index: number; count: number } | null, o: {
             assertFailCount: 0,
             totalLatencyMs: rows.reduce((a, r) => a + r.latencyMs, 0),
             tokenUsage: { total: 0, numRequests: rows.length, completionDetails: { reasoning: 0 } },
-            namedScores: { recall_at_3: sum('recall_at_3'), n_ranked: sum('n_ranked'), avg_recall_at_3: sum('recall_at_3') / sum('n_ranked'), share: sum('n_ranked') / rows.length },
+            namedScores: {
+              recall_at_3: sum('recall_at_3'),
+              n_ranked: sum('n_ranked'),
+              avg_recall_at_3: sum('recall_at_3') / sum('n_ranked'),
+              share: sum('n_ranked') / rows.length,
+              // what the gate hook writes for a reranked column (this shard's own rows only)
+              ...(o.rerank ? { rerank_latency_p95_ms: -1, rerank_cost_per_query_usd: -1 } : {}),
+            },
             namedScoresCount: { recall_at_3: rows.length, n_ranked: rows.length },
             namedScoreWeights: { recall_at_3: rows.length, n_ranked: rows.length },
             cost: 0,
@@ -142,6 +163,18 @@ describe('rankgate merge (src/results/merge.ts)', () => {
       { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }) },
     ]).doc;
     assert.equal(labelled.results.prompts[0]!.label, '{{query}}', "and a shard's verdict in a column's prompt label");
+  });
+
+  it("a reranked column's rerank latency percentiles and cost per query are recomputed over every merged row", () => {
+    const { doc: m } = mergeResults([
+      { file: 's1.json', doc: doc(S1, { index: 1, count: 2 }, { rerank: true }) },
+      { file: 's2.json', doc: doc(S2, { index: 2, count: 2 }, { rerank: true }) },
+    ]);
+    const ns = m.results.prompts[0]!.metrics!.namedScores;
+    // ms = 100 x value: 10, 20, 30, 33.3, 70, 100 -> nearest-rank p95 of six = the largest
+    assert.equal(ns.rerank_latency_p95_ms, 100);
+    assert.equal(ns.rerank_latency_p50_ms, 30);
+    assert.equal(ns.rerank_cost_per_query_usd, 0.5);
   });
 
   it('three shards merge to the same sums and means as two', () => {

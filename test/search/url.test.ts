@@ -157,3 +157,55 @@ test('maxResponseBytes is a provider config key: an integer from 1024 to 2^31, e
   }
   assert.throws(() => validateProviderConfig({ url: 'http://127.0.0.1:9/api/v1/search', maxResponseByte: 1e6 }, ctx), /did you mean 'maxResponseBytes'/);
 });
+
+test('a reranked service: diagnostics.rerank (camelCase or snake_case) is read, checked, and a wrong field errors naming it', async () => {
+  const body = (rerank: unknown): Handler => (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ results: [{ chunk_id: 'a' }, { chunk_id: 'b' }], diagnostics: { rerank } }));
+    });
+  };
+  const ok = await fake(body({ reranker: 'bge-reranker', budget: 3, first_stage: ['b', 'a', 'c', 'd'], reranked: ['a', 'b', 'c'], ms: 12.5, cost_usd: 0.0001 }));
+  const r = await new HttpSearchService(ok.url, 'portal', 5000, 0).search('lake');
+  assert.deepEqual(r.diagnostics.rerank, { budget: 3, firstStage: ['b', 'a', 'c', 'd'], reranker: 'bge-reranker', reranked: ['a', 'b', 'c'], ms: 12.5, costUsd: 0.0001 });
+  assert.deepEqual(r.diagnostics.keywordCandidates, []);
+  // no block: today's behaviour (no diagnostics)
+  const plain = await fake(answer([{ chunk_id: 'a' }]));
+  assert.equal((await new HttpSearchService(plain.url, 'portal', 5000, 0).search('lake')).diagnostics, null);
+  const bad: [unknown, RegExp][] = [
+    [{ firstStage: ['a'], budget: 0 }, /diagnostics\.rerank\.budget: expected a positive integer .*got 0/],
+    [{ firstStage: ['a'], budget: 2.5 }, /diagnostics\.rerank\.budget: expected a positive integer/],
+    [{ firstStage: ['a'], budget: '5' }, /diagnostics\.rerank\.budget: expected a positive integer .*got "5"/],
+    [{ budget: 5 }, /diagnostics\.rerank\.firstStage: missing/],
+    [{ firstStage: 'a,b', budget: 5 }, /diagnostics\.rerank\.firstStage: expected an array of result ids/],
+    [{ firstStage: ['a', 7], budget: 5 }, /diagnostics\.rerank\.firstStage\[1\]: expected a result id .*got 7/],
+    [{ firstStage: ['a', 'a'], budget: 5 }, /diagnostics\.rerank\.firstStage\[1\]: id "a" appears twice/],
+    [{ firstStage: Array.from({ length: 10_001 }, (_, i) => `c${i}`), budget: 5 }, /diagnostics\.rerank\.firstStage: 10001 ids, more than 10000/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 2, reranked: ['c'] }, /diagnostics\.rerank\.reranked\[0\]: id "c" is not among the first 2 \(budget\) ids of firstStage/],
+    [{ firstStage: ['a'], budget: 1, reranker: 5 }, /diagnostics\.rerank\.reranker: expected a name/],
+    [{ firstStage: ['a'], budget: 1, ms: -1 }, /diagnostics\.rerank\.ms: expected a finite number >= 0/],
+    [{ firstStage: ['a'], budget: 1, firstStageIds: [] }, /diagnostics\.rerank\.firstStageIds: unknown field/],
+    ['yes', /diagnostics\.rerank: expected an object/],
+  ];
+  for (const [rerank, re] of bad) {
+    const svc = await fake(body(rerank));
+    await assert.rejects(new HttpSearchService(svc.url, 'portal', 5000, 0).search('lake'), (e: Error) => {
+      assert.match(e.message, re);
+      assert.match(e.message, /docs\/search\.md#a-reranked-service/);
+      assert.equal(e.message.includes('\n'), false, 'one line');
+      return true;
+    });
+  }
+});
+
+test('a module: service\'s diagnostics.rerank is checked the same way (withServiceRerank)', async () => {
+  const { withServiceRerank } = await import('../../src/search/service-rerank.ts');
+  const res = (d: unknown) => ({ hits: [], routing: { route: 'search' as const, safety: false, reasons: [] }, diagnostics: d as never });
+  const kept = withServiceRerank(res({ variant: 'v', keywordCandidates: ['k'], vectorCandidates: [], timings: {}, rerank: { budget: 2, firstStage: ['x', 'y'], requests: 1 } }), 'module m');
+  assert.deepEqual(kept.diagnostics.rerank, { budget: 2, firstStage: ['x', 'y'], requests: 1 });
+  assert.deepEqual(kept.diagnostics.keywordCandidates, ['k'], 'the rest of the diagnostics kept');
+  assert.throws(() => withServiceRerank(res({ rerank: { budget: -3, firstStage: [] } }), 'module ./s.ts: search() diagnostics'), (e: Error) => /^module \.\/s\.ts: search\(\) diagnostics\.rerank\.budget: expected a positive integer/.test(e.message));
+  assert.throws(() => withServiceRerank(res([1]), 'module m'), /module m: expected an object/);
+  assert.equal(withServiceRerank(res(null), 'module m').diagnostics, null, 'no diagnostics: as before');
+});

@@ -6,7 +6,9 @@
  *   entry states a route), each with a seeded percentile-bootstrap 95% CI of the mean over queries;
  * - per category and column: Recall@3 and nDCG@10 with CIs;
  * - sweep panels: nDCG@10 and Recall@3 of the hybrid columns on an RRF k x weights grid, one panel per chunk size x embedder;
- * - latency per column: min, quartiles, p95, max;
+ * - latency per column: min, quartiles, p95, max (the whole pipeline);
+ * - failure buckets per column, and a reranked column's stage: first-stage Recall@budget, the reranker's gain, its own
+ *   latency p50/p95 and cost per query (src/results/summary.ts rerankReport);
  * - the gate's verdict (decided by src/gate/verdict.ts gateColumn, passed in): every floor with its value, the
  *   regression check, the reasons, a plain-language conclusion (src/report/verdict-text.ts), every column's code;
  * - significance of every column against the reference (the first column, or the baseline file's first column) for
@@ -22,7 +24,8 @@ import { combinedCode, type ColumnVerdict, type ExitCode } from '../../gate/verd
 import type { Floors } from '../../gate/floors.ts';
 import { baselineAsColumn, type Baseline } from '../../gate/baseline.ts';
 import { VERDICT_WORD, floorRows, regressionView, verdictConclusion, type FloorRow, type RegressionView } from '../verdict-text.ts';
-import { percentile } from '../../results/summary.ts';
+import { percentile, rerankReport, type RerankReport } from '../../results/summary.ts';
+import { BUCKETS, bucketLabel, type FailureBucket } from '../../results/types.ts';
 import type { Column, ParsedResults, QueryRecord } from '../../results/read.ts';
 import { hitTitle, snippet } from '../output-text.ts';
 
@@ -49,6 +52,10 @@ export interface ColumnData {
   overall: Record<KeyMetric, Estimate>;
   categories: Record<string, { recall_at_3: Estimate; ndcg_at_10: Estimate; routing: Estimate }>;
   latency: { min: number; q1: number; median: number; q3: number; p95: number; max: number; n: number } | null;
+  /** Ranked queries per failure bucket (every bucket, 0 when none). */
+  buckets: Record<FailureBucket, number>;
+  /** The rerank stage (per-stage means, rerank latency, cost per query); null without a reranker. */
+  rerank: RerankReport | null;
   config: Record<string, unknown>;
 }
 
@@ -185,6 +192,8 @@ function columnData(c: Column, seed: number): ColumnData {
     latency: lat.length
       ? { min: Math.min(...lat), q1: percentile(lat, 25)!, median: percentile(lat, 50)!, q3: percentile(lat, 75)!, p95: percentile(lat, 95)!, max: Math.max(...lat), n: lat.length }
       : null,
+    buckets: Object.fromEntries(BUCKETS.map((b) => [b, c.queries.filter((q) => q.retrieval?.bucket === b).length])) as Record<FailureBucket, number>,
+    rerank: rerankReport(c.queries),
     config: c.config,
   };
 }
@@ -229,13 +238,16 @@ function topTitles(q: QueryRecord): string[] {
   return q.top.map((h) => `#${h.rank} ${hitTitle({ ...h, content: h.content })} — ${snippet(h.content, 80)}`);
 }
 
-/** The miss cell: the query's expected documents (path, id or chunk) and where the first ranked in this column. */
+/** The miss cell: the query's expected documents (path, id or chunk), where the first ranked in this column, and below the top 10 its failure bucket. */
 export function missCell(q: QueryRecord): string {
   const refs = (q.golden?.expected ?? []).filter((r) => r.relevant);
   const names = refs.map((r) => r.path ?? r.doc_id ?? r.chunk_id ?? (r.passage_substring !== undefined ? `"${snippet(r.passage_substring, 40)}"` : '?'));
   const what = names.length ? `${names.slice(0, 3).join(', ')}${names.length > 3 ? ` (+${names.length - 3})` : ''}` : '(no expected document)';
   const rank = q.retrieval?.best_rank ?? null;
-  return `${what}: ${rank === null ? 'not in the top 10' : `rank ${rank}`}`; // best_rank: over the top 10 (src/results/score.ts)
+  const b = q.retrieval?.bucket;
+  // below the top 10 the failure bucket says which stage lost it (src/results/score.ts bucketOf)
+  const bucket = b && b !== 'rank1_hit' && b !== 'topk_ordering_gap' && b !== 'not_diagnosed' ? ` (${bucketLabel(b)})` : '';
+  return `${what}: ${rank === null ? 'not in the top 10' : `rank ${rank}`}${bucket}`;
 }
 
 /** Queries whose nDCG@10 (Recall@3 for ties on nDCG) moved between the reference and the candidate. */

@@ -12,6 +12,7 @@
  */
 import type { ReportData } from './data.ts';
 import { KEY_METRICS } from './data.ts';
+import { BUCKETS, bucketLabel } from '../../results/types.ts';
 import { metricName } from '../verdict-text.ts';
 
 const esc = (s: unknown) =>
@@ -37,6 +38,28 @@ function overallTable(d: ReportData): string {
     )
     .join('');
   return scroll(`<table><thead><tr><th>column</th><th>queries</th>${head}</tr></thead><tbody>${rows}</tbody></table>`);
+}
+
+/** Failure buckets per column (the blind-test framework's names), then the rerank stage of reranked columns. */
+function bucketsHtml(d: ReportData): string {
+  const used = BUCKETS.filter((b) => d.columns.some((c) => c.buckets[b] > 0));
+  const head = used.map((b) => `<th>${esc(bucketLabel(b))}</th>`).join('');
+  const rows = d.columns.map((c) => `<tr><td class="label">${esc(c.label)}</td>${used.map((b) => `<td>${c.buckets[b]}</td>`).join('')}</tr>`).join('');
+  const buckets = used.length ? scroll(`<table class="buckets"><thead><tr><th>column</th>${head}</tr></thead><tbody>${rows}</tbody></table>`) : '<p>No ranked queries.</p>';
+  const rr = d.columns.filter((c) => c.rerank);
+  const sg = (x: number | null) => (x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(3)}`);
+  const rerank = rr.length
+    ? `<h3>Rerank stage</h3><p>First-stage Recall@budget: a relevant result among the candidates the reranker saw (the ceiling it can reach). Gain: the final ranking's measure minus the first stage's, per query. Latency: the rerank stage's own; the whole pipeline's is above.</p>` +
+      scroll(
+        `<table class="rerank"><thead><tr><th>column</th><th>reranker</th><th>budget</th><th>queries</th><th>first-stage Recall@budget</th><th>gain nDCG@10</th><th>gain Recall@3</th><th>rerank p50 ms</th><th>rerank p95 ms</th><th>pipeline p95 ms</th><th>cost per query</th></tr></thead><tbody>${rr
+          .map((c) => {
+            const r = c.rerank!;
+            return `<tr><td class="label">${esc(c.label)}</td><td class="label">${esc(r.reranker ?? '–')}</td><td>${r.budget ?? 'mixed'}</td><td>${r.queries}</td><td>${f(r.first_stage_recall_at_budget)}</td><td>${sg(r.rerank_gain_ndcg_at_10)}</td><td>${sg(r.rerank_gain_recall_at_3)}</td><td>${f(r.latency_ms.p50, 1)}</td><td>${f(r.latency_ms.p95, 1)}</td><td>${f(c.latency?.p95, 1)}</td><td>${r.cost_per_query_usd === null ? '–' : `$${r.cost_per_query_usd.toFixed(6)}`}</td></tr>`;
+          })
+          .join('')}</tbody></table>`,
+      )
+    : '';
+  return `<section id="buckets"><h2>Failure buckets per column</h2>${buckets}${rerank}</section>`;
 }
 
 function significanceTable(d: ReportData): string {
@@ -179,7 +202,8 @@ queries with a relevant reference; routing accuracy over queries whose golden en
 <section class="chart-section" id="overall"><h2>Overall, per column</h2><div class="chart" id="chart-overall"></div>${overallTable(d)}</section>
 <section class="chart-section" id="categories"><h2>Recall@3 per category</h2><div class="chart" id="chart-categories"></div></section>
 ${sweep}
-<section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95.</p><div class="chart" id="chart-latency"></div></section>
+<section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95. The whole pipeline per query (a reranker's stage included).</p><div class="chart" id="chart-latency"></div></section>
+${bucketsHtml(d)}
 <section class="chart-section" id="significance"><h2>Significance against ${esc(d.reference)}: ${d.significance.length ? d.significance.map((m) => esc(m.label)).join(', ') : 'the gated metrics'}</h2><p>The difference of each gated metric per column with its 95% bootstrap CI (one line per column, one colour per metric), paired over the shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance[0]?.comparisons.length ?? 0} comparison(s) of each metric; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
 ${selectionHtml(d)}
 <section id="changes"><h2>Regressed and improved queries</h2>${changesHtml(d)}</section>
