@@ -89,7 +89,7 @@ test('(a) a PR that edits one document: compared on the shared queries, the chan
     const goneVerdict = verdict(gone.stderr);
     console.log(`# transcript (a'): npx promptfoo eval after removing help/account/invite-teammates.md (exit ${gone.code})\n${goneVerdict}`);
     assert.equal(gone.code, 2, gone.stderr.slice(-3000));
-    assert.match(gone.stderr, /: eval\/golden\.yaml:25 \(add-member\) expected path: no document of corpus help \(13 documents\) has path \(or id\) "account\/invite-teammates\.md"/);
+    assert.match(gone.stderr, /: eval\/golden\.yaml:27 \(add-member\) expected path: no document of corpus help \(13 documents\) has path \(or id\) "account\/invite-teammates\.md"/);
     assert.match(goneVerdict, /1 of 16 queries errored: 1× golden set: an expected document is not in the corpus \(nothing measured for this query\)/);
     assert.match(goneVerdict, /update the golden set \(the query's expected document\), or the document's path in the corpus/);
     assert.doesNotMatch(goneVerdict, /fix the service/);
