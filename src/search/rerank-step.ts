@@ -136,9 +136,17 @@ export class RerankStage {
   private readonly rerankers = new Map<string, Reranker>();
   private readonly cache: RerankCache | undefined;
 
-  constructor(opts: { cacheDir?: string | false; rerankerOptions?: RerankerOptions } = {}) {
+  private readonly noAnswerRun = new Map<string, number>();
+  private readonly unreachable = new Map<string, string>();
+  private readonly unreachableAfter: number;
+
+  constructor(opts: { cacheDir?: string | false; rerankerOptions?: RerankerOptions; unreachableAfter?: number } = {}) {
     this.cache = opts.cacheDir === false ? undefined : new RerankCache(opts.cacheDir ?? process.env.RANKGATE_RERANK_CACHE_DIR ?? undefined);
     this.opts = opts.rerankerOptions ?? {};
+    const env = process.env.RANKGATE_RERANK_UNREACHABLE_AFTER;
+    const n = opts.unreachableAfter ?? (env === undefined || env === '' ? 2 : Number(env));
+    if (!(Number.isInteger(n) && n >= 0)) throw new UserError(`RANKGATE_RERANK_UNREACHABLE_AFTER="${env}": expected an integer >= 0 (0: never)`);
+    this.unreachableAfter = n;
   }
 
   private readonly opts: RerankerOptions;
@@ -167,7 +175,27 @@ export class RerankStage {
     const t0 = performance.now();
     const reranker = this.reranker(s);
     const budget = pool.slice(0, s.k);
-    const scored = await scorePassages(reranker, query, budget.map((p) => p.content), this.cache, [s.maxTokensPerDoc ?? null, s.instructions ?? null]);
+    // the dead-service deadline of url: services, for a reranker: after `unreachableAfter` queries in a row got no
+    // answer at all, the rest fail at once (error rows) instead of each waiting out the call timeout
+    const dead = this.unreachable.get(reranker.id);
+    if (dead) throw new RerankerCallError(dead, { reranker: reranker.id, code: 'NoAnswer' });
+    let scored: Awaited<ReturnType<typeof scorePassages>>;
+    try {
+      scored = await scorePassages(reranker, query, budget.map((p) => p.content), this.cache, [s.maxTokensPerDoc ?? null, s.instructions ?? null]);
+      this.noAnswerRun.set(reranker.id, 0);
+    } catch (e) {
+      if (e instanceof RerankerCallError && e.code === 'NoAnswer') {
+        const run = (this.noAnswerRun.get(reranker.id) ?? 0) + 1;
+        this.noAnswerRun.set(reranker.id, run);
+        if (this.unreachableAfter > 0 && run >= this.unreachableAfter) {
+          this.unreachable.set(
+            reranker.id,
+            `${reranker.id} at ${reranker.endpoint || 'its endpoint'} unreachable: ${run} queries in a row got no answer (last: ${e.message}); not reranked (RANKGATE_RERANK_UNREACHABLE_AFTER)`,
+          );
+        }
+      }
+      throw e;
+    }
     const rankOf = new Map(pool.map((p, i) => [p.id, i]));
     const scores = new Map(budget.map((p, i) => [p.id, scored.scores[i]!]));
     const reranked = budget

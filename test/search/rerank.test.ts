@@ -94,6 +94,24 @@ describe('the rerank stage on the fixture index (PGlite)', () => {
     await assert.rejects(svc.search('anger and grief at night', { rerank: { provider: 'cohere:rerank:rerank-v3.5', k: 4 } }), /HTTP 401: bad token \(check the API key\)/);
   });
 
+  test('a dead reranker: after 2 queries in a row got no answer, the rest fail at once (the dead-service deadline)', async () => {
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((res) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => res(p));
+      });
+    });
+    const dead = await createSearchService({ db, embedder: emb, routing: false, defaults: base, rerankCacheDir: false, rerankerOptions: { env: { TEI_BASE_URL: `http://127.0.0.1:${port}` }, attempts: 1 } });
+    try {
+      const params = { rerank: { provider: 'tei:rerank', k: 3 } };
+      for (let i = 0; i < 2; i++) await assert.rejects(dead.search(`anger ${i}`, params), /tei:rerank at http:\/\/127\.0\.0\.1:\d+\/rerank: failed after 1 attempt: no answer \(ECONNREFUSED\)/);
+      await assert.rejects(dead.search('anger 3', params), /tei:rerank at http:\/\/127\.0\.0\.1:\d+\/rerank unreachable: 2 queries in a row got no answer .*not reranked \(RANKGATE_RERANK_UNREACHABLE_AFTER\)/);
+    } finally {
+      await dead.close();
+    }
+  });
+
   test('an unknown reranker or a missing key in the service defaults: refused at construction', async () => {
     const db = await ENGINES[0]!.open();
     await assert.rejects(
