@@ -10,7 +10,7 @@
  * promptfooconfig.sweep.ts` twice with the same score cache (a temp dir); the second run must send nothing.
  * Prints per column: Recall@3, MRR@10, nDCG@10, the failure buckets, and the requests the fake received. Asserts nothing.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -42,23 +42,22 @@ const env = {
   PROMPTFOO_DISABLE_DEBUG_LOG: '1',
 };
 
-function run(out: string): { seconds: number; code: number | null; requests: number; passages: number } {
+/** One eval in a child process; spawned asynchronously, so the fake in this process keeps answering. */
+async function run(out: string): Promise<{ seconds: number; code: number | null; requests: number; passages: number }> {
   const before = fake.requests.length;
   const t0 = performance.now();
-  const r = spawnSync('npx', ['--no-install', 'promptfoo', 'eval', '-c', 'promptfooconfig.sweep.ts', '-o', out, '--no-cache', '--no-table', '--no-progress-bar'], {
-    cwd: ROOT,
-    env,
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
-  if (r.status !== 0) process.stderr.write(r.stderr.slice(-3000));
+  const child = spawn('npx', ['--no-install', 'promptfoo', 'eval', '-c', 'promptfooconfig.sweep.ts', '-o', out, '--no-cache', '--no-table', '--no-progress-bar'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-3000)));
+  const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  if (code !== 0) process.stderr.write(stderr);
   const reqs = fake.requests.slice(before);
-  return { seconds: (performance.now() - t0) / 1000, code: r.status, requests: reqs.length, passages: reqs.reduce((a, q) => a + ((q.body?.texts ?? q.body?.documents)?.length ?? 0), 0) };
+  return { seconds: (performance.now() - t0) / 1000, code, requests: reqs.length, passages: reqs.reduce((a, q) => a + ((q.body?.texts ?? q.body?.documents)?.length ?? 0), 0) };
 }
 
 try {
-  const first = run(join(dir, 'first.jsonl'));
-  const again = run(join(dir, 'again.jsonl'));
+  const first = await run(join(dir, 'first.jsonl'));
+  const again = await run(join(dir, 'again.jsonl'));
   const parsed = readResultsFile(join(dir, 'first.jsonl'));
   const f4 = (x: number) => x.toFixed(4);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
