@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readResultsFile } from '../src/results/stream.ts';
+import { rerankReport } from '../src/results/summary.ts';
 import { startFakeRerankApi } from '../test/helpers/fake-rerank-apis.ts';
 
 const { values } = parseArgs({ options: { rerankers: { type: 'string', default: 'tei:rerank' }, keep: { type: 'string' } } });
@@ -72,6 +73,15 @@ try {
     console.log(
       `| ${c.label} | ${ranked.length}${c.queries.some((q) => q.error) ? ` (${c.queries.filter((q) => q.error).length} errored)` : ''} | ${f4(mean(ranked.map((q) => q.retrieval!.recall_at_3)))} | ${f4(mean(ranked.map((q) => q.retrieval!.mrr)))} | ${f4(mean(ranked.map((q) => q.retrieval!.ndcg_at_10)))} | ${b} |`,
     );
+  }
+  console.log('\nthe rerank stage (per-stage metrics over the reranked rows; latency is the stage\'s own):\n');
+  console.log('| column | first-stage Recall@budget | first-stage Recall@3 | gain Recall@3 | gain nDCG@10 | stage p50 / p95 ms | requests / query |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const c of parsed.columns) {
+    const r = rerankReport(c.queries);
+    if (!r) continue;
+    const n = (x: number | null, d = 4) => (x === null ? 'n/a' : x.toFixed(d));
+    console.log(`| ${c.label} | ${n(r.first_stage_recall_at_budget)} | ${n(r.first_stage_recall_at_3)} | ${n(r.rerank_gain_recall_at_3)} | ${n(r.rerank_gain_ndcg_at_10)} | ${n(r.latency_ms.p50, 1)} / ${n(r.latency_ms.p95, 1)} | ${n(r.requests_per_query, 2)} |`);
   }
   const rerankedRows = parsed.columns.filter((c) => !/no-rerank$/.test(c.label)).reduce((a, c) => a + c.queries.length, 0);
   console.log(
