@@ -4,7 +4,7 @@
  * real `npx promptfoo eval` there and `npx rankgate gate` on its output. Plus the choices init makes from the
  * golden set (floors by size, routing only when routes are stated, the workflow's paths) and its refusals.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,6 +19,15 @@ import { startFakeLlm } from '../helpers/fake-llm.ts';
 import { fakeEnv, startFakeEmbeddingApi } from '../helpers/fake-embedding-apis.ts';
 import { consumerRepo, helpdeskFiles, packRankgate, removeDir, run, tempDir, RANKGATE_BIN, FIXTURES } from './helpers.ts';
 
+/**
+ * One `npm pack` for the file (~2 s of CPU each): both end-to-end tests install rankgate from the same tarball into
+ * a repository of their own (consumerRepo unpacks it afresh per repository; only the .tgz is shared, read-only).
+ */
+const packDir = tempDir('init-pack');
+after(() => removeDir(packDir));
+let tarball: string | undefined;
+const packedRankgate = (): string => (tarball ??= packRankgate(packDir));
+
 async function workflowErrors(text: string): Promise<string[]> {
   const r = parseWorkflow({ name: 'search-eval.yml', content: text }, new NoOperationTraceWriter());
   if (r.value) await convertWorkflowTemplate(r.context, r.value);
@@ -31,8 +40,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
   const repo = join(tmp, 'helpdesk');
   mkdirSync(repo);
   try {
-    const tarball = packRankgate(tmp);
-    consumerRepo(repo, tarball);
+    consumerRepo(repo, packedRankgate());
     helpdeskFiles(repo);
     // what the tarball ships: the runtime, not the repo's tests, benchmarks or demo data
     const pkg = join(repo, 'node_modules', 'rankgate');
@@ -223,7 +231,7 @@ test('init --url: the written config evaluates a team\'s HTTP search service, an
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/search`;
   try {
-    consumerRepo(repo, packRankgate(tmp));
+    consumerRepo(repo, packedRankgate());
     helpdeskFiles(repo);
     const env = { PROMPTFOO_CONFIG_DIR: join(tmp, 'promptfoo-home'), NODE_OPTIONS: undefined };
     const init = await run('npx', ['--no-install', 'rankgate', 'init', '--golden', 'eval/golden.yaml', '--url', url], { cwd: repo, env });

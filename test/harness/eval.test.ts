@@ -23,7 +23,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURE, close, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
+import { FIXTURE, close, fixtureEvalInto, promptfooEval, rankgate, tempDir, type RunResult } from './helpers.ts';
 import { resummarise } from '../gate/helpers.ts';
 import { sealBaseline } from '../../src/gate/baseline.ts';
 
@@ -38,7 +38,9 @@ describe('promptfoo eval of the harness fixture', () => {
 
   before(async () => {
     writeFileSync(lenient, 'overall:\n  recall_at_3: 0.5\ncategories:\n  technique_boundary:\n    routing_accuracy: 1.0\n');
-    strictRun = await promptfooEval(CONFIG, out);
+    // the plain fixture eval is run once per `npm test` and shared with test/reliability/signals.test.ts (helpers.ts:
+    // fixtureEvalRun): its exit code and output, and a copy of its results and re-gate record here (out)
+    strictRun = await fixtureEvalInto(dir);
     doc = JSON.parse(readFileSync(out, 'utf8'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));

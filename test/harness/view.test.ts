@@ -118,8 +118,9 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     }
   });
 
-  // One Chromium for the file (a start costs seconds of CPU); every check gets its own fresh context (no shared
-  // cookies, storage or cache between pages).
+  // One Chromium for the file (a start costs seconds of CPU); every page gets its own fresh context (no shared
+  // cookies, storage or cache between pages). An eval's page in `promptfoo view` is loaded once (evalPage) and read
+  // by every check of that eval: rendering the 7-column sweep costs seconds of CPU on a loaded 2-core machine.
   let browser: import('playwright-core').Browser | undefined;
   after(async () => {
     view?.kill('SIGTERM');
@@ -127,12 +128,37 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>, viewport = { width: 1600, height: 1000 }): Promise<T> {
+  async function launched(): Promise<import('playwright-core').Browser> {
     if (!browser) {
       const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     }
-    const context = await browser.newContext({ viewport });
+    return browser;
+  }
+
+  /**
+   * The eval's page in `promptfoo view`, loaded once in a context of its own (kept until the browser closes) and
+   * shared by the checks of that eval: they read it, and one (the sweep's metrics dialog) opens and closes a dialog
+   * after the reads. A load that fails is not kept: the next check loads it again.
+   */
+  const evalPages = new Map<string, Promise<import('playwright-core').Page>>();
+  function evalPage(doc: PfDoc): Promise<import('playwright-core').Page> {
+    let p = evalPages.get(doc.evalId);
+    if (!p) {
+      p = (async () => {
+        const context = await (await launched()).newContext({ viewport: { width: 1600, height: 1000 } });
+        const page = await context.newPage();
+        await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
+        return page;
+      })();
+      evalPages.set(doc.evalId, p);
+      p.catch(() => evalPages.delete(doc.evalId));
+    }
+    return p;
+  }
+
+  async function withPage<T>(fn: (page: import('playwright-core').Page, errors: string[]) => Promise<T>, viewport = { width: 1600, height: 1000 }): Promise<T> {
+    const context = await (await launched()).newContext({ viewport });
     try {
       const page = await context.newPage();
       const errors: string[] = [];
@@ -147,41 +173,41 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   }
 
   async function checkEval(t: { diagnostic(msg: string): void }, doc: PfDoc, shot: string): Promise<void> {
-    await withPage(async (page) => {
-      await page.goto(`http://127.0.0.1:${port}/eval/${doc.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
-      await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: WAIT });
-      await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: WAIT });
-      const body = await page.innerText('body');
-      // The eval's title (its description, set by the afterAll hook) starts with the gate's verdict.
-      const description = String((JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { config: { description: string } }).config.description);
-      assert.match(description, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
-      assert.ok(body.includes(description), `the verdict is on the page: ${description}`);
-      // and every column's header carries its own verdict (the prompt label under the chips)
-      for (const p of (JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { results: { prompts: { label: string }[] } }).results.prompts) {
-        assert.match(p.label, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
-        assert.ok(body.includes(p.label), `column verdict on the page: ${p.label}`);
-      }
-      // The headline of every column is the success rate of the results JSON (query met its golden expectation).
-      const shown = [...body.matchAll(/(\d+\.\d\d)% passing/g)].map((m) => m[1]);
-      assert.deepEqual(shown, successRates(doc), 'headline % passing per column = rows with success / rows');
-      // Column headers name the configurations.
-      for (const p of doc.results.prompts) assert.ok(body.includes(p.provider), `column '${p.provider}' on the page`);
-      // An output cell shows the ranked list with a title and a route line, not JSON.
-      assert.match(body, /route (search|no_results|practice_bridge) · /);
-      assert.match(body, /#1 [✓~ ] (The Lamp Within|The River Of Sorrow|The Purposeful Life|Antar Deep|The Wave And The Ocean|La Lampara Interior)/i);
-      assert.doesNotMatch(body, /\{"ids":\[/, 'no raw JSON in the cells');
-      // Key metrics first: "#1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
-      const chips = page.locator('[data-testid="metric-name-#1 Recall@3"]');
-      assert.ok((await chips.count()) >= doc.results.prompts.length + 1, 'in every column header and in the rows');
-      assert.ok(await chips.first().isVisible());
-      assert.ok(await page.locator('[data-testid="metric-name-#2 MRR@10"]').first().isVisible());
-      assert.ok(await page.locator('[data-testid="metric-name-#3 nDCG@10"]').first().isVisible());
-      // Only the query is a variable column (id, category, language are metadata).
-      const headers = (await page.locator('thead th').allInnerTexts()).map((t) => t.trim().toLowerCase());
-      for (const v of ['category', 'language', 'id']) assert.ok(!headers.includes(v), `no '${v}' column (headers: ${headers.slice(0, 6).join(' | ')})`);
-      await page.screenshot({ path: shot });
-      note(t, `screenshot: ${shot}`);
-    });
+    const page = await evalPage(doc);
+    await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: WAIT });
+    await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: WAIT });
+    const body = await page.innerText('body');
+    // The eval's title (its description, set by the afterAll hook) starts with the gate's verdict.
+    const description = String((JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { config: { description: string } }).config.description);
+    assert.match(description, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
+    assert.ok(body.includes(description), `the verdict is on the page: ${description}`);
+    // and every column's header carries its own verdict (the prompt label under the chips)
+    for (const p of (JSON.parse(readFileSync(doc === def ? defaultOut : sweepOut, 'utf8')) as { results: { prompts: { label: string }[] } }).results.prompts) {
+      assert.match(p.label, /^\[gate (PASS|FAIL|ERROR|report only, would be (PASS|FAIL|ERROR)) \(exit [012]\): /);
+      assert.ok(body.includes(p.label), `column verdict on the page: ${p.label}`);
+    }
+    // The headline of every column is the success rate of the results JSON (query met its golden expectation).
+    const shown = [...body.matchAll(/(\d+\.\d\d)% passing/g)].map((m) => m[1]);
+    assert.deepEqual(shown, successRates(doc), 'headline % passing per column = rows with success / rows');
+    // Column headers name the configurations.
+    for (const p of doc.results.prompts) assert.ok(body.includes(p.provider), `column '${p.provider}' on the page`);
+    // An output cell shows the ranked list with a title and a route line, not JSON.
+    assert.match(body, /route (search|no_results|practice_bridge) · /);
+    assert.match(body, /#1 [✓~ ] (The Lamp Within|The River Of Sorrow|The Purposeful Life|Antar Deep|The Wave And The Ocean|La Lampara Interior)/i);
+    assert.doesNotMatch(body, /\{"ids":\[/, 'no raw JSON in the cells');
+    // Key metrics first: "#1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
+    const chips = page.locator('[data-testid="metric-name-#1 Recall@3"]');
+    assert.ok((await chips.count()) >= doc.results.prompts.length + 1, 'in every column header and in the rows');
+    assert.ok(await chips.first().isVisible());
+    assert.ok(await page.locator('[data-testid="metric-name-#2 MRR@10"]').first().isVisible());
+    assert.ok(await page.locator('[data-testid="metric-name-#3 nDCG@10"]').first().isVisible());
+    // Only the query is a variable column (id, category, language are metadata).
+    const headers = (await page.locator('thead th').allInnerTexts()).map((t) => t.trim().toLowerCase());
+    for (const v of ['category', 'language', 'id']) assert.ok(!headers.includes(v), `no '${v}' column (headers: ${headers.slice(0, 6).join(' | ')})`);
+    // the page as it opens, whichever check of this eval scrolled it before
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: shot });
+    note(t, `screenshot: ${shot}`);
   }
 
   it('default eval: headline = success rate, readable cells, Recall@3 first, only the query as a var', async (t) => {
@@ -189,52 +215,49 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
   });
 
   it('default eval: a missed query shows what was expected and that it is not in the top 10', async (t) => {
-    await withPage(async (page) => {
-      await page.goto(`http://127.0.0.1:${port}/eval/${def.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
-      const cell = page.locator('td', { hasText: /MISS(?: \([a-z0-9 -]+\))?: expected/ }).first();
-      await cell.waitFor({ timeout: WAIT });
-      await cell.scrollIntoViewIfNeeded();
-      const text = await cell.innerText();
-      // the cell's route line (src/report/output-text.ts) and the rank assertion's reason name the expected document
-      assert.match(text, /route \w+ · MISS(?: \([a-z0-9 -]+\))?: expected .+ \(grade \d\)(?: \+\d+ more)?, not in the top \d+/);
-      assert.match(text, /no relevant reference returned: expected .+, not in the top \d+/);
-      const shot = join(SHOTS, 'view-miss-cell.png');
-      await cell.screenshot({ path: shot });
-      note(t, `screenshot: ${shot}`);
-    });
+    const page = await evalPage(def);
+    const cell = page.locator('td', { hasText: /MISS(?: \([a-z0-9 -]+\))?: expected/ }).first();
+    await cell.waitFor({ timeout: WAIT });
+    await cell.scrollIntoViewIfNeeded();
+    const text = await cell.innerText();
+    // the cell's route line (src/report/output-text.ts) and the rank assertion's reason name the expected document
+    assert.match(text, /route \w+ · MISS(?: \([a-z0-9 -]+\))?: expected .+ \(grade \d\)(?: \+\d+ more)?, not in the top \d+/);
+    assert.match(text, /no relevant reference returned: expected .+, not in the top \d+/);
+    const shot = join(SHOTS, 'view-miss-cell.png');
+    await cell.screenshot({ path: shot });
+    note(t, `screenshot: ${shot}`);
   });
 
   it('quick sweep: the same for all 7 columns, and the metrics dialog shows derived means as values', async (t) => {
     assert.equal(sweep.results.prompts.length, 7);
     await checkEval(t, sweep, join(SHOTS, 'view-sweep.png'));
-    await withPage(async (page) => {
-      await page.goto(`http://127.0.0.1:${port}/eval/${sweep.evalId}`, { waitUntil: 'networkidle', timeout: WAIT });
-      await page.locator('[data-testid="toggle-show-more"]').first().click({ timeout: WAIT });
-      const dialog = page.locator('[role="dialog"]').first();
-      await dialog.waitFor({ timeout: WAIT });
-      // The key metrics are the dialog's first rows too (its own sort puts '#1 ...' before letters).
-      const firstRows = (await dialog.locator('tbody tr').allInnerTexts()).slice(0, 4).map((t) => t.trim().split(/\s/)[0]);
-      assert.deepEqual(firstRows, ['#1', '#2', '#3', '#4'], 'key metrics first in the metrics dialog');
-      await dialog.getByPlaceholder('Search...').fill('avg_recall_at_3');
-      const row = dialog.locator('tr', { hasText: 'avg_recall_at_3' }).first();
-      await row.waitFor({ timeout: WAIT });
-      const text = await row.innerText();
-      // avg_recall_at_3 of the first column, as a percentage (weight 1 set by the afterAll hook), never "0.00%".
-      const shipped = JSON.parse(readFileSync(sweepOut, 'utf8')).results.prompts[0].metrics.namedScores.avg_recall_at_3 as number;
-      assert.ok(text.includes(`${(100 * shipped).toFixed(2)}%`), `dialog row shows ${(100 * shipped).toFixed(2)}%: ${text.replace(/\s+/g, ' ')}`);
-      const shot = join(SHOTS, 'view-sweep-metrics-dialog.png');
-      await page.screenshot({ path: shot });
-      note(t, `screenshot: ${shot}`);
-      // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
-      await page.keyboard.press('Escape');
-      await dialog.waitFor({ state: 'hidden', timeout: WAIT });
-      await page.getByText('Show Charts').first().click({ timeout: WAIT });
-      // drawn: promptfoo's chart canvases are on the page (not a fixed wait)
-      await page.locator('canvas').first().waitFor({ state: 'visible', timeout: WAIT });
-      const charts = join(SHOTS, 'view-sweep-charts.png');
-      await page.screenshot({ path: charts });
-      note(t, `screenshot: ${charts}`);
-    });
+    // the page checkEval read (loaded once): the dialog opens on it as on a fresh load
+    const page = await evalPage(sweep);
+    await page.locator('[data-testid="toggle-show-more"]').first().click({ timeout: WAIT });
+    const dialog = page.locator('[role="dialog"]').first();
+    await dialog.waitFor({ timeout: WAIT });
+    // The key metrics are the dialog's first rows too (its own sort puts '#1 ...' before letters).
+    const firstRows = (await dialog.locator('tbody tr').allInnerTexts()).slice(0, 4).map((t) => t.trim().split(/\s/)[0]);
+    assert.deepEqual(firstRows, ['#1', '#2', '#3', '#4'], 'key metrics first in the metrics dialog');
+    await dialog.getByPlaceholder('Search...').fill('avg_recall_at_3');
+    const row = dialog.locator('tr', { hasText: 'avg_recall_at_3' }).first();
+    await row.waitFor({ timeout: WAIT });
+    const text = await row.innerText();
+    // avg_recall_at_3 of the first column, as a percentage (weight 1 set by the afterAll hook), never "0.00%".
+    const shipped = JSON.parse(readFileSync(sweepOut, 'utf8')).results.prompts[0].metrics.namedScores.avg_recall_at_3 as number;
+    assert.ok(text.includes(`${(100 * shipped).toFixed(2)}%`), `dialog row shows ${(100 * shipped).toFixed(2)}%: ${text.replace(/\s+/g, ' ')}`);
+    const shot = join(SHOTS, 'view-sweep-metrics-dialog.png');
+    await page.screenshot({ path: shot });
+    note(t, `screenshot: ${shot}`);
+    // promptfoo's own charts (Show Charts): documented in docs/view.md (the scatter says "Prompt 1/2 Score").
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden', timeout: WAIT });
+    await page.getByText('Show Charts').first().click({ timeout: WAIT });
+    // drawn: promptfoo's chart canvases are on the page (not a fixed wait)
+    await page.locator('canvas').first().waitFor({ state: 'visible', timeout: WAIT });
+    const charts = join(SHOTS, 'view-sweep-charts.png');
+    await page.screenshot({ path: charts });
+    note(t, `screenshot: ${charts}`);
   });
 
   it('rankgate report: one self-contained HTML file, one chart per section, no console errors, loads offline', async (t) => {

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, CORPUS, FIXTURES, ROOT, copyIndexFixture, killChildren, promptfooEval, rankgate, spawnNode, tempDir } from './helpers.ts';
+import { fixtureEvalInto } from '../harness/helpers.ts';
 
 after(killChildren);
 
@@ -54,8 +55,10 @@ describe('interrupting rankgate gate --update-baseline', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('the baseline is always the old or the new one, whole', async () => {
-    const out = join(dir, 'results.json');
-    const ev = await promptfooEval(join(ROOT, 'test', 'fixtures', 'harness', 'promptfooconfig.yaml'), out).result;
+    // the harness fixture's plain eval, run once per `npm test` and shared with test/harness/eval.test.ts
+    // (test/harness/helpers.ts: fixtureEvalRun); a copy of its results and re-gate record here
+    const ev = await fixtureEvalInto(dir);
+    const out = ev.results;
     assert.ok(readFileSync(out, 'utf8').length > 100, ev.stderr.slice(-2000));
     const baseline = join(dir, 'baseline.json');
     const oldText = JSON.stringify({ rankgate_baseline: 1, created: 'old', column: 'x', config: {}, summary: {}, queries: {} }, null, 2) + '\n';
