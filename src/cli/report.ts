@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
+import { safeTerminal } from '../util/terminal.ts';
 import type { ParsedResults } from '../results/read.ts';
 import { parseCliArgs } from './args.ts';
 import { envFlag } from '../util/env.ts';
@@ -72,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   console.error(
     `rankgate report: wrote ${values.html} (${(bytes / 1024).toFixed(0)} KB, ${data.columns.length} column(s), ${data.sweep.length} sweep panel(s)) in ${((Date.now() - t0) / 1000).toFixed(1)} s` +
-      (data.gate ? `; verdict for '${data.gate.column}': ${data.gate.word} (exit ${data.gate.code})` : ''),
+      (data.gate ? `; verdict for '${safeTerminal(data.gate.column)}': ${data.gate.word} (exit ${data.gate.code})` : ''),
   );
   return 0;
 }

@@ -5,6 +5,7 @@
  */
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { UserError } from '../errors.ts';
+import { safeTerminalTsv } from '../util/terminal.ts';
 import { suggest } from '../util/suggest.ts';
 import { MeasureSpecError, parseMeasureSpecs, type MeasureRequest } from '../metrics/evaluate.ts';
 import { Qrels, RunReader } from '../metrics/trecfast.ts';
@@ -200,7 +201,9 @@ export async function run(argv: string[]): Promise<number> {
     if (out) console.log(out);
     return 0;
   }
-  await new Promise<void>((res, rej) => process.stdout.write(out, (err) => (err ? rej(err) : res())));
+  // a query id with ESC or other controls must not drive the terminal or forge lines; tabs and newlines are the format
+  const safe = safeTerminalTsv(out);
+  await new Promise<void>((res, rej) => process.stdout.write(safe, (err) => (err ? rej(err) : res())));
   return 0;
 }
 

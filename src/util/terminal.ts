@@ -32,3 +32,21 @@ export function safeTerminalLines(text: string): string {
 export function safeTerminalEntry(text: string): string {
   return text.split(/\n(?= {2})/).map(safeTerminal).join('\n');
 }
+
+/**
+ * Tab-separated output (`rankgate trec-eval`, byte-compatible with trec_eval): tabs and line breaks are the format and
+ * stay; every other control character in a field (an id holding ESC, C1 or bidi controls) is escaped. Bytes are
+ * returned unchanged when there is nothing to escape, so ordinary output stays byte-identical to trec_eval's.
+ */
+export function safeTerminalTsv(out: Buffer): Buffer {
+  const hostile = out.some((b) => (b < 0x20 && b !== 0x09 && b !== 0x0a) || b === 0x7f) || /[\u0080-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(out.toString('utf8'));
+  if (!hostile) return out;
+  return Buffer.from(
+    out
+      .toString('utf8')
+      .split('\n')
+      .map((line) => line.split('\t').map(safeTerminal).join('\t'))
+      .join('\n'),
+    'utf8',
+  );
+}

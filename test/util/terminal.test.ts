@@ -61,3 +61,27 @@ test('search, compare and judge agreement print a hostile chunk id, snippet, rou
     assert.equal(text.trimEnd().split('\n').length, lines, `${name}:\n${text}`);
   }
 });
+
+test('trec-eval: a query id holding ESC or a bidi control is escaped in its tab-separated output; ordinary output is byte-identical', async () => {
+  const { safeTerminalTsv } = await import('../../src/util/terminal.ts');
+  const plain = Buffer.from('map\tq1\t0.5000\nmap\tall\t0.5000\n');
+  assert.equal(safeTerminalTsv(plain), plain, 'nothing to escape: the same bytes');
+  const hostile = Buffer.from('map\tq\u001b[2J1\t0.5000\nP_5\tq\u202e2\t0.2000\n', 'utf8');
+  assert.equal(safeTerminalTsv(hostile).toString('utf8'), 'map\tq\\u001b[2J1\t0.5000\nP_5\tq\\u202e2\t0.2000\n');
+  // through the command: qrels and run with the hostile id
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const dir = mkdtempSync(join(tmpdir(), 'rankgate-tsv-'));
+  try {
+    writeFileSync(join(dir, 'qrels'), 'q\u001b[31m1 0 d1 1\n');
+    writeFileSync(join(dir, 'run'), 'q\u001b[31m1 Q0 d1 1 1.0 r\n');
+    const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'rankgate.js'), 'trec-eval', '-q', '-m', 'map', join(dir, 'qrels'), join(dir, 'run')], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(!r.stdout.includes('\u001b'), 'no raw ESC reaches the terminal');
+    assert.match(r.stdout, /^map\s+q\\u001b\[31m1\s+1\.0000$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
