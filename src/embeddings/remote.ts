@@ -18,7 +18,7 @@
  * or not finite, an oversized body or a body without the vectors is an EmbedderCallError (code 'MalformedResponse')
  * naming the embedder, the endpoint, what was wrong and (`textIndex`) the text; it is not retried.
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens } from '../util/tokens.ts';
 import type { Embedder, EmbedInputType } from './types.ts';
 import { embedAnswerCap, l2normalize, vectorProblem } from './vector.ts';
 import { mapLimit } from './bedrock-client.ts';

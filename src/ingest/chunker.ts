@@ -18,7 +18,7 @@
  * - Ids: `<documentId>#c<chunkSize>-<index>`, index 0-based over the whole document, so the same text and
  *   parameters always give the same ids. Prechunked documents (NQ) pass through with their own ids.
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens } from '../util/tokens.ts';
 import { UserError } from '../errors.ts';
 import type { Chunk, ChunkOptions, CorpusDocument, DocumentSection } from './types.ts';
 

@@ -14,7 +14,7 @@
  * Timeouts: RANKGATE_RERANK_TIMEOUT_MS (one attempt, default 30,000) and RANKGATE_RERANK_CALL_TIMEOUT_MS (the call with
  * its retries, default 3 x the attempt).
  */
-import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, decode, encode } from '../util/tokens.ts';
 import { EmbedderCallError, displayUrl, postJson, type HttpCallOptions } from '../embeddings/http.ts';
 import { envMs, mapLimit } from '../embeddings/bedrock-client.ts';
 import { scoresFromRows } from './answer.ts';
