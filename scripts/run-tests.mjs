@@ -115,17 +115,9 @@ delete env.NODE_TEST_CONTEXT;
 const t0 = Date.now();
 const child = spawn(
   process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${jobs}`,
-    `--test-reporter=${reporter}`,
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${pathToFileURL(join(root, 'scripts', 'test-events-reporter.mjs')).href}`,
-    `--test-reporter-destination=${eventsFile}`,
-    ...files,
-  ],
+  // node:test's run() in scripts/test-pool.mjs, not `node --test FILE...`: Node 20's CLI sorts the files by name,
+  // which undid the longest-first order above
+  ['--import', 'tsx', join(root, 'scripts', 'test-pool.mjs'), '--jobs', String(jobs), '--reporter', reporter, '--events', eventsFile, '--', ...files],
   { stdio: 'inherit', cwd: root, env },
 );
 const code = await new Promise((res) => child.on('close', (c, sig) => res(c ?? (sig ? 1 : 1))));
