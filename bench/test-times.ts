@@ -68,7 +68,13 @@ try {
 if (tmp) rmSync(tmp, { recursive: true, force: true });
 
 const run = events.find((e) => e.type === 'run');
-const rel = (f?: string) => (f ? relative(ROOT, f) : '?');
+// a run kept in another checkout (a clean clone) names its files from its own root: shown from test/ as here
+const rel = (f?: string) => {
+  if (!f) return '?';
+  const r = relative(ROOT, f);
+  const i = r.startsWith('..') ? r.lastIndexOf('/test/') : -1;
+  return i >= 0 ? r.slice(i + 1) : r;
+};
 const perFile = new Map<string, { ms: number; tests: number }>();
 const tests: { file: string; name: string; ms: number }[] = [];
 for (const e of events) {
