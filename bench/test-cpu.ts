@@ -12,8 +12,9 @@
  * - CPU by kind of process: test files, `promptfoo eval`, each `rankgate` command, other Node programs, with counts
  *   and the mean per process;
  * - CPU by test file, each file's child processes counted to it (found through the ancestors).
- * Processes that are not Node (the Postgres server, Chromium, npm's shell) and Node processes whose tests clear
- * NODE_OPTIONS (the npx runs of test/cli/init and team-pr) are not recorded: they are the "not recorded" line.
+ * Processes that are not Node (Chromium, npm's shell) and Node processes whose tests clear NODE_OPTIONS (the npx runs
+ * of test/cli/init and team-pr) are not recorded: they are the "not recorded" line. A server started before the run
+ * (CI's Postgres) is not the run's child and is in neither figure.
  * Prints figures; asserts nothing. The preload changes nothing but writing one small file per process at exit.
  */
 import { spawn } from 'node:child_process';
@@ -133,7 +134,7 @@ const recorded = recs.reduce((a, r) => a + r.cpu, 0);
 const s1 = (x: number) => x.toFixed(1);
 console.log(`\n(run-tests exit ${code})`);
 console.log(`\nwall ${s1(wall)} s; CPU of all its processes ${all === undefined ? '(not readable here)' : `${s1(all)} s, ${((100 * all) / wall).toFixed(0)}% of one core`}; recorded in ${recs.length} Node processes: ${s1(recorded)} s`);
-if (all !== undefined) console.log(`not recorded (Postgres, Chromium, npm and shells, Node without NODE_OPTIONS): ${s1(all - recorded)} s`);
+if (all !== undefined) console.log(`not recorded (Chromium, npm and shells, Node run without NODE_OPTIONS; a server started before the run, such as CI's Postgres, is in neither figure): ${s1(all - recorded)} s`);
 
 const kinds = new Map<string, { cpu: number; n: number }>();
 for (const r of recs) {
