@@ -18,7 +18,7 @@
  * or not finite, an oversized body or a body without the vectors is an EmbedderCallError (code 'MalformedResponse')
  * naming the embedder, the endpoint, what was wrong and (`textIndex`) the text; it is not retried.
  */
-import { countTokens } from '../util/tokens.ts';
+import { batchByTokens } from '../util/tokens.ts';
 import type { Embedder, EmbedInputType } from './types.ts';
 import { embedAnswerCap, l2normalize, vectorProblem } from './vector.ts';
 import { mapLimit } from './bedrock-client.ts';
@@ -217,23 +217,7 @@ export function createHttpEmbedder(spec: EmbedderSpec, opts: HttpEmbedderOptions
   };
 
   /** Batches within the input count and the token budget (by o200k estimate), in input order. */
-  const batches = (texts: readonly string[]): string[][] => {
-    const out: string[][] = [];
-    let cur: string[] = [];
-    let tok = 0;
-    for (const t of texts) {
-      const n = Number.isFinite(tokenBudget) ? countTokens(t) : 0;
-      if (cur.length && (cur.length >= maxBatch || tok + n > tokenBudget)) {
-        out.push(cur);
-        cur = [];
-        tok = 0;
-      }
-      cur.push(t);
-      tok += n;
-    }
-    if (cur.length) out.push(cur);
-    return out;
-  };
+  const batches = (texts: readonly string[]): string[][] => batchByTokens(texts, maxBatch, tokenBudget);
 
   // Empty inputs are refused by OpenAI ("cannot be an empty string") and give no vector on some servers: send a space.
   const prepare = (t: string) => (t.trim() ? t : ' ');

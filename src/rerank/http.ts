@@ -14,7 +14,7 @@
  * Timeouts: RANKGATE_RERANK_TIMEOUT_MS (one attempt, default 30,000) and RANKGATE_RERANK_CALL_TIMEOUT_MS (the call with
  * its retries, default 3 x the attempt).
  */
-import { countTokens, decode, encode } from '../util/tokens.ts';
+import { batchByTokens, countTokens, decode, encode } from '../util/tokens.ts';
 import { EmbedderCallError, displayUrl, postJson, type HttpCallOptions } from '../embeddings/http.ts';
 import { envMs, mapLimit } from '../embeddings/bedrock-client.ts';
 import { scoresFromRows } from './answer.ts';
@@ -106,25 +106,10 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
     return { scores, usage };
   };
 
-  /** Batches within the passage count (and Voyage's token budget), in input order. */
+  /** Batches within the passage count (and Voyage's token budget: the query counts with every passage), in input order. */
   const batches = (query: string, docs: readonly string[]): string[][] => {
-    const out: string[][] = [];
     const budget = spec.family === 'voyage' ? 0.75 * VOYAGE_REQUEST_TOKENS : Infinity;
-    const q = Number.isFinite(budget) ? countTokens(query) : 0;
-    let cur: string[] = [];
-    let tok = 0;
-    for (const d of docs) {
-      const n = Number.isFinite(budget) ? q + countTokens(d) : 0;
-      if (cur.length && (cur.length >= maxBatch || tok + n > budget)) {
-        out.push(cur);
-        cur = [];
-        tok = 0;
-      }
-      cur.push(d);
-      tok += n;
-    }
-    if (cur.length) out.push(cur);
-    return out;
+    return batchByTokens(docs, maxBatch, budget, Number.isFinite(budget) ? countTokens(query) : 0);
   };
 
   return {

@@ -27,3 +27,26 @@ export const countTokens = (text: string): number => o200k().countTokens(text);
 export const encode = (text: string): number[] => o200k().encode(text);
 /** The text of o200k token ids. */
 export const decode = (tokens: number[]): string => o200k().decode(tokens);
+
+/**
+ * Split `texts` into batches, in input order, of at most `maxBatch` texts and at most `budget` o200k tokens each, a
+ * text counting `perText` tokens more than its own (a reranker sends the query with every passage). A text over the
+ * budget alone still gets a batch of its own. With an infinite budget nothing is tokenised.
+ */
+export function batchByTokens(texts: readonly string[], maxBatch: number, budget = Infinity, perText = 0): string[][] {
+  const out: string[][] = [];
+  let cur: string[] = [];
+  let tok = 0;
+  for (const t of texts) {
+    const n = Number.isFinite(budget) ? perText + countTokens(t) : 0;
+    if (cur.length && (cur.length >= maxBatch || tok + n > budget)) {
+      out.push(cur);
+      cur = [];
+      tok = 0;
+    }
+    cur.push(t);
+    tok += n;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
