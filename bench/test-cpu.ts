@@ -21,24 +21,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parseRunArgs } from './run-args.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const argv = process.argv.slice(2);
-const dashdash = argv.indexOf('--');
-const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
-const pass = dashdash < 0 ? [] : argv.slice(dashdash + 1);
-let top = 25;
-for (let i = 0; i < own.length; i++) {
-  if (own[i] === '--top') top = Number(own[++i]);
-  else {
-    console.error(`test-cpu: unknown argument '${own[i]}' (usage: bench/test-cpu.ts [--top N] [-- RUN-TESTS ARGS])`);
-    process.exit(2);
-  }
-}
-if (!Number.isInteger(top) || top < 1) {
-  console.error('test-cpu: --top expects a whole number >= 1');
-  process.exit(2);
-}
+const { top, pass } = parseRunArgs(process.argv.slice(2), 'test-cpu', 'bench/test-cpu.ts [--top N] [-- RUN-TESTS ARGS]', 25);
 
 const tmp = mkdtempSync(join(tmpdir(), 'rankgate-test-cpu-'));
 const records = join(tmp, 'records');

@@ -14,26 +14,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parseRunArgs } from './run-args.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const argv = process.argv.slice(2);
-const dashdash = argv.indexOf('--');
-const own = dashdash < 0 ? argv : argv.slice(0, dashdash);
-const pass = dashdash < 0 ? [] : argv.slice(dashdash + 1);
-let top = 20;
-let eventsFile: string | undefined;
-for (let i = 0; i < own.length; i++) {
-  if (own[i] === '--top') top = Number(own[++i]);
-  else if (own[i] === '--events') eventsFile = own[++i];
-  else {
-    console.error(`test-times: unknown argument '${own[i]}' (usage: bench/test-times.ts [--top N] [--events FILE] [-- RUN-TESTS ARGS])`);
-    process.exit(2);
-  }
-}
-if (!Number.isInteger(top) || top < 1) {
-  console.error('test-times: --top expects a whole number >= 1');
-  process.exit(2);
-}
+const { top, flags, pass } = parseRunArgs(process.argv.slice(2), 'test-times', 'bench/test-times.ts [--top N] [--events FILE] [-- RUN-TESTS ARGS]', 20, ['events']);
+let eventsFile = flags.events;
 
 let tmp: string | undefined;
 if (!eventsFile) {
