@@ -21,6 +21,7 @@ import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { canonicalJson } from '../util/seal.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -272,22 +273,10 @@ export function writeBaseline(path: string, b: Baseline): void {
   writeFileAtomic(path, JSON.stringify(sealBaseline(redactConfig(b)), null, 2) + '\n');
 }
 
-/** JSON with object keys sorted at every level (the seal's canonical form). */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
-}
-
 /** The seal of a baseline's identity: sha256 over the identity block without its seal and the per-query entries. */
 export function sealOf(b: Pick<Baseline, 'identity' | 'queries'>): string {
   const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
-  return createHash('sha256').update(canonical({ identity, queries: b.queries })).digest('hex');
+  return createHash('sha256').update(canonicalJson({ identity, queries: b.queries })).digest('hex');
 }
 
 /** The baseline with its identity sealed (a baseline without an identity block has nothing to seal). */
@@ -646,12 +635,12 @@ export function baselineChangeLine(before: Baseline, beforePath: string, afterPa
   } catch (e) {
     return `LOUD: this pull request CHANGES the baseline ${afterPath}, and its version is not evidence: ${(e as Error).message}`;
   }
-  const key = (b: Baseline) => canonical({ queries: b.queries, summary: b.summary, identity: b.identity ?? null, config: b.config });
+  const key = (b: Baseline) => canonicalJson({ queries: b.queries, summary: b.summary, identity: b.identity ?? null, config: b.config });
   if (key(before) === key(after)) return null;
   const f = (x: number | null | undefined) => (typeof x === 'number' ? x.toFixed(4) : 'n/a');
   const nb = Object.keys(before.queries).length;
   const na = Object.keys(after.queries).length;
-  const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonical(before.queries[id]) !== canonical(after.queries[id])).length;
+  const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonicalJson(before.queries[id]) !== canonicalJson(after.queries[id])).length;
   return (
     `LOUD: this pull request CHANGES the baseline ${afterPath}: Recall@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
     `MRR@10 ${f(before.summary?.overall_mrr_at_10)} -> ${f(after.summary?.overall_mrr_at_10)}, queries ${nb} -> ${na}${changed ? ` (${changed} changed)` : ''}` +

@@ -34,6 +34,7 @@ import type { Column, ParsedResults } from '../results/read.ts';
 import { parseOutput } from '../results/score.ts';
 import type { HarnessHit } from '../results/types.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { canonicalJson } from '../util/seal.ts';
 
 /** The criterion's threshold: points on the 1-5 scale. */
 export const MIN_PREFERENCE = 0.5;
@@ -151,19 +152,7 @@ export interface ReviewResult {
 
 // ------------------------------------------------------------------------------------------------ shared pieces
 
-/** JSON with object keys sorted at every level: the input of a digest. */
-export function canonicalJson(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(canonicalJson).join(',')}]`;
-  if (x && typeof x === 'object') {
-    const o = x as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(x) ?? 'null';
-}
+export { canonicalJson };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { CorpusDocument } from './types.ts';
+import { canonicalJson } from '../util/seal.ts';
 
 export interface CorpusIdentity {
   /** 64 hex characters. */
@@ -22,16 +23,6 @@ export interface CorpusIdentity {
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
-/** JSON with object keys sorted (so the hash does not depend on key order). */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']';
-  if (v && typeof v === 'object') {
-    return '{' + Object.keys(v as object).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .map((k) => JSON.stringify(k) + ':' + canonical((v as Record<string, unknown>)[k])).join(',') + '}';
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
 export function corpusLabel(path: string): string {
   const abs = resolve(path);
   const rel = relative(process.cwd(), abs);
@@ -42,7 +33,7 @@ export function corpusLabel(path: string): string {
 /** sha256 of one document's content (everything but its id): the per-document hash of the corpus identity. */
 export function documentHash(d: CorpusDocument): string {
   const { id: _id, ...content } = d;
-  return sha256(canonical(content));
+  return sha256(canonicalJson(content));
 }
 
 /**
