@@ -5,13 +5,19 @@
  * Kept in full: the hits matching a golden reference (the re-scoring matches passage_substring references without
  * a resolution on content, answer_contains reads it, `rankgate judge agreement` sends exactly these hits to the
  * judge); the top 3 of a no_results query (agreement's items there); the top 10 when the row runs a judge
- * assertion (assertions/judge.ts reads content while the row is graded). Every other hit of the top 3 keeps a
- * short snippet (the report's top results), the rest no content. A hit that matched nothing still matches nothing
- * on a prefix of its content, so re-scoring gives the same scores. The integrity of the top results (which reads
- * the end of each chunk) is computed on the full content first and kept as `integrity`.
+ * assertion (assertions/judge.ts reads content while the row is graded). Every other hit of the top SHOWN_HITS (5,
+ * the blind review's default: src/review) keeps the text the review shows, `shownText(content)` (whitespace collapsed,
+ * cut at SHOWN_CHARS at a word with "…"), its title and heading; the rest no content. The review applies the same
+ * `shownText` to every hit it shows, and `shownText` of a kept snippet is the snippet itself, so a hit kept whole and
+ * one kept as a snippet show the same text: nothing on the review page tells the expected document from the others.
+ * The harness records the rule it was compacted with (`textKept`); rows of an older rankgate have none, and the review
+ * refuses them. A hit that matched nothing still matches nothing on a prefix of its content, so re-scoring gives the
+ * same scores. The integrity of the top results (which reads the end of each chunk) is computed on the full content
+ * first and kept as `integrity`.
  *
  * No hit keeps its per-channel ranks (`channels`: `rankgate search` prints them; no reader of a results file reads
- * them), and a hit without full content keeps only what the readers of a row take (rank, ids, score, the snippet, path).
+ * them), and a hit without full content keeps only what the readers of a row take (rank, ids, score, the snippet,
+ * path; title and heading in the top SHOWN_HITS, which the review shows).
  *
  * The first-stage candidates (metadata.diagnostics) only diagnose a query whose ranking returned nothing relevant
  * (src/results/score.ts bucketOf): every other row drops them.
@@ -27,10 +33,30 @@ import type { SearchDiagnostics } from '../search/types.ts';
 import { checkIntegrity, refMatchesHit, scoreRanking } from './score.ts';
 import type { HarnessMetadata, HarnessOutput } from './types.ts';
 
-/** Characters of content a non-matching top hit keeps. */
-export const SNIPPET_CHARS = 200;
-/** Hits with a snippet (the report's top results: src/results/read.ts QueryRecord.top). */
-export const SNIPPET_TOP = 3;
+/**
+ * Characters of text the blind review shows per hit, and that every non-matching hit of the top SHOWN_HITS keeps (the
+ * report's top results read the same). 300: about two sentences, enough to judge a result by; +~1.2 KB a row on the
+ * demo against the former 200 characters for the top 3 (docs/scale.md).
+ */
+export const SHOWN_CHARS = 300;
+/** Hits with the shown text: the blind review's default number of results per list (src/review DEFAULT_REVIEW_HITS). */
+export const SHOWN_HITS = 5;
+
+/**
+ * The one text rule of the blind review's shown hits: whitespace collapsed, and a text longer than `max` characters cut
+ * to at most `max` with "…" (at the last space when it is past 60% of the cut, never inside a surrogate pair).
+ * Idempotent (a result is at most `max` long and unchanged by a second cut), so the snippet a compact row keeps shows
+ * exactly what the hit's full content would.
+ */
+export function shownText(s: string, max = SHOWN_CHARS): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  if (t.length <= max) return t;
+  let c = t.slice(0, max - 1);
+  const sp = c.lastIndexOf(' ');
+  if (sp > max * 0.6) c = c.slice(0, sp);
+  if (/[\ud800-\udbff]$/.test(c)) c = c.slice(0, -1);
+  return `${c.trimEnd()}…`;
+}
 
 export interface CompactOptions {
   /** Keep the full content of the top 10 (a judge assertion grades this row). */
@@ -49,21 +75,26 @@ export function compactHarness(output: HarnessOutput, golden: GoldenQuery | unde
     const full = (opts.judged && p < 10) || (noResults && p < 3) || refs.some((r) => refMatchesHit(r, h, meta));
     const { channels: _c, ...kept } = h;
     if (full) return kept;
-    if (p < SNIPPET_TOP) {
-      // what QueryRecord.top (src/results/read.ts) and the readers after it take: rank, ids, score, snippet, path
-      return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: cut(h.content ?? '', SNIPPET_CHARS), ...(h.path !== undefined ? { path: h.path } : {}) };
+    if (p < SHOWN_HITS) {
+      // what QueryRecord.top (src/results/read.ts) and the blind review take: rank, ids, score, the shown text, path, title, heading
+      return {
+        rank: h.rank,
+        chunkId: h.chunkId,
+        documentId: h.documentId,
+        score: h.score,
+        content: shownText(h.content ?? ''),
+        ...(h.path !== undefined ? { path: h.path } : {}),
+        ...(h.title !== undefined ? { title: h.title } : {}),
+        ...(h.heading !== undefined ? { heading: h.heading } : {}),
+      };
     }
-    // below the top 3: what scoring and the ranking need (a path reference matches on path); the readable cell has the rest
+    // below the shown hits: what scoring and the ranking need (a path reference matches on path); the readable cell has the rest
     return { rank: h.rank, chunkId: h.chunkId, documentId: h.documentId, score: h.score, content: '', ...(byPath && h.path !== undefined ? { path: h.path } : {}) };
   });
-  return { ...output, hits, integrity };
-}
-
-function cut(s: string, max: number): string {
-  if (s.length <= max) return s;
-  const c = s.slice(0, max);
-  const sp = c.lastIndexOf(' ');
-  return (sp > max * 0.6 ? c.slice(0, sp) : c) + '…';
+  // the rule of the first compaction (a fresh output has no integrity yet); a re-compaction (the re-gate record) keeps
+  // what the row says, and a row of an older rankgate stays without one (its snippets were shorter)
+  const textKept = output.textKept ?? (output.integrity === undefined ? { hits: SHOWN_HITS, chars: SHOWN_CHARS } : undefined);
+  return { ...output, hits, integrity, ...(textKept ? { textKept } : {}) };
 }
 
 /** The row's diagnostics without the candidate lists when its failure bucket cannot need them (a relevant result was returned, or none is expected). */

@@ -39,6 +39,11 @@ export interface HarnessOutput {
   answer?: string;
   /** Integrity of the top results computed on the full content before the row was compacted (src/results/compact.ts). */
   integrity?: IntegrityIssue[];
+  /**
+   * What the row's compaction kept (src/results/compact.ts): each of the top `hits` hits keeps at least shownText(content,
+   * `chars`), the blind review's text; absent on rows of an older rankgate (shorter snippets, no text below rank 3).
+   */
+  textKept?: { hits: number; chars: number };
   /** Hits whose content was longer than the maximum per hit and was cut to it (src/results/evidence.ts). */
   contentCut?: { hits: number; maxChars: number; longest: number };
 }

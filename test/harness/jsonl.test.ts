@@ -17,15 +17,17 @@ describe('JSONL and the re-gate record on the default eval', () => {
   const dir = tempDir('jsonl');
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('rows are compact: no content below the top 3 unless a reference matches it, no candidates on a found query', async () => {
+  it('rows are compact: no content below the top 5 unless a reference matches it, the shown text above, no candidates on a found query', async () => {
     const r = await defaultEvalRun();
     const rows = JSON.parse(readFileSync(r.results, 'utf8')).results.results as any[];
     assert.ok(rows.length > 0);
     for (const row of rows) {
       const h = row.response.metadata.harness;
       assert.ok(Array.isArray(h.integrity), `${row.testCase.metadata.id}: integrity computed before compaction`);
-      for (const hit of h.hits.filter((x: { rank: number }) => x.rank > 3)) {
-        if (hit.content) assert.ok(row.testCase.metadata.golden.expected.length > 0, 'content below the top 3 only for a matching hit');
+      assert.deepEqual(h.textKept, { hits: 5, chars: 300 }, 'the rule the row was compacted with (the blind review reads it)');
+      for (const hit of h.hits.filter((x: { rank: number }) => x.rank <= 5)) assert.ok(hit.content.length > 0, 'text at every rank the review shows');
+      for (const hit of h.hits.filter((x: { rank: number }) => x.rank > 5)) {
+        if (hit.content) assert.ok(row.testCase.metadata.golden.expected.length > 0, 'content below the top 5 only for a matching hit');
         else assert.deepEqual(Object.keys(hit).sort(), ['chunkId', 'content', 'documentId', 'rank', 'score'].concat(hit.path !== undefined ? ['path'] : []).sort());
       }
     }

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readLinesSync } from '../../src/util/lines.ts';
 import { parseResultsObject } from '../../src/results/read.ts';
 import { JSONL_LIMITS, readResultsFile, resultRows } from '../../src/results/stream.ts';
-import { compactGrading, compactHarness, dedupeRowMetadata } from '../../src/results/compact.ts';
+import { compactGrading, compactHarness, dedupeRowMetadata, shownText } from '../../src/results/compact.ts';
 import { afterEach as afterEachHook } from '../../assertions/gate.ts';
 import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
@@ -225,7 +225,7 @@ describe('compact rows (src/results/compact.ts)', () => {
     return f;
   };
   const jsonl = writeRows('results.jsonl', ROWS);
-  it('keeps full content where a reader needs it, a snippet for the rest of the top 3, none below; scores and integrity unchanged', () => {
+  it('keeps full content where a reader needs it, the shown text for the rest of the top 5, none below; scores and integrity unchanged', () => {
     for (const id of IDS) {
       const g = golden(id);
       const h = harness(id);
@@ -233,8 +233,10 @@ describe('compact rows (src/results/compact.ts)', () => {
       assert.deepEqual(scoreRanking(g, c, { harness: c }), scoreRanking(g, h, { harness: h }), id);
       assert.deepEqual(checkIntegrity(c), checkIntegrity(h), `${id}: integrity computed before compaction`);
       assert.deepEqual(checkIntegrity(c, 3), checkIntegrity(h, 3));
-      assert.ok(c.hits[0]!.content.length <= 201 && c.hits[0]!.content.length > 100, `${id}: a snippet at rank 1`);
+      assert.ok(c.hits[0]!.content.length <= 300 && c.hits[0]!.content.length > 200, `${id}: a snippet at rank 1`);
+      assert.equal(c.hits[4]!.content, shownText(harness(id).hits[4]!.content), `${id}: the review's shown text at rank 5`);
       assert.equal(c.hits[5]!.content, '', `${id}: nothing at rank 6`);
+      assert.deepEqual(c.textKept, { hits: 5, chars: 300 }, `${id}: the rule the row was compacted with`);
     }
     const q3 = compactHarness(harness('q3'), golden('q3'), {});
     assert.equal(q3.hits[3]!.content, harness('q3').hits[3]!.content, 'the hit matching the passage keeps its content');
@@ -245,7 +247,7 @@ describe('compact rows (src/results/compact.ts)', () => {
     assert.ok(Buffer.byteLength(JSON.stringify(q1, null, 2)) < Buffer.byteLength(JSON.stringify(harness('q1'), null, 2)) / 3);
   });
 
-  it('no hit keeps its channel ranks; a top-3 snippet keeps only what the readers take (rank, ids, score, content, path)', () => {
+  it('no hit keeps its channel ranks; a top-5 snippet keeps only what the readers take (rank, ids, score, content, path, title, heading)', () => {
     const h = harness('q1');
     h.hits = h.hits.map((x, i) => ({ ...x, path: `books/${x.documentId}.md`, bookSlug: 'b', chapterNumber: i, channels: { keyword: { rank: i + 1, score: 2 } } }));
     const c = compactHarness(h, golden('q1'), { harness: h });
