@@ -39,7 +39,7 @@ import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
 import { expansionSummary, percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
-import { reviewsFromEnv } from '../src/gate/review.ts';
+import { reviewsFromEnv } from '../src/review/evidence.ts';
 import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
 import { currentRunId, digestRows, startRun } from '../src/results/record.ts';

@@ -16,6 +16,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['cli'],
   ['report'],
   ['gate'],
+  ['review'],
   ['results', 'judge'],
   ['golden', 'search'],
   ['ingest', 'rerank'],

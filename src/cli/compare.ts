@@ -166,9 +166,9 @@ async function resultsCompare(
   const { readResultsFile } = await import('../results/stream.ts');
   const { compareResultColumns } = await import('../gate/compare.ts');
   const { comparisonMarkdown, selectionLines } = await import('../report/compare.ts');
-  const { readReviewResult, reviewsFromEnv } = await import('../gate/review.ts');
-  const reviews = opts.review?.length ? opts.review.map(readReviewResult) : reviewsFromEnv();
-  const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats, reviews });
+  const { readReviewResult, reviewsFromEnv } = await import('../review/evidence.ts');
+  const reviews = opts.review?.length ? opts.review.map((p) => readReviewResult(p)) : reviewsFromEnv();
+  const r = compareResultColumns(readResultsFile(file), opts.metric ?? 'ndcg_at_10', { seed: opts.seed, folds: opts.folds, repeats: opts.repeats, reviews, resultsPath: file });
   if (opts.json) {
     process.stdout.write(
       JSON.stringify(

@@ -31,7 +31,7 @@ import { buildReport, expansionSummary } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
 import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
-import { REVIEW_ENV, readReviewResult, reviewsFromEnv } from '../gate/review.ts';
+import { REVIEW_ENV, readReviewResult, reviewsFromEnv } from '../review/evidence.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import { envFlag } from '../util/env.ts';
@@ -172,7 +172,7 @@ export async function run(argv: string[]): Promise<number> {
   if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
   // criterion 4's review results, read (and checked) before the eval runs
-  const reviews = v.review?.length ? v.review.map(readReviewResult) : reviewsFromEnv();
+  const reviews = v.review?.length ? v.review.map((p) => readReviewResult(p)) : reviewsFromEnv();
 
   // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)
   const pf = promptfooForEval();
@@ -238,7 +238,7 @@ export async function run(argv: string[]): Promise<number> {
   if (untested) verdict.notes.push(untested);
   const report = verdict.report;
   const delta = verdict.delta;
-  const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c, { reviews }));
+  const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c, { reviews, resultsPath: source }));
   const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain, promptfoo_results: raw };
   if (results.columns.length > 1) {
     doc.columns = results.columns.map((c) => {

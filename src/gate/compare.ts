@@ -12,7 +12,7 @@ import { crossValidatedSelection, type SelectionResult } from '../metrics/select
 import type { ParsedResults } from '../results/read.ts';
 import { RANK_KEYS } from '../results/score.ts';
 import { shippingCriteria, type ShippingVerdict } from './shipping.ts';
-import type { LoadedReview } from './review.ts';
+import type { LoadedReview } from '../review/evidence.ts';
 
 export const RESULT_METRICS = [...RANK_KEYS, 'routing_ok'] as const;
 
@@ -53,7 +53,7 @@ export function selectionEstimate(vectors: NamedVector[], opts: { seed?: number;
   return crossValidatedSelection({ names: vectors.map((v) => v.name), values: vectors.map((v) => ids.map((id) => v.perQuery.get(id)!)) }, opts);
 }
 
-export function compareResultColumns(parsed: ParsedResults, metric = 'ndcg_at_10', opts: { seed?: number; folds?: number; repeats?: number; reviews?: readonly LoadedReview[] } = {}): ResultsComparison {
+export function compareResultColumns(parsed: ParsedResults, metric = 'ndcg_at_10', opts: { seed?: number; folds?: number; repeats?: number; reviews?: readonly LoadedReview[]; resultsPath?: string } = {}): ResultsComparison {
   if (!(RESULT_METRICS as readonly string[]).includes(metric)) {
     throw new UserError(`-m: unknown results metric '${metric}'; one of ${RESULT_METRICS.join(', ')}`);
   }
@@ -68,5 +68,5 @@ export function compareResultColumns(parsed: ParsedResults, metric = 'ndcg_at_10
     throw e;
   }
   const base = parsed.columns[0]!;
-  return { metric, significance, shipping: parsed.columns.slice(1).map((c) => shippingCriteria(base, c, { reviews: opts.reviews ?? [] })), selection: selectionEstimate(vectors, { seed, ...(opts.folds ? { folds: opts.folds } : {}), ...(opts.repeats ? { repeats: opts.repeats } : {}) }) };
+  return { metric, significance, shipping: parsed.columns.slice(1).map((c) => shippingCriteria(base, c, { reviews: opts.reviews ?? [], resultsPath: opts.resultsPath })), selection: selectionEstimate(vectors, { seed, ...(opts.folds ? { folds: opts.folds } : {}), ...(opts.repeats ? { repeats: opts.repeats } : {}) }) };
 }

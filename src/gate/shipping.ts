@@ -5,8 +5,9 @@
  *   2. fewer than 20% of queries regress on Recall@10;
  *   3. no slice (category, and each tag with at least `minSlice` queries) loses more than 5 points of mean Recall@10;
  *   4. human blind review prefers the candidate by 0.5 on a 1-5 scale: from a review result of the same two columns
- *      (`rankgate review import`, src/gate/review.ts: pooled mean preference >= 0.5), else not evaluated with the
- *      way to run the review (never passed on missing or partial ratings, nor on a judge's);
+ *      (`rankgate review import`, src/review: pooled mean preference >= 0.5, re-derived from its key and ratings files),
+ *      else not evaluated with the way to run the review (never passed on missing or partial ratings, a judge's, or
+ *      a result that does not re-derive);
  *   5. p95 latency <= min(3 x baseline p95, 2500 ms), on the whole pipeline: each query's latencyMs is the provider's
  *      time for the search (rankgate's service in its worker: first stage, rerank stage and routing; a url: service: the
  *      round trip), so a reranker's time counts; a reranked column's detail also gives its rerank stage's own p95.
@@ -16,7 +17,7 @@
  */
 import type { Column, QueryRecord } from '../results/read.ts';
 import { mean, percentile } from '../results/summary.ts';
-import { reviewCriterion, type LoadedReview } from './review.ts';
+import { reviewCriterion, type LoadedReview } from '../review/evidence.ts';
 
 export interface Criterion {
   name: string;
@@ -44,9 +45,9 @@ function rerankP95(c: Column): string {
   return p === null ? '' : `, whole pipeline; its rerank stage p95 ${p.toFixed(1)} ms`;
 }
 
-export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number; reviews?: readonly LoadedReview[] } = {}): ShippingVerdict {
+export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number; reviews?: readonly LoadedReview[]; resultsPath?: string } = {}): ShippingVerdict {
   const minSlice = opts.minSlice ?? 3;
-  const review = reviewCriterion(opts.reviews ?? [], baseline, candidate);
+  const review = reviewCriterion(opts.reviews ?? [], baseline, candidate, { resultsPath: opts.resultsPath });
   const cand = new Map(candidate.queries.map((q) => [q.id, q]));
   const pairs: [QueryRecord, QueryRecord][] = [];
   for (const a of baseline.queries) {

@@ -2,7 +2,7 @@
  * The judge stand-in of the blind review (`rankgate review judge`): one prompt per blinded pair, asking a chat model to
  * rate list X and list Y from 1 to 5 as the page asks a person, and the parse of its answer. The model sees exactly
  * what a reviewer sees (query, titles, texts as X and Y), never which column is which. Its ratings are reported as
- * "judge, not human" and never decide criterion 4 (src/gate/review.ts).
+ * "judge, not human" and never decide criterion 4 (src/review).
  */
 import { escapeData, type JudgePrompt } from './prompt.ts';
 
@@ -20,8 +20,13 @@ export function reviewPairPrompt(query: string, x: readonly { title: string; tex
   };
 }
 
-/** `X=4 Y=2` (case, spaces and a colon instead of = tolerated) -> {x, y}; null when the answer is not that. */
+/**
+ * The judge's answer, strictly: after trimming, exactly one rating pair in the documented format `X=<1-5> Y=<1-5>`
+ * (either letter case, spaces around `=`, `:` for `=`, and a comma or semicolon between the two tolerated; nothing
+ * else) -> {x, y}; null for anything else: two pairs, a correction ("X=4 Y=2 ... no, X=2 Y=4"), words before or after,
+ * a grade outside 1-5. A model that corrects itself is not read as its first answer.
+ */
 export function parseReviewAnswer(text: string | undefined): { x: number; y: number } | null {
-  const m = /\bX\s*[=:]\s*([1-5])\b[\s,;]*Y\s*[=:]\s*([1-5])\b/i.exec(text ?? '');
+  const m = /^X\s*[=:]\s*([1-5])\s*[,;]?\s*Y\s*[=:]\s*([1-5])$/i.exec((text ?? '').trim());
   return m ? { x: Number(m[1]), y: Number(m[2]) } : null;
 }

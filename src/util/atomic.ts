@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 
 /** Files rankgate writes (baselines, reports, caches): readable by others, writable by the owner only, whatever the umask. */
@@ -9,11 +9,14 @@ export const OUTPUT_FILE_MODE = 0o644;
  * write a sibling temp file, fsync it, then rename over the target (atomic on POSIX).
  * The new file is never writable by group or others (a process umask of 0 made them 0666): it keeps the mode of the
  * file it replaces without those bits (a private 0600 stays private), else 0644; a stricter umask narrows it further.
+ * `opts.mode` sets the mode exactly instead, whatever the umask and the file replaced (a secret: 0o600), before the
+ * rename, so the file is never readable by others under its name.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): void {
   const { tmp, mode } = prepare(path);
   try {
-    writeFileSync(tmp, data, { flush: true, mode, flag: 'wx' });
+    writeFileSync(tmp, data, { flush: true, mode: opts.mode ?? mode, flag: 'wx' });
+    if (opts.mode !== undefined) chmodSync(tmp, opts.mode);
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

@@ -1,12 +1,16 @@
 /**
  * The blind review page (`rankgate review export`): one self-contained HTML file, no server, no network (a Content
- * Security Policy forbids every fetch; no font, script or style from elsewhere). It holds the page data of
- * src/gate/review.ts (query texts and the two lists as "X" and "Y": titles, headings and texts only) and a small script
- * that builds the page from it with textContent (no result text is ever parsed as HTML), keeps the reviewer's name,
- * ratings and notes in localStorage under the export's id (a closed tab or a reload loses nothing), and downloads them
- * as the ratings JSON `rankgate review import` reads. Rendering only: what is shown was decided by src/gate/review.ts.
+ * Security Policy forbids every fetch; no font, script or style from elsewhere). It holds the page data of src/review
+ * (query texts and the two lists as "X" and "Y": titles, headings and texts, every hit cut by the same rule; a neutral
+ * item number, never a query id) and a small script that builds the page from it with textContent (no result text is
+ * ever parsed as HTML). A reviewer's name starts that reviewer's own set of ratings: they are kept in localStorage under
+ * the export's id and the name normalised as import compares names (src/review/names.ts), so a second reviewer in the
+ * same browser starts empty and switching back shows the first one's ratings; a closed tab or a reload loses nothing.
+ * The ratings download as the JSON `rankgate review import` reads. Every hit of both lists has the same markup. The
+ * sticky header is one compact bar (a narrow phone keeps most of its height for the lists); the instructions scroll
+ * away with the page and messages appear in a bar at the bottom. Rendering only: what is shown was decided by src/review.
  */
-import type { ReviewPageData } from '../../gate/review.ts';
+import type { ReviewPageData } from '../../review/types.ts';
 
 /** JSON safe inside <script>. */
 function scriptJson(x: unknown): string {
@@ -16,11 +20,16 @@ function scriptJson(x: unknown): string {
 const CSS = `
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#fff;border-bottom:1px solid #dde1e7;padding:12px 20px;position:sticky;top:0;z-index:2}
-header h1{font-size:18px;margin:0 0 6px}
-header .row{display:flex;flex-wrap:wrap;gap:12px;align-items:center}
-main{max-width:1400px;margin:0 auto;padding:12px 20px 60px}
+header{background:#fff;border-bottom:1px solid #dde1e7;padding:8px 20px;position:sticky;top:0;z-index:2}
+header .row{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center}
+header .title{font-weight:700;font-size:16px}
+header label{white-space:nowrap}
+#reviewer{width:12em;font:inherit}
+#progress{color:#4a5262;font-size:14px}
+main{max-width:1400px;margin:0 auto;padding:12px 20px 80px}
+.intro h1{font-size:20px;margin:8px 0 6px}
 .help{color:#4a5262;margin:6px 0 0;font-size:14px}
+.same{color:#4a5262;margin:6px 0 0;font-size:14px;font-weight:600}
 section.item{background:#fff;border:1px solid #dde1e7;border-radius:8px;margin:16px 0;padding:12px 16px}
 section.item.done{border-left:4px solid #2e7d32}
 .q{font-size:17px;font-weight:600;margin:4px 0 10px}
@@ -35,31 +44,45 @@ section.item.done{border-left:4px solid #2e7d32}
 .list .x{font-size:14px;white-space:pre-wrap;overflow-wrap:anywhere}
 .empty{color:#6b7385;font-style:italic}
 fieldset{border:1px solid #dde1e7;border-radius:6px;margin:8px 0 0;padding:6px 10px}
+fieldset:disabled{opacity:.55}
 fieldset label{margin-right:10px;white-space:nowrap}
 textarea{width:100%;min-height:38px;margin-top:8px;font:inherit}
-#status{font-weight:600}
+#status{position:fixed;left:0;right:0;bottom:0;z-index:3;margin:0;padding:8px 20px;background:#fff;border-top:1px solid #dde1e7;font-weight:600;font-size:14px}
+#status:empty{display:none}
 #status.bad{color:#b00020}
 #status.good{color:#2e7d32}
-button{font:inherit;padding:6px 14px}
+button{font:inherit;padding:4px 12px}
+@media (max-width:600px){header{padding:6px 10px}header .title{display:none}#reviewer{width:9.5em}main{padding:8px 10px 80px}#progress{font-size:13px}}
 `;
 
 const SCRIPT = `
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('review-data').textContent);
-  var KEY = 'rankgate-review:' + D.exportId;
-  var st = load();
+  var BASE = 'rankgate-review:' + D.exportId;
   var statusEl = document.getElementById('status');
-  function load() {
+  var nameEl = document.getElementById('reviewer');
+  // a reviewer's name as import compares it (src/review/names.ts): NFKC, invisible characters removed, case folded, spaces collapsed
+  function norm(s) {
+    return String(s || '').normalize('NFKC').replace(/[\\p{Cf}\\p{Cc}\\p{Default_Ignorable_Code_Point}]/gu, '')
+      .toUpperCase().toLowerCase().normalize('NFKC').replace(/\\s+/g, ' ').trim();
+  }
+  function storeKey(name) { return BASE + ':reviewer:' + norm(name); }
+  function load(name) {
+    var empty = { reviewer: name, ratings: {} };
+    if (!norm(name)) return empty;
     try {
-      var s = JSON.parse(localStorage.getItem(KEY) || 'null');
-      if (s && typeof s === 'object' && s.ratings && typeof s.ratings === 'object') return { reviewer: String(s.reviewer || ''), ratings: s.ratings };
+      var s = JSON.parse(localStorage.getItem(storeKey(name)) || 'null');
+      if (s && typeof s === 'object' && s.ratings && typeof s.ratings === 'object') return { reviewer: name, ratings: s.ratings };
     } catch (e) {}
-    return { reviewer: '', ratings: {} };
+    return empty;
   }
   function save() {
-    try { localStorage.setItem(KEY, JSON.stringify(st)); }
-    catch (e) { say('Could not keep the ratings in this browser (' + e.message + '): download them before closing the page.', 'bad'); }
+    if (!norm(st.reviewer)) return;
+    try {
+      localStorage.setItem(storeKey(st.reviewer), JSON.stringify(st));
+      localStorage.setItem(BASE + ':last', st.reviewer);
+    } catch (e) { say('Could not keep the ratings in this browser (' + e.message + '): download them before closing the page.', 'bad'); }
   }
   function say(text, cls) { statusEl.textContent = text; statusEl.className = cls || ''; }
   function el(tag, attrs, text) {
@@ -68,18 +91,35 @@ const SCRIPT = `
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function entry(id) { return st.ratings[id] || (st.ratings[id] = {}); }
-  function complete(id) { var r = st.ratings[id]; return !!r && r.x >= 1 && r.y >= 1; }
+  var st = load(localStorage.getItem(BASE + ':last') || '');
+  function entry(n) { return st.ratings[n] || (st.ratings[n] = {}); }
+  function complete(n) { var r = st.ratings[n]; return !!r && r.x >= 1 && r.y >= 1; }
   function progress() {
-    var n = D.items.filter(function (it) { return complete(it.id); }).length;
-    document.getElementById('progress').textContent = n + ' of ' + D.items.length + ' queries rated';
-    D.items.forEach(function (it, i) { document.getElementById('item-' + i).classList.toggle('done', complete(it.id)); });
+    var n = D.items.filter(function (it) { return complete(it.item); }).length;
+    document.getElementById('progress').textContent = norm(st.reviewer) ? n + ' of ' + D.items.length + ' queries rated' : 'enter your name to start';
+    D.items.forEach(function (it) { document.getElementById('item-' + it.item).classList.toggle('done', complete(it.item)); });
     return n;
   }
+  /** The page shows the current reviewer's own ratings and notes; nothing can be rated without a name. */
+  function paint() {
+    var named = !!norm(st.reviewer);
+    D.items.forEach(function (it) {
+      var r = st.ratings[it.item] || {};
+      ['X', 'Y'].forEach(function (side) {
+        document.getElementById('fs-' + it.item + '-' + side).disabled = !named;
+        for (var v = 1; v <= 5; v++) document.querySelector('[data-testid="rate-' + (it.item - 1) + '-' + side + '-' + v + '"]').checked = r[side.toLowerCase()] === v;
+      });
+      var note = document.querySelector('[data-testid="note-' + (it.item - 1) + '"]');
+      note.disabled = !named;
+      note.value = r.note || '';
+    });
+    progress();
+  }
   var main = document.querySelector('main');
-  D.items.forEach(function (it, i) {
-    var sec = el('section', { 'class': 'item', id: 'item-' + i, 'data-item': String(i) });
-    sec.appendChild(el('div', { 'class': 'n' }, 'Query ' + (i + 1) + ' of ' + D.items.length));
+  D.items.forEach(function (it) {
+    var i = it.item - 1;
+    var sec = el('section', { 'class': 'item', id: 'item-' + it.item, 'data-item': String(it.item) });
+    sec.appendChild(el('div', { 'class': 'n' }, 'Query ' + it.item + ' of ' + D.items.length));
     sec.appendChild(el('p', { 'class': 'q' }, it.query));
     var pair = el('div', { 'class': 'pair' });
     ['X', 'Y'].forEach(function (side) {
@@ -97,16 +137,14 @@ const SCRIPT = `
         });
         box.appendChild(ol);
       }
-      var fs = el('fieldset');
+      var fs = el('fieldset', { id: 'fs-' + it.item + '-' + side });
       fs.appendChild(el('legend', {}, 'Rate list ' + side + ' (1 = useless, 5 = excellent)'));
       for (var v = 1; v <= 5; v++) {
         var lab = el('label');
         var inp = el('input', { type: 'radio', name: 'rate-' + i + '-' + side, value: String(v), 'data-testid': 'rate-' + i + '-' + side + '-' + v });
-        var cur = st.ratings[it.id];
-        if (cur && cur[side.toLowerCase()] === v) inp.checked = true;
         inp.addEventListener('change', function (ev) {
           var t = ev.target;
-          entry(it.id)[t.name.slice(-1).toLowerCase()] = Number(t.value);
+          entry(it.item)[t.name.slice(-1).toLowerCase()] = Number(t.value);
           save();
           progress();
         });
@@ -118,30 +156,33 @@ const SCRIPT = `
       pair.appendChild(box);
     });
     sec.appendChild(pair);
-    var note = el('textarea', { placeholder: 'Why? (optional)', 'data-testid': 'note-' + i, 'aria-label': 'note for query ' + (i + 1) });
-    note.value = (st.ratings[it.id] && st.ratings[it.id].note) || '';
-    note.addEventListener('input', function () { entry(it.id).note = note.value; save(); });
+    var note = el('textarea', { placeholder: 'Why? (optional)', 'data-testid': 'note-' + i, 'aria-label': 'note for query ' + it.item });
+    note.addEventListener('input', function () { entry(it.item).note = note.value; save(); });
     sec.appendChild(note);
     main.appendChild(sec);
   });
-  var name = document.getElementById('reviewer');
-  name.value = st.reviewer;
-  name.addEventListener('input', function () { st.reviewer = name.value; save(); });
-  progress();
+  nameEl.value = st.reviewer;
+  nameEl.addEventListener('input', function () {
+    // another name: that reviewer's own ratings (empty for a new name); the same name differently typed: the same set
+    if (norm(nameEl.value) !== norm(st.reviewer)) { st = load(nameEl.value); say(''); paint(); }
+    st.reviewer = nameEl.value;
+    save();
+  });
+  paint();
   document.getElementById('download').addEventListener('click', function () {
-    if (!st.reviewer.trim()) { say('Enter your name first.', 'bad'); name.focus(); return; }
-    var missing = D.items.map(function (it, i) { return complete(it.id) ? null : i + 1; }).filter(function (x) { return x !== null; });
+    if (!norm(st.reviewer)) { say('Enter your name first.', 'bad'); nameEl.focus(); return; }
+    var missing = D.items.filter(function (it) { return !complete(it.item); }).map(function (it) { return it.item; });
     if (missing.length) {
       say('Rate both lists of every query first: ' + missing.length + ' left (query ' + missing.slice(0, 10).join(', ') + (missing.length > 10 ? ', ...' : '') + ').', 'bad');
-      document.getElementById('item-' + (missing[0] - 1)).scrollIntoView();
+      document.getElementById('item-' + missing[0]).scrollIntoView();
       return;
     }
     var doc = {
-      kind: 'rankgate-review-ratings', version: 1, exportId: D.exportId, keyDigest: D.keyDigest,
+      kind: 'rankgate-review-ratings', version: D.version, exportId: D.exportId, keyDigest: D.keyDigest,
       reviewer: st.reviewer.trim(), rater: 'human', created: new Date().toISOString(),
       ratings: D.items.map(function (it) {
-        var r = st.ratings[it.id];
-        var o = { query: it.id, x: r.x, y: r.y };
+        var r = st.ratings[it.item];
+        var o = { item: it.item, x: r.x, y: r.y };
         if (r.note && r.note.trim()) o.note = r.note.trim();
         return o;
       })
@@ -156,7 +197,19 @@ const SCRIPT = `
 })();
 `;
 
+/** The line about identical pairs: the review cannot tell their columns apart. */
+function identicalLine(d: ReviewPageData): string {
+  const { count, of, skipped } = d.identical;
+  if (!count) return '';
+  return skipped
+    ? `${count} of the ${of} sampled pairs were the same list on both sides and are left out of this page.`
+    : `${count} of ${of} pairs are the same list: the review can measure at most ${of - count}. Rate such a pair's two lists alike.`;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
 export function renderReviewPage(d: ReviewPageData): string {
+  const same = identicalLine(d);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -168,19 +221,24 @@ export function renderReviewPage(d: ReviewPageData): string {
 </head>
 <body>
 <header>
-<h1>Blind review: ${d.items.length} queries</h1>
 <div class="row">
-<label>Your name <input id="reviewer" autocomplete="name" size="24"></label>
+<span class="title">Blind review</span>
+<label>Your name <input id="reviewer" autocomplete="name"></label>
 <span id="progress"></span>
-<button id="download" type="button">Download ratings (JSON)</button>
-<span id="status" role="status"></span>
+<button id="download" type="button">Download ratings</button>
 </div>
-<p class="help">For each query, read both lists of results and rate each from 1 (useless for this query) to 5 (everything the
-person asking needs, in a good order). Which system made list X or list Y is hidden and drawn at random for each query;
-rate the lists on their own. Your ratings are kept in this browser as you go (closing the tab loses nothing); when every
-query is rated, download them and send the file back.</p>
 </header>
-<main></main>
+<main>
+<div class="intro">
+<h1>Blind review: ${d.items.length} queries</h1>
+<p class="help">Enter your name, then for each query read both lists of results and rate each from 1 (useless for this
+query) to 5 (everything the person asking needs, in a good order). Which system made list X or list Y is hidden and
+drawn at random for each query; rate the lists on their own. Every result's text is cut the same way (at most
+${d.chars} characters). Your ratings are kept in this browser under your name as you go (closing the tab loses nothing;
+another name starts its own ratings); when every query is rated, download them and send the file back.</p>
+${same ? `<p class="same" id="identical">${esc(same)}</p>\n` : ''}</div>
+</main>
+<p id="status" role="status"></p>
 <script type="application/json" id="review-data">${scriptJson(d)}</script>
 <script>${SCRIPT}</script>
 </body>
