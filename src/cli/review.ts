@@ -68,7 +68,7 @@ export function reviewText(r: ReviewResult, out: string, sealed: boolean): strin
       : '  agreement: one reviewer (needs two or more)',
     r.rater === 'judge'
       ? `criterion 4: not counted (a judge's ratings are a stand-in, never the human review); written ${out}`
-      : `criterion 4 (human blind review prefers the candidate by >= ${MIN_PREFERENCE} points): ${r.meetsThreshold ? 'PASS' : 'FAIL'} (pooled mean ${signed(r.pooled.preference)}); written ${out} (${sealed ? `sealed with ${SEAL_KEY_ENV}` : `unkeyed: the verdict re-derives it from ${r.key.file} and the ratings files, an accident check; set ${SEAL_KEY_ENV} for a keyed seal`}): pass it as --review ${out}`,
+      : `criterion 4 (human blind review prefers the candidate by >= ${MIN_PREFERENCE} points): ${r.meetsThreshold ? 'PASS' : 'FAIL'} (pooled mean ${signed(r.pooled.preference)}); written ${out} (${sealed ? `sealed with ${SEAL_KEY_ENV}` : `unkeyed: the verdict re-derives it from the key and ratings files it names, an accident check; set ${SEAL_KEY_ENV} for a keyed seal`}): pass it as --review ${out}`,
   ];
   // column labels and reviewer names come from the ratings files: each line printed as one (src/util/terminal.ts)
   return lines.map(safeTerminal).join('\n') + '\n';

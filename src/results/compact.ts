@@ -35,8 +35,8 @@ import type { HarnessMetadata, HarnessOutput } from './types.ts';
 
 /**
  * Characters of text the blind review shows per hit, and that every non-matching hit of the top SHOWN_HITS keeps (the
- * report's top results read the same). 300: about two sentences, enough to judge a result by; +~1.2 KB a row on the
- * demo against the former 200 characters for the top 3 (docs/scale.md).
+ * report's top results read the same). 300: about two sentences, enough to judge a result by. The cost against the
+ * former 200 characters for the top 3: +885 bytes a demo row (12,003 -> 12,888 JSONL bytes; docs/scale.md).
  */
 export const SHOWN_CHARS = 300;
 /** Hits with the shown text: the blind review's default number of results per list (src/review DEFAULT_REVIEW_HITS). */

@@ -162,7 +162,7 @@ export function deriveReview(input: { key: SourceText; ratings: SourceText[]; se
     reviewers,
     pooled,
     agreement: alpha
-      ? { statistic: `Krippendorff's alpha (interval) on the per-query preference, candidate - baseline, over the ${rated.length} rated queries`, alpha: alpha.alpha, units: alpha.units }
+      ? { statistic: "Krippendorff's alpha (interval) on the rated queries' preference, candidate - baseline", alpha: alpha.alpha, units: alpha.units }
       : null,
     meetsThreshold: pooled.preference >= MIN_PREFERENCE - 1e-9,
     perQuery,

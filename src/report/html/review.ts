@@ -80,7 +80,8 @@ const SCRIPT = `
   function save() {
     if (!norm(st.reviewer)) return;
     try {
-      localStorage.setItem(storeKey(st.reviewer), JSON.stringify(st));
+      // a name typed letter by letter leaves no empty sets behind: a set is kept once it holds something
+      if (Object.keys(st.ratings).length) localStorage.setItem(storeKey(st.reviewer), JSON.stringify(st));
       localStorage.setItem(BASE + ':last', st.reviewer);
     } catch (e) { say('Could not keep the ratings in this browser (' + e.message + '): download them before closing the page.', 'bad'); }
   }
