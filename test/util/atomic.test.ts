@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../src/util/atomic.ts';
@@ -12,6 +12,24 @@ test('writeFileAtomic replaces the content and leaves no temp file', () => {
   writeFileAtomic(p, '{"a":2}');
   assert.equal(readFileSync(p, 'utf8'), '{"a":2}');
   assert.deepEqual(readdirSync(join(dir, 'sub')), ['report.json']);
+});
+
+test('writeFileAtomic with a mode sets it exactly, whatever the umask and the file it replaces (a secret: 0600)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-atomic-'));
+  const p = join(dir, 'review.key.json');
+  writeFileSync(p, 'old', { mode: 0o666 });
+  const old = process.umask(0);
+  try {
+    writeFileAtomic(p, 'secret', { mode: 0o600 });
+    assert.equal(statSync(p).mode & 0o777, 0o600);
+    process.umask(0o077);
+    const page = join(dir, 'review.html');
+    writeFileAtomic(page, 'page', { mode: 0o644 });
+    assert.equal(statSync(page).mode & 0o777, 0o644, 'a stricter umask does not narrow an explicit mode');
+  } finally {
+    process.umask(old);
+  }
+  assert.deepEqual(readdirSync(dir).sort(), ['review.html', 'review.key.json']);
 });
 
 test('writeFileAtomic keeps the old file when the write fails', () => {
