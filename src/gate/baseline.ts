@@ -22,6 +22,7 @@ import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
 import { canonicalJson } from '../util/seal.ts';
+import { searchedSettings } from '../search/settings.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -109,12 +110,23 @@ export function identityOf(col: Column): BaselineIdentity {
 }
 
 export function readBaseline(path: string): Baseline {
-  let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`${path}: cannot read the baseline (${code ?? (e as Error).message})`);
+  }
+  return parseBaselineText(text, path);
+}
+
+/** A baseline from its text (a file, or the base branch's version: src/gate/base-ref.ts); `path` names it in errors. */
+export function parseBaselineText(text: string, path: string): Baseline {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${path}: cannot read the baseline (${(e as Error).message})`);
   }
   const b = doc as Partial<Baseline>;
   if (!b || b.rankgate_baseline !== 1 || typeof b.queries !== 'object' || b.queries === null) {
@@ -448,6 +460,8 @@ export interface Mismatch {
   run: string;
   /** A different corpus or golden set makes the comparison meaningless: exit 2 unless accepted. */
   fatal: boolean;
+  /** Said as this note instead of "measured on another …" (a golden set that only gained queries). */
+  note?: string;
 }
 
 export interface RegressionResult {
@@ -489,21 +503,46 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
       out.push({ field: 'corpus', baseline: `${s(was.corpus)} (${s(was.corpusId)})`, run: `${s(now.corpus)} (${s(now.corpusId)})`, fatal: true });
     if (was.engine !== now.engine) out.push({ field: 'engine', baseline: s(was.engine), run: s(now.engine), fatal: false });
     if (was.variant !== now.variant) out.push({ field: 'index variant', baseline: s(was.variant), run: s(now.variant), fatal: false });
-    if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id)
-      out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
+    if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id) {
+      const runIds = new Set(col.queries.map((q) => q.id));
+      const baseIds = Object.keys(b.queries);
+      const added = col.queries.filter((q) => !b.queries[q.id]).length;
+      // a golden set that only gained queries is the same set, grown: compared on the shared queries, the new ones said
+      if (added > 0 && baseIds.every((id) => runIds.has(id)))
+        out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false, note: `${added} ${added === 1 ? 'query' : 'queries'} added to the golden set (not in the baseline): compared on the ${baseIds.length} shared queries` });
+      else out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
+    }
   }
-  // Only settings that really differ are named; a side that does not know its provider config (JSONL rows that do not
-  // carry it, or a baseline written from such a file: provider and label only) has nothing to compare, not "(none)".
-  const cfgKeys = new Set([...Object.keys(b.config ?? {}), ...Object.keys(report.config)]);
-  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort() : [];
+  // Only settings that change what is searched and really differ are named (src/search/settings.ts: a default made
+  // explicit, a label or the sweep's marker are the same search); a side that does not know its provider config (JSONL
+  // rows that do not carry it, or a baseline written from such a file: provider and label only) has nothing to compare.
+  const bc = searchedSettings(b.config ?? {});
+  const rc = searchedSettings(report.config);
+  const cfgKeys = new Set([...Object.keys(bc), ...Object.keys(rc)]);
+  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => canonicalJson(bc[k] ?? null) !== canonicalJson(rc[k] ?? null)).sort() : [];
   if (changed.length)
     out.push({
       field: 'provider config',
-      baseline: changed.map((k) => `${k}=${s((b.config ?? {})[k])}`).join(', '),
-      run: changed.map((k) => `${k}=${s(report.config[k])}`).join(', '),
+      baseline: changed.map((k) => `${k}=${s(bc[k])}`).join(', '),
+      run: changed.map((k) => `${k}=${s(rc[k])}`).join(', '),
       fatal: false,
     });
   return out;
+}
+
+/** Does this column search with the configuration the baseline records (src/search/settings.ts)? */
+export function configMatches(b: Baseline, col: Column): boolean {
+  if (!configRecorded(b) || col.configUnknown) return false;
+  return canonicalJson(searchedSettings(b.config ?? {})) === canonicalJson(searchedSettings({ provider: col.providerId, label: col.label, ...col.config }));
+}
+
+/**
+ * The column a baseline applies to: the first whose provider config searches as the baseline's did; when none does
+ * (or the baseline records none), the first column, where the differences are said. `matched` tells which.
+ */
+export function baselineColumn(b: Baseline, cols: readonly Column[]): { index: number; matched: boolean } {
+  const i = cols.findIndex((c) => configMatches(b, c));
+  return i >= 0 ? { index: cols[i]!.index, matched: true } : { index: cols[0]?.index ?? 0, matched: false };
 }
 
 /**

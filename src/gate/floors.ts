@@ -207,15 +207,28 @@ export function loadFloors(path: string): Floors {
 
 /** The overall weighted kappa of an agreement file, or why it cannot be had. */
 export function readAgreementKappa(path: string): { kappa: number | null; problem?: string } {
-  let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
   }
+  return readAgreementKappaText(path, text);
+}
+
+/** The same from the agreement file's text (null: no such file; `at` names the base ref it was read at). */
+export function readAgreementKappaText(path: string, text: string | null, at?: string): { kappa: number | null; problem?: string } {
+  const where = at ? `${path} at ${at}` : path;
+  if (text === null) return { kappa: null, problem: `${where}: no judge agreement there; write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return { kappa: null, problem: `${where}: cannot read the judge agreement (${(e as Error).message}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
+  }
   const k = (doc as { overall?: { kappa?: unknown } } | null)?.overall?.kappa;
-  if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${path}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };
+  if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${where}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };
   return { kappa: k };
 }
 

@@ -35,6 +35,8 @@ export interface GateOptions {
   allowPartial?: boolean;
   /** The baseline to check regressions against (regression: in gate.yaml, or --baseline); null = off. */
   baseline?: { path: string; data: Baseline } | null;
+  /** Why this column has no baseline when one exists (it applies to another column of the eval); default: there is none. */
+  noBaseline?: string;
   /** Compare against a baseline of another corpus / golden set anyway (--accept-baseline-mismatch). */
   acceptMismatch?: boolean;
   /** The golden selection when the column itself does not say (the hook: the suite's tests). */
@@ -190,6 +192,10 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       }
       if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
       for (const m of r.mismatches) {
+        if (m.note) {
+          notes.push(m.note);
+          continue;
+        }
         const line = `baseline ${b.path} was measured on another ${m.field}: baseline ${m.baseline}; this run ${m.run}`;
         if (m.fatal && !opts.acceptMismatch && !floors.regression.accept_mismatch)
           two.push(`${line}: the comparison is meaningless; re-baseline, or accept with --accept-baseline-mismatch or regression.accept_mismatch: true`);
@@ -208,7 +214,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           );
     }
   } else if (floors.regression !== undefined && !opts.baseline) {
-    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
+    notes.push(opts.noBaseline ?? `regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).
