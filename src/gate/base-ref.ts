@@ -13,12 +13,10 @@
  * A file the base branch does not have (the pull request that adopts rankgate) is judged by the pull request's own
  * version, said LOUD. The threat model is in docs/gate.md ("What a pull request can change").
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
-import { loadGolden } from '../golden/index.ts';
-import { routingStated, type GoldenQuery, type Reference } from '../golden/schema.ts';
+import { expectationChanges, goldenAtRef } from '../golden/at-ref.ts';
+import type { GoldenQuery } from '../golden/schema.ts';
 import type { Column } from '../results/read.ts';
 import type { RefReader } from '../util/git.ts';
 import { canonicalJson } from '../util/seal.ts';
@@ -40,6 +38,8 @@ function leaves(x: unknown, prefix = '', out = new Map<string, unknown>()): Map<
   } else if (x !== undefined) out.set(prefix.slice(0, -1), x);
   return out;
 }
+
+export { expectationChanges };
 
 /** The settings two floors differ in, as `key before -> after`. */
 export function floorsDiff(before: Floors, after: Floors): string[] {
@@ -102,37 +102,6 @@ export function baselineAtBase(base: RefReader, path: string): BaselineAtBase {
   return { baseline: { path: where, data: parseBaselineText(text, where) }, notes: [] };
 }
 
-/** What judges a query: the fields of a golden entry that decide its scores (not its notes, intent, tags or origin). */
-function refKey(r: Reference): string {
-  if (r.chunk_id !== undefined) return `chunk ${r.chunk_id}`;
-  if (r.doc_id !== undefined) return `doc ${r.doc_id}`;
-  if (r.path !== undefined) return r.path;
-  return `passage "${(r.passage_substring ?? '').slice(0, 40)}${(r.passage_substring ?? '').length > 40 ? '…' : ''}"${r.book_slug ? ` (${r.book_slug})` : ''}`;
-}
-const refJudged = (r: Reference) => ({ c: r.chunk_id, d: r.doc_id, p: r.path, s: r.passage_substring, b: r.book_slug, n: r.chapter_number, g: r.grade, r: r.relevant, a: r.answer_contains });
-
-/** The judging fields of a golden query that differ between the base's and the pull request's, one phrase each. */
-export function expectationChanges(base: GoldenQuery, pr: GoldenQuery): string[] {
-  const out: string[] = [];
-  const bk = new Map(base.expected.map((r) => [refKey(r), r]));
-  const pk = new Map(pr.expected.map((r) => [refKey(r), r]));
-  const added = [...pk.keys()].filter((k) => !bk.has(k));
-  const removed = [...bk.keys()].filter((k) => !pk.has(k));
-  if (added.length || removed.length) out.push(`expected ${[...removed.map((k) => `-${k}`), ...added.map((k) => `+${k}`)].join(', ')}`);
-  for (const [k, b] of bk) {
-    const p = pk.get(k);
-    if (!p) continue;
-    if (b.grade !== p.grade) out.push(`grade of ${k} ${b.grade} -> ${p.grade}`);
-    if (b.relevant !== p.relevant) out.push(`${k} relevant ${b.relevant} -> ${p.relevant}`);
-    if (canonicalJson(refJudged(b)) !== canonicalJson(refJudged(p)) && b.grade === p.grade && b.relevant === p.relevant) out.push(`reference ${k} changed`);
-  }
-  const routeOf = (q: GoldenQuery) => (routingStated(q) ? q.expected_routing : '(not stated)');
-  if (routeOf(base) !== routeOf(pr)) out.push(`expected_routing ${routeOf(base)} -> ${routeOf(pr)}`);
-  for (const f of ['expect_safety', 'category', 'language', 'filters', 'expansion'] as const)
-    if (canonicalJson(base[f] ?? null) !== canonicalJson(pr[f] ?? null)) out.push(`${f} ${show(base[f])} -> ${show(pr[f])}`);
-  return out;
-}
-
 export interface ExpectationsAtBase {
   /** Query id -> the base's entry, for every query of the run the base has with other judging fields. */
   override: Map<string, GoldenQuery>;
@@ -153,30 +122,7 @@ export function expectationsAtBase(base: RefReader, col: Column): ExpectationsAt
       2,
     );
   }
-  const baseById = new Map<string, GoldenQuery>();
-  const missing: string[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'rankgate-base-golden-'));
-  try {
-    files.forEach((f, i) => {
-      const sub = join(dir, String(i));
-      // a per-file folder: the copy keeps the file's own name (formats are told by it)
-      mkdirSync(sub);
-      const copy = base.materialize(f, sub) ?? null;
-      if (copy === null) {
-        missing.push(f);
-        return;
-      }
-      let qs: GoldenQuery[];
-      try {
-        qs = loadGolden(copy).queries;
-      } catch (e) {
-        throw new UserError(`${f} at ${base.name}: the base branch's golden set does not read (${(e as Error).message.split('\n')[0]!.replace(copy, f)}); fix it on the base branch first`, 2);
-      }
-      for (const q of qs) if (!baseById.has(q.id)) baseById.set(q.id, q);
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { byId: baseById, missing } = goldenAtRef(base, files);
   const override = new Map<string, GoldenQuery>();
   const changed: string[] = [];
   const textChanged: string[] = [];

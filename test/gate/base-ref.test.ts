@@ -39,6 +39,7 @@ const RANK = {
   'export data': ['d.md', 'b.md', 'f.md'],
   'two factor': ['e.md', 'a.md', 'd.md'],
   'billing address': ['f.md', 'b.md', 'c.md'],
+  'password help': ['a.md', 'e.md', 'c.md', 'b.md', 'd.md'],
 };
 export function createSearchService(config = {}) {
   return {
@@ -46,7 +47,7 @@ export function createSearchService(config = {}) {
       let ids = query === 'warm up' ? [] : RANK[query];
       if (!ids) throw new Error('no canned answer for ' + query);
       // the degraded search puts what was third first: every expected document falls out of the top 1
-      if (config.degraded) ids = [ids[2], ids[1], ids[0]];
+      if (config.degraded) ids = [...ids].reverse();
       return {
         hits: ids.slice(0, params.topK ?? 10).map((p, i) => ({ chunkId: p + '#0', documentId: p, path: p, rank: i + 1, score: 1 / (i + 1), content: DOCS[p], channels: {} })),
         routing: { route: 'search', safety: false, reasons: [] },
@@ -68,10 +69,13 @@ const GOLDEN = (expect: Record<string, string>) =>
     ['addr', 'billing address', 'billing'],
   ]
     .map(([id, q, tag]) => `- id: ${id}\n  query: "${q}"\n  expected_paths: ["${expect[id!]}"]\n  tags: [${tag}]\n`)
-    .join('');
-const RIGHT = { pw: 'a.md', inv: 'b.md', team: 'c.md', exp: 'd.md', '2fa': 'e.md', addr: 'f.md' };
+    .join('') +
+  // a passage expectation: the rows keep the text of the hits the BASE's passage names (metadata.baseGolden), or the
+  // gate could not find it below the top 3 (rows keep no text there)
+  `- id: pass\n  query: "password help"\n  expected_paths: ["${expect.pass}"]\n  answer_contains: { "${expect.pass}": "${expect.pass === 'a.md' ? 'sign-in page' : 'members page'}" }\n  tags: [account]\n`;
+const RIGHT = { pw: 'a.md', inv: 'b.md', team: 'c.md', exp: 'd.md', '2fa': 'e.md', addr: 'f.md', pass: 'a.md' };
 /** What the degraded search returns first: the attacker's "expectations". */
-const WRONG = { pw: 'c.md', inv: 'd.md', team: 'e.md', exp: 'f.md', '2fa': 'd.md', addr: 'c.md' };
+const WRONG = { pw: 'c.md', inv: 'd.md', team: 'e.md', exp: 'f.md', '2fa': 'd.md', addr: 'c.md', pass: 'd.md' };
 
 const FLOORS = (maxDrop: number, metrics: string) =>
   `overall:\n  recall_at_1: 0.5\nregression:\n  baseline: eval/baseline.json\n  max_drop: ${maxDrop}\n  alpha: 0.05\n  metrics: [${metrics}]\n`;
@@ -83,7 +87,7 @@ const CONFIG = (degraded: boolean) =>
     'providers:',
     `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
     '    label: team',
-    `    config: { module: ./service.mjs, topK: 3${degraded ? ', degraded: true' : ''} }`,
+    `    config: { module: ./service.mjs, topK: 5${degraded ? ', degraded: true' : ''} }`,
     'defaultTest:',
     '  assert:',
     `    - { type: javascript, value: '${file(join(ROOT, 'assertions', 'rank.ts'))}:rank' }`,
@@ -131,10 +135,10 @@ test('the base ref comes from the flag, RANKGATE_BASE_REF or a pull_request even
 test('a pull request that degrades search and edits its floors, expectations and baseline is judged by the base branch: FAILED, each change LOUD', async () => {
   const repo = tempDir('base-ref');
   const home = join(repo, '.pf');
-  const pf = (out: string) =>
+  const pf = (out: string, env: Record<string, string> = {}) =>
     run(process.execPath, [PROMPTFOO_BIN, 'eval', '-c', 'promptfooconfig.yaml', '-o', out, '--no-cache', '--no-table', '--no-progress-bar'], {
       cwd: repo,
-      env: { ...clean(), PROMPTFOO_CONFIG_DIR: home, PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_DISABLE_SHARING: '1' },
+      env: { ...clean(env), PROMPTFOO_CONFIG_DIR: home, PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_DISABLE_SHARING: '1' },
       timeoutMs: 240_000,
     });
   const gate = (args: string[], env: Record<string, string> = {}) => run(process.execPath, [RANKGATE, 'gate', ...args], { cwd: repo, env: { ...clean(), ...env } });
@@ -160,8 +164,11 @@ test('a pull request that degrades search and edits its floors, expectations and
   writeFileSync(join(repo, 'promptfooconfig.yaml'), CONFIG(true));
   writeFileSync(join(repo, 'eval', 'golden.yaml'), GOLDEN(WRONG));
   writeFileSync(join(repo, 'config', 'gate.yaml'), FLOORS(0.99, 'routing_accuracy'));
-  const pr = await pf('pr.jsonl');
-  assert.ok(pr.code === 0 || pr.code === 1 || pr.code === 2, pr.stderr.slice(-2000));
+  // the workflow's eval step runs in the pull request's environment too: its hook judges by main as well
+  const pr = await pf('pr.jsonl', { RANKGATE_BASE_REF: 'main' });
+  assert.equal(pr.code, 1, pr.stderr.slice(-3000));
+  assert.match(pr.stderr, /LOUD: this pull request CHANGES the floors: regression\.max_drop 0\.02 -> 0\.99/);
+  assert.match(pr.stderr, /LOUD: this pull request CHANGES the expectations of 7 queries/);
   // the PR rewrites the baseline from its own run, too
   const rebase = await gate(['pr.jsonl', '--update-baseline']);
   assert.equal(rebase.code, 0, rebase.stdout + rebase.stderr);
@@ -172,19 +179,21 @@ test('a pull request that degrades search and edits its floors, expectations and
   assert.equal(naive.code, 0, `the files of the PR alone pass: ${naive.stdout}${naive.stderr}`);
 
   // the workflow: judged by main
-  const judged = await gate(['pr.jsonl', '--base-ref', 'main', '--comment', 'comment.md']);
+  const judged = await gate(['pr.jsonl', '--base-ref', 'main', '--comment', 'comment.md', '--report', 'report.json']);
   const out = judged.stdout + judged.stderr;
   console.log(`# transcript: rankgate gate pr.jsonl --base-ref main (exit ${judged.code})\n${out.split('\n').filter((l) => /LOUD|rankgate gate|judged by|floor|regression:/.test(l)).join('\n')}`);
   assert.equal(judged.code, 1, out);
   assert.match(out, /judged by the base branch main \([0-9a-f]{7}\) \(--base-ref\)/);
   assert.match(out, /LOUD: this pull request CHANGES the floors: regression\.max_drop 0\.02 -> 0\.99; regression\.metrics \["recall_at_3","mrr_at_10"\] -> \["routing_accuracy"\] \(config\/gate\.yaml\)/);
-  assert.match(out, /LOUD: this pull request CHANGES the expectations of 6 queries: 2fa \(expected -e\.md, \+d\.md\)/);
+  assert.match(out, /LOUD: this pull request CHANGES the expectations of 7 queries: 2fa \(expected -e\.md, \+d\.md\)/);
+  // judged by the base's passage: its hit (rank 5 of the degraded search) kept its text because the eval knew the base
+  assert.equal(JSON.parse(readFileSync(join(repo, 'report.json'), 'utf8')).metrics.answerable_at_10, 1);
   assert.match(out, /LOUD: this pull request CHANGES the baseline eval\/baseline\.json: Recall@3 1\.0000 -> /);
   assert.match(out, /floor: overall recall_at_1 = 0\.0000 is below the floor 0\.5/);
-  assert.match(out, /✗ regression: overall mrr_at_10 1\.0000 -> 0\.3333/);
+  assert.match(out, /✗ regression: overall mrr_at_10 1\.0000 -> 0\.3143/);
   const comment = readFileSync(join(repo, 'comment.md'), 'utf8');
   assert.match(comment.split('\n')[0]!, /^> \*\*this pull request CHANGES the floors/);
-  assert.match(comment, /CHANGES the expectations of 6 queries/);
+  assert.match(comment, /CHANGES the expectations of 7 queries/);
 
   // GitHub's pull_request event, no flag: the same verdict (origin/main is what actions/checkout fetches)
   git(repo, 'update-ref', 'refs/remotes/origin/main', 'main');
