@@ -21,7 +21,7 @@ import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
-import { canonicalJson } from '../util/seal.ts';
+import { canonicalJson, checkSeal, sealKey, sealPhrase, sealText, type SealCheck } from '../util/seal.ts';
 import { searchedSettings } from '../search/settings.ts';
 
 export interface BaselineQuery {
@@ -208,8 +208,11 @@ export function baselineInconsistency(b: Baseline): string | null {
   if (b.identity && typeof b.identity === 'object') {
     if (typeof b.identity.seal !== 'string')
       return 'identity.seal: missing: the identity block (corpus id, documents, golden selection) cannot be tied to these per-query entries (a baseline written before rankgate sealed it, or the seal was removed)';
-    if (b.identity.seal !== sealOf(b))
-      return `identity.seal does not match the identity block and the per-query entries: the identity (corpus id, documents, golden selection) or the entries were changed after the baseline was written (an identity block copied from another baseline hides a corpus swap)`;
+    const c = baselineSeal(b);
+    if (c.status === 'mismatch')
+      return c.kind === 'keyed'
+        ? `identity.seal: ${sealPhrase(c)}: the baseline was changed after it was written`
+        : `identity.seal does not match the identity block and the per-query entries: the identity (corpus id, documents, golden selection) or the entries were changed after the baseline was written (an identity block copied from another baseline hides a corpus swap)`;
   }
   return null;
 }
@@ -285,16 +288,37 @@ export function writeBaseline(path: string, b: Baseline): void {
   writeFileAtomic(path, JSON.stringify(sealBaseline(redactConfig(b)), null, 2) + '\n');
 }
 
-/** The seal of a baseline's identity: sha256 over the identity block without its seal and the per-query entries. */
+/** The seal of baselines written before keyed seals: sha256 over the identity block without its seal and the per-query entries. */
 export function sealOf(b: Pick<Baseline, 'identity' | 'queries'>): string {
   const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
   return createHash('sha256').update(canonicalJson({ identity, queries: b.queries })).digest('hex');
 }
 
-/** The baseline with its identity sealed (a baseline without an identity block has nothing to seal). */
-export function sealBaseline<T extends Pick<Baseline, 'identity' | 'queries'>>(b: T): T {
+/** What a baseline's seal covers: the whole file without the seal itself (config, summary and entries included). */
+function sealedText(b: Pick<Baseline, 'identity' | 'queries'>): string {
+  const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
+  return canonicalJson({ ...b, identity });
+}
+
+/**
+ * The baseline with its seal (src/util/seal.ts): keyed with RANKGATE_SEAL_KEY when it is set (a CI that holds the key
+ * wrote it), else `sha256:`, an accident check. A baseline without an identity block has nothing to seal.
+ */
+export function sealBaseline<T extends Pick<Baseline, 'identity' | 'queries'>>(b: T, key: Buffer | null = sealKey()): T {
   if (!b.identity) return b;
-  return { ...b, identity: { ...b.identity, seal: sealOf(b) } };
+  return { ...b, identity: { ...b.identity, seal: sealText('baseline', sealedText(b), key) } };
+}
+
+/** The check of a baseline's seal: keyed, unkeyed, a bare digest of an older rankgate (sealOf), or none. */
+export function baselineSeal(b: Pick<Baseline, 'identity' | 'queries'>, key: Buffer | null = sealKey()): SealCheck {
+  return checkSeal('baseline', sealedText(b), b.identity?.seal, key, () => sealOf(b));
+}
+
+/** What the verdict says of a baseline's seal, when there is something to say (unverified, or unkeyed under a key). */
+export function baselineSealNote(path: string, b: Baseline, key: Buffer | null = sealKey()): string | null {
+  const c = baselineSeal(b, key);
+  if (c.status === 'unverifiable' || c.status === 'unkeyed-under-key') return `LOUD: baseline ${path}: ${sealPhrase(c)}${c.status === 'unkeyed-under-key' ? ' (write it again in CI with the key: --update-baseline)' : ''}`;
+  return null;
 }
 
 export interface QueryChange {

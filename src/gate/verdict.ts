@@ -13,7 +13,7 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult, type RegressionTest } from './baseline.ts';
+import { baselineCoverage, baselineSealNote, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult, type RegressionTest } from './baseline.ts';
 
 export { errorGroups, type ErrorGroup };
 import { applyGate, type Floors } from './floors.ts';
@@ -191,6 +191,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
         if (cov.unverifiable) notes.push(`${cov.unverifiable} baseline queries taken as outside the declared filter (${cov.declared}) without proof: the baseline records no language or tags (written by an older rankgate)`);
       }
       if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
+      const sealNote = baselineSealNote(b.path, b.data);
+      if (sealNote) notes.push(sealNote);
       for (const m of r.mismatches) {
         if (m.note) {
           notes.push(m.note);

@@ -72,6 +72,8 @@ export interface RegateHeader {
   rows?: number;
   digest?: string;
   merged?: { runs: string[]; unrecorded: string[] };
+  /** HMAC of the run id, rows, digest and merged runs with RANKGATE_SEAL_KEY (src/util/seal.ts), when the writer held it. */
+  seal?: string;
 }
 
 /** Parse a JSONL results file (promptfoo's, or the hook's re-gate file) one row at a time. */
