@@ -294,28 +294,27 @@ jobs:
           node-version: ${p.node.major}
           cache: npm
       - run: npm ci${cache}${service}
-      # The regression check compares with the BASE branch's baseline, so a pull request cannot pass by rewriting
-      # ${p.baseline}; when it changes that file, the gate and the PR comment say so LOUD at the top with the figures
-      # before and after (--head-baseline below). Require a review of it too: add a CODEOWNERS line
-      # (.github/CODEOWNERS)   /${p.baseline}  @your-org/search-owners   and protect the branch (docs/adopting.md).
-      - name: Baseline from the base branch
-        id: baseline
-        run: |
-          if [ -n "\${{ github.base_ref }}" ] && git show "origin/\${{ github.base_ref }}:${p.baseline}" > base-baseline.json 2>/dev/null; then
-            echo "path=base-baseline.json" >> "$GITHUB_OUTPUT"
-          else
-            rm -f base-baseline.json
-            echo "path=" >> "$GITHUB_OUTPUT"
-          fi
+      # A pull request is judged by its BASE branch: the gate reads the floors (config/gate.yaml), the golden set's
+      # expectations and the baseline (${p.baseline}) at origin/<base> (fetch-depth: 0 above fetches it), never the
+      # pull request's own versions; every change the pull request makes to them is said LOUD at the top of the gate
+      # and of the PR comment, with before and after, and applies after the merge (docs/gate.md, "What a pull request
+      # can change"). Require a review of those files too: a CODEOWNERS line (.github/CODEOWNERS) such as
+      #   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
+      # and protect the branch (docs/adopting.md).
       - name: Eval (promptfoo)
         id: eval
         continue-on-error: true
+        env:
+          RANKGATE_BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
         run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
       # The gate's exit code is the job's: 1 a floor or a significant regression, 2 bad input or a broken setup. An eval
       # that did not start (a promptfoo that needs another Node, a missing install) or wrote no results is 2, never 1.
       - name: Gate
         id: gate
         if: always()
+        env:
+          # the pull request's base (none on a manual run: judged by this branch's own files)
+          BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
         run: |
           if [ ! -s results.jsonl ]; then
             echo "::error::promptfoo eval did not start or wrote no results (eval step: \${{ steps.eval.outcome }}): a broken setup (exit 2), not a quality result; see the Eval step's log (a promptfoo that needs another Node than node-version above, or a failed install)"
@@ -323,11 +322,7 @@ jobs:
             exit 0
           fi
           code=0
-          if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
-            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --head-baseline "${p.baseline}" --comment comment.md || code=$?
-          else
-            npx rankgate gate results.jsonl --comment comment.md || code=$?
-          fi
+          npx rankgate gate results.jsonl --base-ref "$BASE_REF" --comment comment.md || code=$?
           echo "code=$code" >> "$GITHUB_OUTPUT"
       # On demand: the sweep's columns around this config's first provider (docs/adopting.md, "Sweeps"). No gate
       # (it deliberately includes weak configurations): its report and summary are uploaded with the results.

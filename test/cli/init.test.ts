@@ -63,9 +63,10 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.ok(!paths.some((p) => p.startsWith('src/') || p.startsWith('providers/')), `no rankgate-internal paths: ${paths}`);
     const steps = wf.jobs.eval.steps;
     assert.ok(steps.some((s) => s.uses?.startsWith('actions/cache') ), 'caches the index');
-    // the base branch's baseline is compared with; the PR's own copy is given so a change to it is said LOUD; CODEOWNERS documented
-    assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /--baseline "\$\{\{ steps\.baseline\.outputs\.path \}\}" --head-baseline "config\/search-baseline\.json"/);
-    assert.match(wfText, /CODEOWNERS line\n\s+# \(\.github\/CODEOWNERS\)\s+\/config\/search-baseline\.json\s+@your-org\/search-owners/);
+    // judged by the base branch (floors, expectations, baseline read with git at origin/<base>); CODEOWNERS documented
+    assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /npx rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
+    assert.match(wfText, /fetch-depth: 0/);
+    assert.match(wfText, /#\s+\/config\/gate\.yaml \/config\/search-baseline\.json \/eval\/golden\.yaml \/\.github\/workflows\/\s+@your-org\/search-owners/);
     assert.equal(steps.find((s) => s.name === 'Post or update the PR comment')?.['continue-on-error'], true, 'a fork PR comment failure never fails the job');
     assert.ok(steps.some((s) => s.run?.includes('GITHUB_STEP_SUMMARY')));
 

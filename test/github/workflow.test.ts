@@ -67,7 +67,7 @@ test('eval job: pgvector service, npm cache, ingest, eval --output, gate vs base
   assert.match(runs, /npm ci/);
   assert.match(runs, /rankgate ingest/);
   assert.match(runs, /npx promptfoo eval .*--output results\.jsonl/);
-  assert.match(runs, /rankgate gate results\.jsonl --baseline/);
+  assert.match(runs, /rankgate gate results\.jsonl --base-ref/);
   assert.match(runs, /git show "origin\/\$\{\{ github\.base_ref \}\}:data\/eval\/baseline\.json"/);
   assert.ok(steps.some((s) => s.uses?.startsWith('actions/upload-artifact')), 'uploads results as an artifact');
   const comment = steps.find((s) => s.uses?.startsWith('actions/github-script'));
@@ -99,8 +99,9 @@ function gatingJob(name: string) {
   assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
   const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
   for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
-  // against the base branch's baseline; the PR's own copy given so that a change to it is said LOUD
-  assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --head-baseline data\/eval\/baseline\.json --comment comment\.md/);
+  // judged by the base branch (its floors, expectations and baseline, read with git); none on a manual run
+  assert.match(runs, /rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
+  assert.equal((gate as { env?: Record<string, string> }).env?.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
 }
 
 test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {
