@@ -172,6 +172,7 @@ export function gateConfig(p: InitPlan): string {
     `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
     `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
     `# ${pct(1 / f.n)}. Grow the set to tighten them; raise them once you know where your search stands.`,
+    'version: 1   # the format of this file (docs/compatibility.md)',
     'metric_family: strict',
     'overall:',
     `  recall_at_3: ${pct(fl.overall)}`,

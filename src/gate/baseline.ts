@@ -21,6 +21,10 @@ import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { checkFormatVersion, type FormatSpec } from '../util/format-version.ts';
+
+/** The baseline's format (docs/compatibility.md). */
+export const BASELINE_FORMAT: FormatSpec = { what: 'baseline', field: 'rankgate_baseline', current: 1 };
 import { canonicalJson, checkSeal, sealKey, sealPhrase, sealText, type SealCheck } from '../util/seal.ts';
 import { searchedSettings } from '../search/settings.ts';
 
@@ -129,6 +133,8 @@ export function parseBaselineText(text: string, path: string): Baseline {
     throw new UserError(`${path}: cannot read the baseline (${(e as Error).message})`);
   }
   const b = doc as Partial<Baseline>;
+  // a version this rankgate does not read is one line naming the upgrade (or the migration): docs/compatibility.md
+  if (b && typeof b === 'object' && typeof b.rankgate_baseline === 'number' && b.rankgate_baseline !== 1) checkFormatVersion(path, b.rankgate_baseline, BASELINE_FORMAT);
   if (!b || b.rankgate_baseline !== 1 || typeof b.queries !== 'object' || b.queries === null) {
     throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.jsonl --update-baseline\`)`);
   }

@@ -24,6 +24,7 @@ import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import { RANK_KEYS, categoryKey } from '../results/score.ts';
 import type { Des058Report, GateCheck } from '../results/summary.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { checkFormatVersion, type FormatSpec } from '../util/format-version.ts';
 
 export interface RegressionConfig {
   /** Baseline file; the regression check is off while it does not exist. */
@@ -70,7 +71,10 @@ const GRADE_METRICS: readonly string[] = ['answer_score'];
 export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy', 'answer_score'] as const;
 /** Metrics the regression check can compare per query (they are in the baseline). */
 export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;
-const TOP_KEYS = ['overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+const TOP_KEYS = ['version', 'overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+
+/** gate.yaml's format (docs/compatibility.md): `version: 1`, or no version (files written before the key existed). */
+export const FLOORS_FORMAT: FormatSpec = { what: 'gate floors', field: 'version', current: 1, absentIs: 1 };
 const JUDGE_KEYS = ['agreement', 'min_kappa'] as const;
 const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch'] as const;
 
@@ -111,6 +115,7 @@ function metricKey(file: string, where: string, key: string, valid: readonly str
 export function parseFloors(doc: unknown, file: string): Floors {
   if (doc === null || doc === undefined) throw new UserError(`${file}: empty gate configuration; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
   if (!isMap(doc)) throw new UserError(`${file}: expected a map with ${TOP_KEYS.join(', ')}, got ${show(doc)}`);
+  checkFormatVersion(file, doc.version, FLOORS_FORMAT);
   for (const k of Object.keys(doc)) if (!(TOP_KEYS as readonly string[]).includes(k)) throw new UserError(unknownKeyMessage(file, '', k, TOP_KEYS));
   const family = doc.metric_family ?? 'strict';
   if (family !== 'strict' && family !== 'judged') throw new UserError(`${file}: metric_family: expected strict or judged, got ${show(family)}${didYouMean(String(family), ['strict', 'judged'])}`);
