@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, sep } from 'node:path';
 import yaml from 'js-yaml';
-import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
+import { workflowErrors } from '../helpers/workflow.ts';
 import { floorFor, planInit } from '../../src/cli/init.ts';
 import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
@@ -27,12 +27,6 @@ const packDir = tempDir('init-pack');
 after(() => removeDir(packDir));
 let tarball: string | undefined;
 const packedRankgate = (): string => (tarball ??= packRankgate(packDir));
-
-async function workflowErrors(text: string): Promise<string[]> {
-  const r = parseWorkflow({ name: 'search-eval.yml', content: text }, new NoOperationTraceWriter());
-  if (r.value) await convertWorkflowTemplate(r.context, r.value);
-  return r.context.errors.getErrors().map((e) => e.message);
-}
 
 test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankgate installed from its tarball', async () => {
   const t0 = Date.now();

