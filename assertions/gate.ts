@@ -33,9 +33,11 @@ import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
 import { ANSWER_PROMPT_VERSION } from '../src/judge/prompt.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
-import { readBaseline } from '../src/gate/baseline.ts';
+import { baselineColumn } from '../src/gate/baseline.ts';
+import { expectationsAtBase, gateInputs } from '../src/gate/base-ref.ts';
+import { baseRefFrom, refReader } from '../src/util/git.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
-import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
+import { loadFloors } from '../src/gate/floors.ts';
 import { expansionSummary, percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
@@ -262,35 +264,58 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     }
   }
   try {
-    const floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-    lines.push(`rankgate gate (floors: ${existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec"}, metric family: ${floors.metric_family ?? 'strict'})`);
+    // on a pull request (RANKGATE_BASE_REF, or GitHub's pull_request event), the floors, the baseline and the golden
+    // expectations are the base branch's (src/gate/base-ref.ts), the pull request's changes to them said LOUD first
+    const cenv = { ...(context.suite?.env ?? {}), ...((context.config?.env as Record<string, string> | undefined) ?? {}), ...process.env } as NodeJS.ProcessEnv;
+    const baseRef = baseRefFrom(undefined, cenv);
+    const inputs = gateInputs({ floorsPath, base: baseRef ? refReader(baseRef) : null });
+    const floors = inputs.floors;
+    lines.push(
+      `rankgate gate (floors: ${inputs.base || existsSync(floorsPath) ? inputs.floorsSource : "the built-in floors of the portal's DES-058 spec"}, metric family: ${floors.metric_family ?? 'strict'}${inputs.base ? `; judged by the base branch ${inputs.base.name}` : ''})`,
+    );
+    const loud = [...inputs.loud];
+    const baseNotes = [...inputs.notes];
     // The golden selection the suite was given (contract A), recorded in the column sums when promptfoo kept no rows
     // (--no-write), so that such a results file still says how many queries the run should have had.
     const selectionHint = selectionOfSuite(context.suite?.tests);
     // Only then: rows carry their selection themselves (and `rankgate merge` sums every other named score).
     if (selectionHint && context.results.length === 0)
       for (const p of context.prompts) if (p.metrics?.namedScores) p.metrics.namedScores[SELECTION_SIZE_KEY] = selectionHint.shardSize ?? selectionHint.size;
-    const parsed = parseResultsObject(
-      { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config },
-      'eval results',
-    );
-    const reg = floors.regression;
-    const baseline = reg && existsSync(reg.baseline) ? { path: reg.baseline, data: readBaseline(reg.baseline) } : null;
+    const doc = { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config };
+    let parsed = parseResultsObject(doc, 'eval results');
+    if (inputs.base && parsed.columns[0]) {
+      if (parsed.columns[0].queries.length) {
+        const exp = expectationsAtBase(inputs.base, parsed.columns[0]);
+        loud.push(...exp.loud);
+        baseNotes.push(...exp.notes);
+        if (exp.override.size) parsed = parseResultsObject(doc, 'eval results', { goldenOverride: exp.override });
+      } else loud.push(`LOUD: the golden expectations were not checked against the base branch ${inputs.base.name}: promptfoo kept no rows (--no-write)`);
+    }
+    const baseline = inputs.baseline;
+    // The baseline's column: the one whose provider config it records (a sweep's other columns are compared with the
+    // first by the shipping criteria); the first when none has it, where the differences are said.
+    const bcol = baseline ? baselineColumn(baseline.data, parsed.columns) : null;
     const codes: ExitCode[] = [];
     const verdicts: ColumnVerdict[] = [];
+    final.push(...loud);
     for (const col of parsed.columns) {
+      const mine = bcol !== null && col.index === bcol.index;
       const v = gateColumn(col, {
         floors,
-        floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+        floorsSource: inputs.floorsSource,
         allowPartial: envFlag('RANKGATE_ALLOW_PARTIAL'),
         acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
-        // The baseline's column: the first (a sweep's other columns are compared by the shipping criteria).
-        baseline: col.index === 0 ? baseline : null,
-        corpus: col.index === 0 ? await runCorpusFor(col, baseline?.data) : undefined,
+        baseline: mine ? baseline : null,
+        noBaseline:
+          baseline && bcol && !mine
+            ? `regression check: the baseline ${baseline.path} applies to column '${parsed.columns.find((c) => c.index === bcol.index)?.label}' (${bcol.matched ? 'whose provider config it records' : 'the first: no column has the provider config it records'}); '${col.label}' is compared with '${parsed.columns[0]!.label}' by the shipping criteria`
+            : undefined,
+        corpus: mine || (!baseline && col.index === 0) ? await runCorpusFor(col, baseline?.data) : undefined,
         selectionHint,
         report: { evalId: context.evalId ?? null },
         toolchain,
       });
+      if (col.index === parsed.columns[0]!.index) v.notes.unshift(...baseNotes);
       codes.push(v.code);
       verdicts.push(v);
       const report = v.report;

@@ -341,7 +341,9 @@ export default class SearchProvider {
       }
     }
     let resolution: Record<string, string[]> | undefined;
-    const subs = [...new Set((golden?.expected ?? []).map((r) => r.passage_substring).filter((s): s is string => !!s))];
+    // a pull request's base expectations of this query (src/golden/promptfoo.ts): resolved and kept too, for the gate
+    const baseGolden = validGolden(context?.test?.metadata?.baseGolden as GoldenQuery | undefined);
+    const subs = [...new Set([...(golden?.expected ?? []), ...(baseGolden?.expected ?? [])].map((r) => r.passage_substring).filter((s): s is string => !!s))];
     try {
       resolution = await this.resolve(svc, subs);
     } catch {
@@ -380,7 +382,7 @@ export default class SearchProvider {
     const full: HarnessMetadata = { harness: output, diagnostics: res.diagnostics ?? null, ...(resolution ? { resolution } : {}) };
     const rendered = renderOutputText(output, g, full, { expansion: res.diagnostics?.expansion });
     const metadata: HarnessMetadata = {
-      harness: compactHarness(output, g, full, { judged }),
+      harness: compactHarness(output, g, full, { judged, ...(baseGolden ? { alsoFor: baseGolden } : {}) }),
       diagnostics: compactDiagnostics(output, g, full) ?? null,
       ...(resolution ? { resolution } : {}),
       params,

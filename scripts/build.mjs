@@ -30,7 +30,7 @@ export async function build(root = ROOT) {
     mkdirSync(dirname(dest), { recursive: true });
     if (isTs) {
       const code = readFileSync(src, 'utf8');
-      const r = await transform(code, { loader: 'ts', format: 'esm', target: 'node20', sourcefile: relative(dirname(dest), src), sourcemap: 'inline' });
+      const r = await transform(code, { loader: 'ts', format: 'esm', target: 'node20', sourcefile: relative(dirname(dest), src), sourcemap: false });
       writeFileSync(dest, r.code.replace(TS_SPEC, '$1$2.js$1'));
     } else if (f.endsWith('.mjs')) {
       writeFileSync(dest, readFileSync(src, 'utf8').replace(TS_SPEC, '$1$2.js$1'));

@@ -115,6 +115,9 @@ const env = {
 
 // a fresh run even when started from inside another node:test run (which marks its children with this variable)
 delete env.NODE_TEST_CONTEXT;
+// the tests set what they test: a pull request of the CI running them (GitHub's pull_request event names a base ref the
+// gate would judge every test eval against), a base ref or a seal key of the caller's shell never leaks into them
+for (const k of ['GITHUB_EVENT_NAME', 'GITHUB_BASE_REF', 'GITHUB_HEAD_REF', 'RANKGATE_BASE_REF', 'RANKGATE_SEAL_KEY']) delete env[k];
 
 const t0 = Date.now();
 const child = spawn(

@@ -23,9 +23,10 @@ import { precheckYaml } from '../util/yaml.ts';
 import { resolvePromptfoo, satisfies, startProblem, testedPromptfooRange, toolchainOf, type PromptfooInstall } from '../util/toolchain.ts';
 import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
-import { readBaseline } from '../gate/baseline.ts';
+import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
+import { baseRefFrom, refReader } from '../util/git.ts';
 import { runCorpusFor } from '../gate/corpus-change.ts';
-import { DEFAULT_FLOORS, DEFAULT_REGRESSION, applyGate, loadFloors, type Floors } from '../gate/floors.ts';
+import { applyGate, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport, expansionSummary } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
@@ -39,7 +40,7 @@ import { skippedEmbeddersLine, sweepGrid, sweepName, sweepNames } from '../searc
 import { EXPANSION_SHORTHANDS, expansionFromEnv } from '../search/expand.ts';
 
 const USAGE = `usage: rankgate eval [--lang en|es|hi|all] [--category X] [--verbose] [--sweep NAME] [--config FILE]
-                     [--floors FILE] [--baseline FILE] [--allow-partial] [--out-dir data/eval/results]
+                     [--floors FILE] [--baseline FILE] [--base-ref REF] [--allow-partial] [--out-dir data/eval/results]
                      [--judge auto|off|similarity|bedrock|PROVIDER_ID] [--refresh-judge] [--review FILE ...]
                      [--rerank RERANKER_ID] [--rerank-k N] [--no-rerank]
                      [--expansion ${EXPANSION_SHORTHANDS.join('|')}] [--expansion-provider PROVIDER_ID]
@@ -104,6 +105,7 @@ export async function run(argv: string[]): Promise<number> {
         config: { type: 'string' },
         floors: { type: 'string' },
         baseline: { type: 'string' },
+        'base-ref': { type: 'string' },
         'out-dir': { type: 'string', default: 'data/eval/results' },
         judge: { type: 'string' },
         'refresh-judge': { type: 'boolean', default: false },
@@ -164,13 +166,13 @@ export async function run(argv: string[]): Promise<number> {
   // a sweep: the grid's columns around the config's first provider, in a copy beside it (file:// paths resolve alike)
   const sweepFile = sweep ? writeSweepConfig(baseConfig, sweep) : null;
   const config = sweepFile ?? baseConfig;
-  if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
   const floorsPath = v.floors ?? 'config/gate.yaml';
-  const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-  const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
-  const basePath = floors.regression?.baseline;
   if (v.baseline && !existsSync(v.baseline)) throw new UserError(`${v.baseline}: no such baseline (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
-  const baseline = basePath && existsSync(basePath) ? { path: basePath, data: readBaseline(basePath) } : null;
+  // on a pull request: the base branch's floors, baseline and golden expectations (src/gate/base-ref.ts)
+  const baseRef = baseRefFrom(v['base-ref']);
+  const inputs = gateInputs({ floorsPath, floorsNamed: !!v.floors, baselinePath: v.baseline, base: baseRef ? refReader(baseRef) : null });
+  const floors: Floors = inputs.floors;
+  const baseline = inputs.baseline;
   // criterion 4's review results, read (and checked) before the eval runs
   const reviews = v.review?.length ? v.review.map((p) => readReviewResult(p)) : reviewsFromEnv();
 
@@ -222,12 +224,24 @@ export async function run(argv: string[]): Promise<number> {
     chmodSync(raw, statSync(raw).mode & 0o755);
   }
 
-  const results = readResultsFile(source);
-  const first = results.columns[0];
+  let results = readResultsFile(source);
+  let first = results.columns[0];
   if (!first) throw new UserError(`${raw}: the eval produced no columns`);
+  const loud = [...inputs.loud];
+  const baseNotes = [...inputs.notes];
+  if (inputs.base) {
+    const exp = expectationsAtBase(inputs.base, first);
+    loud.push(...exp.loud);
+    baseNotes.push(...exp.notes);
+    if (exp.override.size) {
+      results = readResultsFile(source, { goldenOverride: exp.override });
+      first = results.columns[0]!;
+    }
+  }
+  for (const l of loud) console.error(l);
   const verdict = gateColumn(first, {
     floors,
-    floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+    floorsSource: inputs.floorsSource,
     allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
     acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
     baseline,
@@ -235,6 +249,7 @@ export async function run(argv: string[]): Promise<number> {
     report: { language: lang, verbose: v.verbose, evalId: results.evalId, timestamp: ts.toISOString() },
     toolchain,
   });
+  verdict.notes.unshift(...loud, ...baseNotes);
   if (untested) verdict.notes.push(untested);
   const report = verdict.report;
   const delta = verdict.delta;

@@ -19,7 +19,8 @@ import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { baselineChangeLine, baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
-import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
+import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
+import { baseRefFrom, refReader } from '../util/git.ts';
 import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { pickColumn, type Column } from '../results/read.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
@@ -30,13 +31,16 @@ import { envFlag } from '../util/env.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
-                     [--report OUT.json] [--markdown OUT.md] [--comment OUT.md] [--head-baseline FILE]
+                     [--report OUT.json] [--markdown OUT.md] [--comment OUT.md] [--head-baseline FILE] [--base-ref REF]
   RESULTS.jsonl promptfoo eval --output results.jsonl (what init's workflow writes) or results.json (with or
                 without --no-write), or the afterAll hook's re-gate file results.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
   --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
-  --head-baseline  the pull request's own copy of the baseline (CI: --baseline is the base branch's): when it differs,
-                the gate and the PR comment say so LOUD at the top, with the figures before and after
+  --base-ref    a pull request's base (e.g. origin/main; also RANKGATE_BASE_REF, and GitHub's pull_request event
+                gives origin/<base>): the floors, the golden expectations and the baseline are read there with git and
+                the pull request is judged by them; every change it makes to them is said LOUD at the top, with before
+                and after (docs/gate.md: what a pull request can change). none: no base on purpose
+  --head-baseline  the pull request's own copy of the baseline, when not at the baseline's own path
 ${EXIT_CODE_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -50,6 +54,7 @@ export async function run(argv: string[]): Promise<number> {
       'allow-partial': { type: 'boolean', default: false },
       'accept-baseline-mismatch': { type: 'boolean', default: false },
       'head-baseline': { type: 'string' },
+      'base-ref': { type: 'string' },
       report: { type: 'string' },
       markdown: { type: 'string' },
       comment: { type: 'string' },
@@ -64,12 +69,13 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UserError(`expected one results file (promptfoo eval --output results.jsonl), got ${positionals.length}\n${USAGE}`);
   const file = positionals[0]!;
   const floorsPath = v.floors ?? 'config/gate.yaml';
-  if (v.floors && !existsSync(v.floors)) throw new UserError(`${v.floors}: no such floors file`);
-  const loaded: Floors = existsSync(floorsPath) ? loadFloors(floorsPath) : DEFAULT_FLOORS;
-  // --baseline turns the regression check on (gate.yaml regression: settings, or the defaults).
-  const floors: Floors = v.baseline ? { ...loaded, regression: { ...(loaded.regression ?? DEFAULT_REGRESSION), baseline: v.baseline } } : loaded;
-  const results = readResultsFile(file);
-  const col = pickColumn(results, v.column, file);
+  // on a pull request (--base-ref, RANKGATE_BASE_REF, or GitHub's pull_request event), the floors, the baseline and the
+  // golden expectations are the base branch's (src/gate/base-ref.ts); the pull request's changes to them are said LOUD
+  const baseRef = baseRefFrom(v['base-ref']);
+  const inputs = gateInputs({ floorsPath, floorsNamed: !!v.floors, baselinePath: v.baseline, updating: v['update-baseline'], headBaseline: v['head-baseline'], base: baseRef ? refReader(baseRef) : null });
+  const floors = inputs.floors;
+  let results = readResultsFile(file);
+  let col = pickColumn(results, v.column, file);
   const regate = (results as { regate?: RegateHeader }).regate;
   if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
   if (results.format === 'jsonl') console.log(JSONL_LIMITS);
@@ -77,23 +83,24 @@ export async function run(argv: string[]): Promise<number> {
   const evidence = verifyEvidence(file);
   if (evidence.problem) throw new UserError(evidence.problem);
   if (evidence.loud) console.log(evidence.loud);
-
-  const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
-  let baseline = null;
-  if (floors.regression && existsSync(baselinePath) && !(v['update-baseline'] && !v.baseline)) {
-    try {
-      baseline = { path: baselinePath, data: readBaseline(baselinePath) };
-    } catch (e) {
-      // A baseline that is not evidence is exit 2; one about to be replaced is only said so (and not compared).
-      if (!(v['update-baseline'] && isUserError(e))) throw e;
-      console.log(`note: the baseline to be replaced is not compared: ${e.message}`);
+  const loud = [...inputs.loud];
+  const notes = [...inputs.notes];
+  if (inputs.base) {
+    console.log(`judged by the base branch ${inputs.base.name} (${baseRef!.source}): its floors, golden expectations and baseline`);
+    const exp = expectationsAtBase(inputs.base, col);
+    loud.push(...exp.loud);
+    notes.push(...exp.notes);
+    if (exp.override.size) {
+      results = readResultsFile(file, { goldenOverride: exp.override });
+      col = pickColumn(results, v.column, file);
     }
   }
-  else if (v.baseline && !v['update-baseline']) throw new UserError(`${v.baseline}: no such baseline (write one with --update-baseline)`);
+  const baseline = inputs.baseline;
+  const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';
 
   const verdict = gateColumn(col, {
     floors,
-    floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
+    floorsSource: inputs.floorsSource,
     allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
     acceptMismatch: v['accept-baseline-mismatch'],
     baseline,
@@ -102,13 +109,12 @@ export async function run(argv: string[]): Promise<number> {
     // what the file says wrote it (promptfoo's JSON metadata, or the hook's record of the same eval beside its JSONL)
     toolchain: results.toolchain ?? (regate ? null : (regateHeaderBeside(file)?.toolchain ?? null)),
   });
-  if (evidence.loud) verdict.notes.unshift(evidence.loud);
-  // CI on a pull request: the PR's own baseline against the base branch's one it is compared with
-  const changed = v['head-baseline'] && baseline ? baselineChangeLine(baseline.data, baseline.path, v['head-baseline']) : null;
-  if (changed) {
-    console.log(changed);
-    verdict.notes.unshift(changed);
-  }
+  verdict.notes.unshift(...loud, ...(evidence.loud ? [evidence.loud] : []), ...notes);
+  // without a base ref, CI may still pass the pull request's own copy of the baseline (--head-baseline)
+  const changed = !inputs.base && v['head-baseline'] && baseline ? baselineChangeLine(baseline.data, baseline.path, v['head-baseline']) : null;
+  if (changed) verdict.notes.unshift(changed);
+  const top = [...(changed ? [changed] : []), ...loud];
+  for (const l of top) console.log(l);
   if (v['update-baseline']) {
     // this run is to become the baseline: "no baseline at X" right after "baseline written: X" said the opposite
     const off = 'regression check off: no baseline at ';
@@ -131,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log('');
   if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain: verdict.toolchain ?? null }) + '\n');
   if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
-  if (v.comment) writeFileAtomic(v.comment, redactText((changed ? `> **${changed.replace(/^LOUD: /, 'BASELINE CHANGED: ')}**\n\n` : '') + renderComment(report, delta, verdict)));
+  if (v.comment) writeFileAtomic(v.comment, redactText(top.map((l) => `> **${l.replace(/^LOUD: /, '')}**\n\n`).join('') + renderComment(report, delta, verdict)));
   if (v['update-baseline']) {
     // A baseline is reference numbers: never from a run with nothing measured, errored queries, a partial run (whatever
     // --allow-partial says), a filtered or sharded golden selection, or evidence without rows. The old baseline stays.

@@ -172,6 +172,7 @@ export function gateConfig(p: InitPlan): string {
     `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
     `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
     `# ${pct(1 / f.n)}. Grow the set to tighten them; raise them once you know where your search stands.`,
+    'version: 1   # the format of this file (docs/compatibility.md)',
     'metric_family: strict',
     'overall:',
     `  recall_at_3: ${pct(fl.overall)}`,
@@ -294,28 +295,27 @@ jobs:
           node-version: ${p.node.major}
           cache: npm
       - run: npm ci${cache}${service}
-      # The regression check compares with the BASE branch's baseline, so a pull request cannot pass by rewriting
-      # ${p.baseline}; when it changes that file, the gate and the PR comment say so LOUD at the top with the figures
-      # before and after (--head-baseline below). Require a review of it too: add a CODEOWNERS line
-      # (.github/CODEOWNERS)   /${p.baseline}  @your-org/search-owners   and protect the branch (docs/adopting.md).
-      - name: Baseline from the base branch
-        id: baseline
-        run: |
-          if [ -n "\${{ github.base_ref }}" ] && git show "origin/\${{ github.base_ref }}:${p.baseline}" > base-baseline.json 2>/dev/null; then
-            echo "path=base-baseline.json" >> "$GITHUB_OUTPUT"
-          else
-            rm -f base-baseline.json
-            echo "path=" >> "$GITHUB_OUTPUT"
-          fi
+      # A pull request is judged by its BASE branch: the gate reads the floors (config/gate.yaml), the golden set's
+      # expectations and the baseline (${p.baseline}) at origin/<base> (fetch-depth: 0 above fetches it), never the
+      # pull request's own versions; every change the pull request makes to them is said LOUD at the top of the gate
+      # and of the PR comment, with before and after, and applies after the merge (docs/gate.md, "What a pull request
+      # can change"). Require a review of those files too: a CODEOWNERS line (.github/CODEOWNERS) such as
+      #   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
+      # and protect the branch (docs/adopting.md).
       - name: Eval (promptfoo)
         id: eval
         continue-on-error: true
+        env:
+          RANKGATE_BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
         run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
       # The gate's exit code is the job's: 1 a floor or a significant regression, 2 bad input or a broken setup. An eval
       # that did not start (a promptfoo that needs another Node, a missing install) or wrote no results is 2, never 1.
       - name: Gate
         id: gate
         if: always()
+        env:
+          # the pull request's base (none on a manual run: judged by this branch's own files)
+          BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
         run: |
           if [ ! -s results.jsonl ]; then
             echo "::error::promptfoo eval did not start or wrote no results (eval step: \${{ steps.eval.outcome }}): a broken setup (exit 2), not a quality result; see the Eval step's log (a promptfoo that needs another Node than node-version above, or a failed install)"
@@ -323,11 +323,7 @@ jobs:
             exit 0
           fi
           code=0
-          if [ -n "\${{ steps.baseline.outputs.path }}" ]; then
-            npx rankgate gate results.jsonl --baseline "\${{ steps.baseline.outputs.path }}" --head-baseline "${p.baseline}" --comment comment.md || code=$?
-          else
-            npx rankgate gate results.jsonl --comment comment.md || code=$?
-          fi
+          npx rankgate gate results.jsonl --base-ref "$BASE_REF" --comment comment.md || code=$?
           echo "code=$code" >> "$GITHUB_OUTPUT"
       # On demand: the sweep's columns around this config's first provider (docs/adopting.md, "Sweeps"). No gate
       # (it deliberately includes weak configurations): its report and summary are uploaded with the results.
@@ -382,4 +378,121 @@ jobs:
 /** A hashFiles() pattern for a corpus path: a folder's files, or the file itself. */
 export function corpusGlob(corpus: string): string {
   return /\.[A-Za-z0-9]+$/.test(corpus) ? corpus : `${corpus.replace(/\/+$/, '')}/**`;
+}
+
+/** The major-version tag of the GitHub Action a workflow pins (`rankgate/rankgate@v0`): the release moves it. */
+export function actionRef(version: string): string {
+  return `rankgate/rankgate@v${version.split('.')[0]}`;
+}
+
+/** init --action: the pull-request gate as a few lines around the published GitHub Action (action.yml). */
+export function actionWorkflow(p: InitPlan, version: string): string {
+  const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
+  return `# Search-quality gate, written by \`rankgate init --action\` on ${p.today}: rankgate's GitHub Action evaluates the
+# golden set on pull requests that can change search results, judges them by the BASE branch's floors, golden
+# expectations and baseline, writes the table to the job summary and one PR comment, uploads the results and the HTML
+# report, and fails the job when the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a
+# broken setup). Its inputs and outputs: docs/adopting.md ("The GitHub Action"). Require a review of the files a pull
+# request is judged by with a CODEOWNERS line (.github/CODEOWNERS):
+#   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
+name: search-eval
+
+on:
+  pull_request:
+    paths:
+${paths}
+  workflow_dispatch:
+    inputs:
+      sweep:
+        description: 'A parameter sweep to run too (none: the eval only)'
+        type: choice
+        default: none
+        options: [${['none', ...sweepNames()].join(', ')}]
+
+permissions:
+  contents: read
+  pull-requests: write
+
+concurrency:
+  group: search-eval-\${{ github.ref }}
+  cancel-in-progress: true
+
+jobs:
+  eval:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      # Node ${p.node.major}: ${p.node.why}.
+      - uses: actions/setup-node@v4
+        with:
+          node-version: ${p.node.major}
+          cache: npm
+      - uses: ${actionRef(version)}
+        with:
+          config: promptfooconfig.yaml
+          floors: config/gate.yaml
+          sweep: \${{ inputs.sweep || 'none' }}
+`;
+}
+
+/**
+ * init --ci gitlab: the merge-request gate as a GitLab CI job (included from .gitlab-ci.yml). Judged by the target
+ * branch (fetched, RANKGATE_BASE_REF); the index cache is written by the default branch only and read by merge requests
+ * (policy pull), so a merge request never brings its own cache; the Markdown comment, the results and the report are
+ * the job's artifacts (a comment on the merge request needs a token of yours: docs/adopting.md).
+ */
+export function gitlabJob(p: InitPlan): string {
+  const changes = p.watch.map((w) => `        - ${q(w)}`).join('\n');
+  return `# Search-quality gate, written by \`rankgate init --ci gitlab\` on ${p.today}: included from .gitlab-ci.yml
+# (include: - local: .gitlab/rankgate.gitlab-ci.yml). On merge requests that can change search results it evaluates
+# the golden set, judges it by the TARGET branch's floors, golden expectations and baseline, and fails the job when the
+# gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup). The verdict with the
+# per-category table is comment.md in the job's artifacts.
+search-eval:
+  image: node:${p.node.major}-bookworm
+  rules:
+    - if: '$CI_PIPELINE_SOURCE == "merge_request_event"'
+      changes:
+${changes}
+    - if: '$CI_PIPELINE_SOURCE == "web"'
+  variables:
+    GIT_DEPTH: "0"
+    PROMPTFOO_DISABLE_TELEMETRY: "1"
+    PROMPTFOO_DISABLE_UPDATE: "1"
+    PROMPTFOO_DISABLE_SHARING: "1"
+    PROMPTFOO_DISABLE_RUNTIME_WARNINGS: "1"
+  cache:
+    # written on the default branch only: a merge request reads the target's index, never brings its own
+    - key: rankgate-index
+      paths: [.rankgate/]
+      policy: pull
+  script:
+    - npm ci
+    - |
+      if [ -n "\${CI_MERGE_REQUEST_TARGET_BRANCH_NAME:-}" ]; then
+        git fetch --no-tags origin "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+        export RANKGATE_BASE_REF="origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+      else
+        export RANKGATE_BASE_REF=none
+      fi
+    - npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl || echo "promptfoo eval exit $? (the gate decides)"
+    - npx rankgate gate results.jsonl --base-ref "$RANKGATE_BASE_REF" --comment comment.md --report gate-report.json
+  artifacts:
+    when: always
+    paths: [results.jsonl, results.jsonl.rankgate.jsonl, comment.md, gate-report.json]
+    expire_in: 30 days
+
+# The index cache, refreshed on the default branch (the one cache merge requests read).
+search-eval-index:
+  extends: search-eval
+  rules:
+    - if: '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'
+  cache:
+    - key: rankgate-index
+      paths: [.rankgate/]
+      policy: pull-push
+`;
 }

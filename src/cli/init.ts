@@ -32,10 +32,12 @@ import * as gateModule from '../gate/floors.ts';
 import { loadFloors } from '../gate/floors.ts';
 import { loadGoldenFile, type GoldenQuery } from '../golden/index.ts';
 import { loadRoutingConfig } from '../search/routing.ts';
-import { gateConfig, promptfooConfig, routingConfig, workflow, corpusGlob, type GoldenFigures, type InitPlan } from './init-templates.ts';
+import { actionWorkflow, gateConfig, gitlabJob, promptfooConfig, routingConfig, workflow, corpusGlob, type GoldenFigures, type InitPlan } from './init-templates.ts';
+import { RANKGATE_VERSION } from '../version.ts';
 
 const USAGE = `usage: rankgate init [--golden PATH] (--corpus PATH | --url URL | --module PATH) [--dir DIR] [--yes] [--force]
                      [--golden-format FORMAT] [--corpus-format markdown|jsonl|beir|nq] [--chunk-size 300]
+                     [--action | --ci github|gitlab|none]
 
   --golden PATH    your golden set (any format rankgate reads: the portal spec's DES-058 JSON, blind-test YAML, gold-set JSONL,
                    BEIR folder, NQ CSV/JSON, TREC topics + qrels)
@@ -43,6 +45,10 @@ const USAGE = `usage: rankgate init [--golden PATH] (--corpus PATH | --url URL |
   --url URL        evaluate your search service over HTTP
   --module PATH    evaluate your search module in-process (exports createSearchService)
   --dir DIR        your repository (default: the current folder); every path above is relative to where you run
+  --ci github      the CI that gates pull requests: github (default: .github/workflows/search-eval.yml, the whole
+                   workflow), gitlab (.gitlab/rankgate.gitlab-ci.yml, included from .gitlab-ci.yml), none
+  --action         GitHub, with rankgate's published Action (uses: rankgate/rankgate@vN): a few lines instead of the
+                   whole workflow, fixed by upgrading rankgate
   --yes            never ask (the default when not on a terminal); --force overwrites existing files`;
 
 const CORPUS_FORMATS = ['markdown', 'jsonl', 'beir', 'nq'];
@@ -144,6 +150,8 @@ export interface InitOptions {
   corpusFormat?: string;
   chunkSize?: number;
   today?: string;
+  /** the CI that gates pull requests: the whole GitHub workflow (default), GitHub with the Action, GitLab, none */
+  ci?: 'github' | 'action' | 'gitlab' | 'none';
 }
 
 export interface PlannedFile {
@@ -187,7 +195,9 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
 
   const root = packageRoot();
   const pkgInRepo = join(dir, 'node_modules', 'rankgate');
-  const pkg = existsSync(join(pkgInRepo, 'package.json')) ? 'node_modules/rankgate' : posix(relative(realpathSync(dir), realpathSync(root))) || '.';
+  // run from npx's cache (`npx rankgate@X init` before installing it): the config names where `npm i -D rankgate` puts it
+  const npxRun = !existsSync(join(pkgInRepo, 'package.json')) && /[\\/]_npx[\\/]/.test(realpathSync(root));
+  const pkg = existsSync(join(pkgInRepo, 'package.json')) || npxRun ? 'node_modules/rankgate' : posix(relative(realpathSync(dir), realpathSync(root))) || '.';
 
   const figures = figuresOf(queries);
   const routes = figures.routes.no_results + figures.routes.practice_bridge + figures.safety > 0;
@@ -250,7 +260,14 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     }
     files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
-  files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
+  const ci = o.ci ?? 'github';
+  if (ci === 'github') files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
+  else if (ci === 'action') files.push({ path: '.github/workflows/search-eval.yml', content: actionWorkflow(plan, RANKGATE_VERSION) });
+  else if (ci === 'gitlab') {
+    files.push({ path: '.gitlab/rankgate.gitlab-ci.yml', content: gitlabJob(plan) });
+    // a repository without a pipeline gets one that includes the job; an existing one is never rewritten (said below)
+    if (!existsSync(join(dir, '.gitlab-ci.yml'))) files.push({ path: '.gitlab-ci.yml', content: '# written by rankgate init: the search-quality gate (edit freely; add your own jobs below)\ninclude:\n  - local: .gitlab/rankgate.gitlab-ci.yml\n' });
+  }
   files.push({ path: '.gitignore', append: true, content: '# rankgate: installed packages, the local index, promptfoo history, eval outputs\nnode_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
   files.push({
     path: '.env',
@@ -264,7 +281,10 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
   for (const f of files) validate(f);
 
   const notes: string[] = [];
-  if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D path/to/rankgate-0.1.0.tgz, from npm pack) and run init again for paths that work on every clone`);
+  if (npxRun) notes.push(`rankgate ran from npx's cache: the config reaches it at node_modules/rankgate; install it in ${o.dir}: npm i -D rankgate@${RANKGATE_VERSION} (and promptfoo, docs/adopting.md#install)`);
+  else if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D rankgate) and run init again for paths that work on every clone`);
+  if (ci === 'gitlab' && existsSync(join(dir, '.gitlab-ci.yml')) && !/rankgate\.gitlab-ci\.yml/.test(readFileSync(join(dir, '.gitlab-ci.yml'), 'utf8')))
+    notes.push('add the job to your pipeline: in .gitlab-ci.yml, include:\n    - local: .gitlab/rankgate.gitlab-ci.yml');
   const nonEn = figures.languages.filter((l) => l !== 'en');
   if (corpus && nonEn.length) notes.push(`your golden set has ${nonEn.join(', ')} queries; the default embedder (use-lite) is English-only, so their vector channel is weak: see the embedders in rankgate's docs`);
   if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Recall@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
@@ -318,6 +338,8 @@ export async function run(argv: string[]): Promise<number> {
       'golden-format': { type: 'string' },
       'corpus-format': { type: 'string' },
       'chunk-size': { type: 'string' },
+      ci: { type: 'string' },
+      action: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -338,6 +360,9 @@ export async function run(argv: string[]): Promise<number> {
     ...(v['golden-format'] ? { goldenFormat: v['golden-format'] } : {}),
     ...(v['corpus-format'] ? { corpusFormat: v['corpus-format'] } : {}),
   };
+  if (v.ci !== undefined && !['github', 'gitlab', 'none'].includes(v.ci)) throw new UserError(`--ci ${v.ci}: expected github, gitlab or none${didYouMean(v.ci, ['github', 'gitlab', 'none'])}`);
+  if (v.action && v.ci !== undefined && v.ci !== 'github') throw new UserError(`--action is GitHub's: it cannot go with --ci ${v.ci}`);
+  o.ci = v.action ? 'action' : ((v.ci as InitOptions['ci']) ?? 'github');
   if (v['chunk-size'] !== undefined) {
     const n = Number(v['chunk-size']);
     if (!/^\d+$/.test(v['chunk-size'])) throw new UserError(`--chunk-size ${v['chunk-size']}: expected a whole number of tokens (default 300)`);

@@ -21,7 +21,12 @@ import type { Des058Report } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
-import { canonicalJson } from '../util/seal.ts';
+import { checkFormatVersion, type FormatSpec } from '../util/format-version.ts';
+
+/** The baseline's format (docs/compatibility.md). */
+export const BASELINE_FORMAT: FormatSpec = { what: 'baseline', field: 'rankgate_baseline', current: 1 };
+import { canonicalJson, checkSeal, sealKey, sealPhrase, sealText, type SealCheck } from '../util/seal.ts';
+import { searchedSettings } from '../search/settings.ts';
 
 export interface BaselineQuery {
   category: string;
@@ -109,14 +114,27 @@ export function identityOf(col: Column): BaselineIdentity {
 }
 
 export function readBaseline(path: string): Baseline {
-  let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UserError(`${path}: cannot read the baseline (${code ?? (e as Error).message})`);
   }
+  return parseBaselineText(text, path);
+}
+
+/** A baseline from its text (a file, or the base branch's version: src/gate/base-ref.ts); `path` names it in errors. */
+export function parseBaselineText(text: string, path: string): Baseline {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${path}: cannot read the baseline (${(e as Error).message})`);
+  }
   const b = doc as Partial<Baseline>;
+  // a version this rankgate does not read is one line naming the upgrade (or the migration): docs/compatibility.md
+  if (b && typeof b === 'object' && typeof b.rankgate_baseline === 'number' && b.rankgate_baseline !== 1) checkFormatVersion(path, b.rankgate_baseline, BASELINE_FORMAT);
   if (!b || b.rankgate_baseline !== 1 || typeof b.queries !== 'object' || b.queries === null) {
     throw new UserError(`${path}: not a rankgate baseline (expected "rankgate_baseline": 1 and a "queries" map; write one with \`rankgate gate RESULTS.jsonl --update-baseline\`)`);
   }
@@ -196,8 +214,11 @@ export function baselineInconsistency(b: Baseline): string | null {
   if (b.identity && typeof b.identity === 'object') {
     if (typeof b.identity.seal !== 'string')
       return 'identity.seal: missing: the identity block (corpus id, documents, golden selection) cannot be tied to these per-query entries (a baseline written before rankgate sealed it, or the seal was removed)';
-    if (b.identity.seal !== sealOf(b))
-      return `identity.seal does not match the identity block and the per-query entries: the identity (corpus id, documents, golden selection) or the entries were changed after the baseline was written (an identity block copied from another baseline hides a corpus swap)`;
+    const c = baselineSeal(b);
+    if (c.status === 'mismatch')
+      return c.kind === 'keyed'
+        ? `identity.seal: ${sealPhrase(c)}: the baseline was changed after it was written`
+        : `identity.seal does not match the identity block and the per-query entries: the identity (corpus id, documents, golden selection) or the entries were changed after the baseline was written (an identity block copied from another baseline hides a corpus swap)`;
   }
   return null;
 }
@@ -273,16 +294,37 @@ export function writeBaseline(path: string, b: Baseline): void {
   writeFileAtomic(path, JSON.stringify(sealBaseline(redactConfig(b)), null, 2) + '\n');
 }
 
-/** The seal of a baseline's identity: sha256 over the identity block without its seal and the per-query entries. */
+/** The seal of baselines written before keyed seals: sha256 over the identity block without its seal and the per-query entries. */
 export function sealOf(b: Pick<Baseline, 'identity' | 'queries'>): string {
   const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
   return createHash('sha256').update(canonicalJson({ identity, queries: b.queries })).digest('hex');
 }
 
-/** The baseline with its identity sealed (a baseline without an identity block has nothing to seal). */
-export function sealBaseline<T extends Pick<Baseline, 'identity' | 'queries'>>(b: T): T {
+/** What a baseline's seal covers: the whole file without the seal itself (config, summary and entries included). */
+function sealedText(b: Pick<Baseline, 'identity' | 'queries'>): string {
+  const { seal: _s, ...identity } = b.identity ?? ({} as BaselineIdentity);
+  return canonicalJson({ ...b, identity });
+}
+
+/**
+ * The baseline with its seal (src/util/seal.ts): keyed with RANKGATE_SEAL_KEY when it is set (a CI that holds the key
+ * wrote it), else `sha256:`, an accident check. A baseline without an identity block has nothing to seal.
+ */
+export function sealBaseline<T extends Pick<Baseline, 'identity' | 'queries'>>(b: T, key: Buffer | null = sealKey()): T {
   if (!b.identity) return b;
-  return { ...b, identity: { ...b.identity, seal: sealOf(b) } };
+  return { ...b, identity: { ...b.identity, seal: sealText('baseline', sealedText(b), key) } };
+}
+
+/** The check of a baseline's seal: keyed, unkeyed, a bare digest of an older rankgate (sealOf), or none. */
+export function baselineSeal(b: Pick<Baseline, 'identity' | 'queries'>, key: Buffer | null = sealKey()): SealCheck {
+  return checkSeal('baseline', sealedText(b), b.identity?.seal, key, () => sealOf(b));
+}
+
+/** What the verdict says of a baseline's seal, when there is something to say (unverified, or unkeyed under a key). */
+export function baselineSealNote(path: string, b: Baseline, key: Buffer | null = sealKey()): string | null {
+  const c = baselineSeal(b, key);
+  if (c.status === 'unverifiable' || c.status === 'unkeyed-under-key') return `LOUD: baseline ${path}: ${sealPhrase(c)}${c.status === 'unkeyed-under-key' ? ' (write it again in CI with the key: --update-baseline)' : ''}`;
+  return null;
 }
 
 export interface QueryChange {
@@ -448,6 +490,8 @@ export interface Mismatch {
   run: string;
   /** A different corpus or golden set makes the comparison meaningless: exit 2 unless accepted. */
   fatal: boolean;
+  /** Said as this note instead of "measured on another …" (a golden set that only gained queries). */
+  note?: string;
 }
 
 export interface RegressionResult {
@@ -489,21 +533,46 @@ export function identityMismatches(b: Baseline, col: Column, report: Des058Repor
       out.push({ field: 'corpus', baseline: `${s(was.corpus)} (${s(was.corpusId)})`, run: `${s(now.corpus)} (${s(now.corpusId)})`, fatal: true });
     if (was.engine !== now.engine) out.push({ field: 'engine', baseline: s(was.engine), run: s(now.engine), fatal: false });
     if (was.variant !== now.variant) out.push({ field: 'index variant', baseline: s(was.variant), run: s(now.variant), fatal: false });
-    if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id)
-      out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
+    if (was.selection?.id && now.selection?.id && was.selection.id !== now.selection.id) {
+      const runIds = new Set(col.queries.map((q) => q.id));
+      const baseIds = Object.keys(b.queries);
+      const added = col.queries.filter((q) => !b.queries[q.id]).length;
+      // a golden set that only gained queries is the same set, grown: compared on the shared queries, the new ones said
+      if (added > 0 && baseIds.every((id) => runIds.has(id)))
+        out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false, note: `${added} ${added === 1 ? 'query' : 'queries'} added to the golden set (not in the baseline): compared on the ${baseIds.length} shared queries` });
+      else out.push({ field: 'golden selection', baseline: `${was.selection.id} (${was.selection.size} queries)`, run: `${now.selection.id} (${now.selection.size} queries)`, fatal: false });
+    }
   }
-  // Only settings that really differ are named; a side that does not know its provider config (JSONL rows that do not
-  // carry it, or a baseline written from such a file: provider and label only) has nothing to compare, not "(none)".
-  const cfgKeys = new Set([...Object.keys(b.config ?? {}), ...Object.keys(report.config)]);
-  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => JSON.stringify((b.config ?? {})[k]) !== JSON.stringify(report.config[k])).sort() : [];
+  // Only settings that change what is searched and really differ are named (src/search/settings.ts: a default made
+  // explicit, a label or the sweep's marker are the same search); a side that does not know its provider config (JSONL
+  // rows that do not carry it, or a baseline written from such a file: provider and label only) has nothing to compare.
+  const bc = searchedSettings(b.config ?? {});
+  const rc = searchedSettings(report.config);
+  const cfgKeys = new Set([...Object.keys(bc), ...Object.keys(rc)]);
+  const changed = configRecorded(b) && !col.configUnknown ? [...cfgKeys].filter((k) => canonicalJson(bc[k] ?? null) !== canonicalJson(rc[k] ?? null)).sort() : [];
   if (changed.length)
     out.push({
       field: 'provider config',
-      baseline: changed.map((k) => `${k}=${s((b.config ?? {})[k])}`).join(', '),
-      run: changed.map((k) => `${k}=${s(report.config[k])}`).join(', '),
+      baseline: changed.map((k) => `${k}=${s(bc[k])}`).join(', '),
+      run: changed.map((k) => `${k}=${s(rc[k])}`).join(', '),
       fatal: false,
     });
   return out;
+}
+
+/** Does this column search with the configuration the baseline records (src/search/settings.ts)? */
+export function configMatches(b: Baseline, col: Column): boolean {
+  if (!configRecorded(b) || col.configUnknown) return false;
+  return canonicalJson(searchedSettings(b.config ?? {})) === canonicalJson(searchedSettings({ provider: col.providerId, label: col.label, ...col.config }));
+}
+
+/**
+ * The column a baseline applies to: the first whose provider config searches as the baseline's did; when none does
+ * (or the baseline records none), the first column, where the differences are said. `matched` tells which.
+ */
+export function baselineColumn(b: Baseline, cols: readonly Column[]): { index: number; matched: boolean } {
+  const i = cols.findIndex((c) => configMatches(b, c));
+  return i >= 0 ? { index: cols[i]!.index, matched: true } : { index: cols[0]?.index ?? 0, matched: false };
 }
 
 /**

@@ -24,6 +24,7 @@ import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import { RANK_KEYS, categoryKey } from '../results/score.ts';
 import type { Des058Report, GateCheck } from '../results/summary.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import { checkFormatVersion, type FormatSpec } from '../util/format-version.ts';
 
 export interface RegressionConfig {
   /** Baseline file; the regression check is off while it does not exist. */
@@ -70,7 +71,10 @@ const GRADE_METRICS: readonly string[] = ['answer_score'];
 export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy', 'answer_score'] as const;
 /** Metrics the regression check can compare per query (they are in the baseline). */
 export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;
-const TOP_KEYS = ['overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+const TOP_KEYS = ['version', 'overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+
+/** gate.yaml's format (docs/compatibility.md): `version: 1`, or no version (files written before the key existed). */
+export const FLOORS_FORMAT: FormatSpec = { what: 'gate floors', field: 'version', current: 1, absentIs: 1 };
 const JUDGE_KEYS = ['agreement', 'min_kappa'] as const;
 const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch'] as const;
 
@@ -111,6 +115,7 @@ function metricKey(file: string, where: string, key: string, valid: readonly str
 export function parseFloors(doc: unknown, file: string): Floors {
   if (doc === null || doc === undefined) throw new UserError(`${file}: empty gate configuration; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
   if (!isMap(doc)) throw new UserError(`${file}: expected a map with ${TOP_KEYS.join(', ')}, got ${show(doc)}`);
+  checkFormatVersion(file, doc.version, FLOORS_FORMAT);
   for (const k of Object.keys(doc)) if (!(TOP_KEYS as readonly string[]).includes(k)) throw new UserError(unknownKeyMessage(file, '', k, TOP_KEYS));
   const family = doc.metric_family ?? 'strict';
   if (family !== 'strict' && family !== 'judged') throw new UserError(`${file}: metric_family: expected strict or judged, got ${show(family)}${didYouMean(String(family), ['strict', 'judged'])}`);
@@ -207,15 +212,28 @@ export function loadFloors(path: string): Floors {
 
 /** The overall weighted kappa of an agreement file, or why it cannot be had. */
 export function readAgreementKappa(path: string): { kappa: number | null; problem?: string } {
-  let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(readRegularFileSync(path, 'utf8'));
+    text = readRegularFileSync(path, 'utf8');
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     return { kappa: null, problem: `${path}: cannot read the judge agreement (${why}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
   }
+  return readAgreementKappaText(path, text);
+}
+
+/** The same from the agreement file's text (null: no such file; `at` names the base ref it was read at). */
+export function readAgreementKappaText(path: string, text: string | null, at?: string): { kappa: number | null; problem?: string } {
+  const where = at ? `${path} at ${at}` : path;
+  if (text === null) return { kappa: null, problem: `${where}: no judge agreement there; write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return { kappa: null, problem: `${where}: cannot read the judge agreement (${(e as Error).message}); write it with rankgate judge agreement RESULTS.jsonl --out ${path}` };
+  }
   const k = (doc as { overall?: { kappa?: unknown } } | null)?.overall?.kappa;
-  if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${path}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };
+  if (typeof k !== 'number' || !Number.isFinite(k)) return { kappa: null, problem: `${where}: overall.kappa: expected a number, got ${show(k)} (not a rankgate judge agreement file, or no agreement was measured)` };
   return { kappa: k };
 }
 

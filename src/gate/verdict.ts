@@ -13,7 +13,7 @@
  * 2 wins over 1: a broken setup is never reported as a quality result. Evidence is the rows of the results, or,
  * when promptfoo kept none (`--no-write`), its per-column sums (src/results/summary.ts buildReportFromSums).
  */
-import { baselineCoverage, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult, type RegressionTest } from './baseline.ts';
+import { baselineCoverage, baselineSealNote, compareWithBaseline, countByCategory, describeFilter, errorGroups, regressionCheck, type Baseline, type BaselineDelta, type ErrorGroup, type RegressionResult, type RegressionTest } from './baseline.ts';
 
 export { errorGroups, type ErrorGroup };
 import { applyGate, type Floors } from './floors.ts';
@@ -35,6 +35,8 @@ export interface GateOptions {
   allowPartial?: boolean;
   /** The baseline to check regressions against (regression: in gate.yaml, or --baseline); null = off. */
   baseline?: { path: string; data: Baseline } | null;
+  /** Why this column has no baseline when one exists (it applies to another column of the eval); default: there is none. */
+  noBaseline?: string;
   /** Compare against a baseline of another corpus / golden set anyway (--accept-baseline-mismatch). */
   acceptMismatch?: boolean;
   /** The golden selection when the column itself does not say (the hook: the suite's tests). */
@@ -189,7 +191,13 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
         if (cov.unverifiable) notes.push(`${cov.unverifiable} baseline queries taken as outside the declared filter (${cov.declared}) without proof: the baseline records no language or tags (written by an older rankgate)`);
       }
       if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
+      const sealNote = baselineSealNote(b.path, b.data);
+      if (sealNote) notes.push(sealNote);
       for (const m of r.mismatches) {
+        if (m.note) {
+          notes.push(m.note);
+          continue;
+        }
         const line = `baseline ${b.path} was measured on another ${m.field}: baseline ${m.baseline}; this run ${m.run}`;
         if (m.fatal && !opts.acceptMismatch && !floors.regression.accept_mismatch)
           two.push(`${line}: the comparison is meaningless; re-baseline, or accept with --accept-baseline-mismatch or regression.accept_mismatch: true`);
@@ -208,7 +216,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
           );
     }
   } else if (floors.regression !== undefined && !opts.baseline) {
-    notes.push(`regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
+    notes.push(opts.noBaseline ?? `regression check off: no baseline at ${floors.regression.baseline} (write one with rankgate gate RESULTS.jsonl --update-baseline)`);
   }
 
   // Ids of another space than the golden set's score every query 0: not a quality result (no floor or regression line).

@@ -21,6 +21,8 @@ import { didYouMean, unknownKeyMessage } from '../util/suggest.ts';
 import type { GoldenQuery } from './schema.ts';
 import { FORMATS, loadGolden, parseFormatName, unscorableReason } from './index.ts';
 import { selectionIdentity, toTestCases, type GoldenTestCase, type SelectionMeta, type Shard } from './testcases.ts';
+import { expectationChanges, goldenAtRef } from './at-ref.ts';
+import { baseRefFrom, refReader } from '../util/git.ts';
 
 export interface Selection {
   /** golden-set file(s); default datasets/golden/golden-set-<lang>.json for each selected language (en) */
@@ -268,5 +270,28 @@ export function mergeSelection(config: Selection | undefined, env: NodeJS.Proces
 /** What datasets/tests.ts returns: the selected (sharded) queries as test cases carrying metadata.selection. */
 export function generateTestCases(config?: unknown, env: NodeJS.ProcessEnv = process.env): GoldenTestCase[] {
   const { queries, selection } = selectQueriesWithMeta(mergeSelection(config as Selection | undefined, env));
-  return toTestCases(queries, selection);
+  const tests = toTestCases(queries, selection);
+  withBaseExpectations(tests, selection.files, env);
+  return tests;
+}
+
+/**
+ * On a pull request (a base ref: src/util/git.ts), a test whose expectations the pull request changed also carries the
+ * base's entry (metadata.baseGolden): the provider then resolves its passages and keeps the text of the hits it names,
+ * so the gate can judge the row by the base's expectations (src/gate/base-ref.ts). Only a hint for what the row keeps:
+ * the gate reads the base with git itself. A base that cannot be read here is left to the gate (which says why, exit 2).
+ */
+function withBaseExpectations(tests: GoldenTestCase[], files: readonly string[], env: NodeJS.ProcessEnv): void {
+  let byId: Map<string, GoldenQuery>;
+  try {
+    const base = baseRefFrom(undefined, env);
+    if (!base) return;
+    byId = goldenAtRef(refReader(base), files.map(resolvePath)).byId;
+  } catch {
+    return;
+  }
+  for (const t of tests) {
+    const b = byId.get(t.metadata.id);
+    if (b && expectationChanges(b, t.metadata.golden).length) t.metadata.baseGolden = b;
+  }
 }

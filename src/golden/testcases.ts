@@ -50,7 +50,7 @@ export interface SelectionMeta extends SelectionIdentity {
 
 export interface GoldenTestCase {
   vars: { query: string };
-  metadata: { id: string; category: string; language: string; tags: string; golden: GoldenQuery; selection?: SelectionMeta };
+  metadata: { id: string; category: string; language: string; tags: string; golden: GoldenQuery; selection?: SelectionMeta; baseGolden?: GoldenQuery };
 }
 
 /** The identity of a golden selection: ids sorted (code-unit order), joined by "\n", sha256, first 16 hex. */

@@ -61,11 +61,13 @@ export function shownText(s: string, max = SHOWN_CHARS): string {
 export interface CompactOptions {
   /** Keep the full content of the top 10 (a judge assertion grades this row). */
   judged?: boolean;
+  /** Another golden entry of the query whose references keep their hits too (a pull request's base: metadata.baseGolden). */
+  alsoFor?: GoldenQuery;
 }
 
 export function compactHarness(output: HarnessOutput, golden: GoldenQuery | undefined, meta: HarnessMetadata | undefined, opts: CompactOptions = {}): HarnessOutput {
   const integrity = output.integrity ?? checkIntegrity(output, 10);
-  const refs = golden?.expected ?? [];
+  const refs = [...(golden?.expected ?? []), ...(opts.alsoFor?.expected ?? [])];
   const noResults = golden?.expected_routing === 'no_results' && refs.length === 0;
   const byPath = refs.some((r) => r.path !== undefined);
   const order = [...output.hits].sort((a, b) => a.rank - b.rank);
@@ -107,7 +109,7 @@ export function compactDiagnostics(output: HarnessOutput, golden: GoldenQuery | 
 }
 
 /** Keys of a test's metadata that are large and read only from testCase.metadata (src/results/read.ts, merge). */
-const TEST_COPIES = ['golden', 'selection'] as const;
+const TEST_COPIES = ['golden', 'selection', 'baseGolden'] as const;
 
 /**
  * Drop from a promptfoo row's own `metadata` what it copies from elsewhere: every object-valued key of

@@ -201,7 +201,16 @@ function goldenOf(row: PfRow, file: string, i: number): GoldenQuery {
   return parsed.data;
 }
 
-export function parseResultsJson(text: string, file = 'results.json', routingOpts: RoutingOptions = {}): ParsedResults {
+/**
+ * How results are read: the routing options of scoring, and `goldenOverride`, the expectations to judge rows by
+ * instead of the ones the rows carry (the base branch's, per query id: src/gate/base-ref.ts). The rows are still
+ * checked against their own expectations (what their assertions recorded); the records are scored by the override.
+ */
+export interface ReadOptions extends RoutingOptions {
+  goldenOverride?: ReadonlyMap<string, GoldenQuery>;
+}
+
+export function parseResultsJson(text: string, file = 'results.json', routingOpts: ReadOptions = {}): ParsedResults {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -212,7 +221,7 @@ export function parseResultsJson(text: string, file = 'results.json', routingOpt
 }
 
 /** Same as parseResultsJson over an already-parsed object ({evalId?, results: {prompts, results}, config?}). */
-export function parseResultsObject(doc: unknown, file = 'results.json', routingOpts: RoutingOptions = {}): ParsedResults {
+export function parseResultsObject(doc: unknown, file = 'results.json', routingOpts: ReadOptions = {}): ParsedResults {
   const top = doc as { evalId?: string; results?: { timestamp?: string; prompts?: PfPrompt[]; results?: PfRow[] }; config?: { providers?: unknown; commandLineOptions?: unknown } };
   const res = top?.results;
   if (!res || !Array.isArray(res.results) || !Array.isArray(res.prompts)) {
@@ -240,7 +249,7 @@ export interface ResultsHeader {
  * The row-at-a-time form of parseResultsObject (src/results/stream.ts feeds it a JSONL file line by line): a row is
  * reduced to its QueryRecord as it is added, so memory grows with the queries, not with the bytes of the rows.
  */
-export function resultsParser(header: ResultsHeader, file = 'results.json', routingOpts: RoutingOptions = {}): { addRow(row: unknown, i: number): void; finish(): ParsedResults } {
+export function resultsParser(header: ResultsHeader, file = 'results.json', routingOpts: ReadOptions = {}): { addRow(row: unknown, i: number): void; finish(): ParsedResults } {
   const top = { evalId: header.evalId, config: header.config };
   const res = { timestamp: header.timestamp, prompts: header.prompts ?? [] };
   const jsonl = header.prompts === null;
@@ -285,6 +294,8 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
   const selIds = new Map<number, { id: string | null; at: number }>();
   /** JSONL columns whose provider config a row carried. */
   const configFromRows = new Set<number>();
+  /** Per column, the ranked rows and their Recall@3 sum by the rows' OWN expectations (what their assertions recorded). */
+  const ownScores = new Map<number, { ranked: number; r3: number }>();
   const addRow = (raw: unknown, i: number): void => {
     const row = raw as PfRow;
     if (!row || typeof row !== 'object') fail(file, `results[${i}]: expected a result row, got ${JSON.stringify(row)}`);
@@ -304,7 +315,8 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     if (typeof rowProvider === 'string' && typeof promptProvider === 'string' && rowProvider !== promptProvider && row.provider?.id !== promptProvider)
       fail(file, `results[${i}].provider '${rowProvider}' is not the provider of its column results.prompts[${pi}] '${promptProvider}' (wrong promptIdx or renamed column)`);
     if (row.namedScores !== undefined) checkScores(file, `results[${i}].namedScores`, row.namedScores, false);
-    const golden = goldenOf(row, file, i);
+    const own = goldenOf(row, file, i);
+    const golden = routingOpts.goldenOverride?.get(own.id) ?? own;
     const dupKey = `${pi}\u0000${golden.id}`;
     if (seen.has(dupKey)) fail(file, `results[${i}]: query '${golden.id}' appears twice in column '${col.label}' (also results[${seen.get(dupKey)}])`);
     seen.set(dupKey, i);
@@ -343,6 +355,12 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     if (!output) err = err ?? (error ? String(error) : 'no provider output');
     const meta = row.response?.metadata;
     const retrieval = output ? scoreRanking(golden, output, meta) : zeroRetrieval(golden);
+    const ownRetrieval = golden === own ? retrieval : output ? scoreRanking(own, output, meta) : zeroRetrieval(own);
+    if (ownRetrieval !== null && output) {
+      const o = ownScores.get(pi) ?? ownScores.set(pi, { ranked: 0, r3: 0 }).get(pi)!;
+      o.ranked++;
+      o.r3 += ownRetrieval.recall_at_3;
+    }
     const routing = output ? scoreRouting(golden, output, routingOpts) : routingChecked(golden) ? errRouting(golden, err ?? 'error') : null;
     // Judged when the judge assertion (assertions/judge.ts) produced judged scores; with the judge off it produces none.
     const judged = Object.keys(row.namedScores ?? {}).some((k) => /^(heuristic_)?judged_/.test(k));
@@ -416,12 +434,11 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     if (rows > 0 && typeof c.namedScores.n_ranked === 'number') {
       // The report re-scores every row from its output; the rank assertion scored the same rows when they ran.
       // They must agree, or the rows (outputs, golden metadata) were changed after the eval.
-      const ranked = c.queries.filter((q) => q.retrieval !== null && q.error === null);
-      const r3 = ranked.reduce((a, q) => a + q.retrieval!.recall_at_3, 0);
-      if (ranked.length !== c.namedScores.n_ranked || (typeof c.namedScores.recall_at_3 === 'number' && Math.abs(r3 - c.namedScores.recall_at_3) > 1e-6))
+      const own = ownScores.get(c.index) ?? { ranked: 0, r3: 0 };
+      if (own.ranked !== c.namedScores.n_ranked || (typeof c.namedScores.recall_at_3 === 'number' && Math.abs(own.r3 - c.namedScores.recall_at_3) > 1e-6))
         fail(
           file,
-          `column '${c.label}': re-scoring the rows gives ${ranked.length} ranked queries and Recall@3 sum ${r3}, but the assertions recorded n_ranked ${c.namedScores.n_ranked} and recall_at_3 ${c.namedScores.recall_at_3 ?? 'n/a'}: the rows' outputs or golden metadata were changed after the eval`,
+          `column '${c.label}': re-scoring the rows gives ${own.ranked} ranked queries and Recall@3 sum ${own.r3}, but the assertions recorded n_ranked ${c.namedScores.n_ranked} and recall_at_3 ${c.namedScores.recall_at_3 ?? 'n/a'}: the rows' outputs or golden metadata were changed after the eval`,
         );
     }
     if (!c.selection && typeof c.namedScores[SELECTION_SIZE_KEY] === 'number' && c.namedScores[SELECTION_SIZE_KEY]! > 0) c.selection = { id: null, size: c.namedScores[SELECTION_SIZE_KEY]! };

@@ -13,6 +13,7 @@
  * be replaced together is defended by the baseline's review (docs/adopting.md: CODEOWNERS).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { SEAL_KEY_ENV, canonicalJson, checkSeal, sealKey, sealPhrase } from '../util/seal.ts';
 
 /** The response metadata key of the run id. */
 export const RUN_KEY = 'rankgateRun';
@@ -92,15 +93,42 @@ export interface RecordEvidence {
   digest?: string;
   /** `rankgate merge`: the runs of the merged shards (the merged rows legitimately come from several). */
   merged?: { runs: string[]; unrecorded: string[] };
+  /** Keyed seal of the fields above (RANKGATE_SEAL_KEY), when the writer held the key. */
+  seal?: string;
+}
+
+/** What a record's keyed seal covers: its run id, row count, digest and merged runs (canonical JSON). */
+export function recordSealText(r: RecordEvidence): string {
+  return canonicalJson({ runId: r.runId ?? null, rows: r.rows ?? null, digest: r.digest ?? null, merged: r.merged ?? null });
 }
 
 /**
  * The verdict on a results file's rows against its record: `problem` (exit 2) when they come from more than one run
  * or do not match the record; `loud` when there is no record to check them against (or its shards had none).
  */
-export function checkEvidence(file: string, got: RowsDigest, record: RecordEvidence | null, recordPath: string | null): { problem: string | null; loud: string | null } {
+export function checkEvidence(file: string, got: RowsDigest, record: RecordEvidence | null, recordPath: string | null, key: Buffer | null = sealKey()): { problem: string | null; loud: string | null } {
   if (got.rows === 0) return { problem: null, loud: null }; // sums only (--no-write): nothing row-level to re-assemble
   const where = recordPath ?? 'beside it';
+  // With the CI's key, the record must carry its keyed seal (the digest alone is an accident check anyone can
+  // recompute: src/util/seal.ts); without it, a keyed record is said unverified.
+  let sealNote: string | null = null;
+  if (record && typeof record.digest === 'string') {
+    const c = checkSeal('record', recordSealText(record), record.seal, key);
+    if (key && c.status !== 'verified')
+      return {
+        problem:
+          c.status === 'missing' || c.status === 'unkeyed-under-key'
+            ? `${file}: its record ${where} is not sealed with ${SEAL_KEY_ENV}, which is set here: it was not written by an eval that held the CI's key (set ${SEAL_KEY_ENV} for the eval step too)`
+            : `${file}: its record ${where}: ${sealPhrase(c)}: the record was edited after the eval`,
+        loud: null,
+      };
+    if (c.status === 'unverifiable') sealNote = `LOUD: the record ${where} of ${file}: ${sealPhrase(c)}`;
+  }
+  const r = checkRows(file, got, record, where);
+  return r.problem || r.loud || !sealNote ? r : { problem: null, loud: sealNote };
+}
+
+function checkRows(file: string, got: RowsDigest, record: RecordEvidence | null, where: string): { problem: string | null; loud: string | null } {
   if (!record || typeof record.digest !== 'string' || typeof record.rows !== 'number') {
     if (got.runs.length > 1)
       return { problem: `${file}: its rows come from ${got.runs.length} different eval runs (${got.runs.slice(0, 3).map(short).join(', ')}${got.runs.length > 3 ? ', …' : ''}): rows of several runs are not one measurement (merge shards with \`rankgate merge\`, which records them)`, loud: null };

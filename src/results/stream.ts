@@ -13,8 +13,7 @@
  */
 import { UserError } from '../errors.ts';
 import { readLinesSync } from '../util/lines.ts';
-import { parseResultsJson, resultsParser, type ParsedResults } from './read.ts';
-import type { RoutingOptions } from './score.ts';
+import { parseResultsJson, resultsParser, type ParsedResults, type ReadOptions } from './read.ts';
 import type { Toolchain } from '../util/toolchain.ts';
 import { NotRegularFileError, readRegularFileSync } from '../util/regular-file.ts';
 
@@ -73,10 +72,12 @@ export interface RegateHeader {
   rows?: number;
   digest?: string;
   merged?: { runs: string[]; unrecorded: string[] };
+  /** HMAC of the run id, rows, digest and merged runs with RANKGATE_SEAL_KEY (src/util/seal.ts), when the writer held it. */
+  seal?: string;
 }
 
 /** Parse a JSONL results file (promptfoo's, or the hook's re-gate file) one row at a time. */
-export function readResultsJsonl(path: string, routingOpts: RoutingOptions = {}): ParsedResults & { regate?: RegateHeader } {
+export function readResultsJsonl(path: string, routingOpts: ReadOptions = {}): ParsedResults & { regate?: RegateHeader } {
   let parser: ReturnType<typeof resultsParser> | null = null;
   let regate: RegateHeader | undefined;
   let i = 0;
@@ -95,7 +96,7 @@ export function readResultsJsonl(path: string, routingOpts: RoutingOptions = {})
 }
 
 /** A results file, JSON or JSONL (by its extension), as per-column query records. */
-export function readResultsFile(path: string, routingOpts: RoutingOptions = {}): ParsedResults {
+export function readResultsFile(path: string, routingOpts: ReadOptions = {}): ParsedResults {
   if (isJsonl(path)) return readResultsJsonl(path, routingOpts);
   let text: string;
   try {

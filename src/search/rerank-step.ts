@@ -17,8 +17,9 @@
 import { UserError } from '../errors.ts';
 import { createReranker, parseRerankerId, RerankCache, RerankerCallError, scorePassages, type Reranker, type RerankerOptions } from '../rerank/index.ts';
 import type { RerankDiagnostics, RerankSettings } from './types.ts';
+import { RERANK_K } from './settings.ts';
 
-export const DEFAULT_RERANK_K = 50;
+export const DEFAULT_RERANK_K = RERANK_K;
 const KEYS = ['provider', 'k', 'maxTokensPerDoc', 'instructions'];
 
 /**

@@ -26,22 +26,9 @@ import type { RoutingConfig, Router } from './routing.ts';
 import { parseRerankSetting, RerankStage } from './rerank-step.ts';
 import { ExpansionStage, mergeCandidates, parseExpansionSetting, type ChannelRunner, type QueryLists, type WeightedTerm } from './expand.ts';
 import type { RerankerOptions } from '../rerank/index.ts';
+import { DEFAULT_SEARCH_PARAMS } from './settings.ts';
 
-export const DEFAULT_SEARCH_PARAMS: Readonly<SearchParams> = Object.freeze({
-  mode: 'hybrid',
-  keywordScorer: 'bm25',
-  bm25K1: 1.2,
-  bm25B: 0.75,
-  vectorSearch: 'hnsw',
-  efSearch: 100,
-  rrfK: 60,
-  weights: Object.freeze({ keyword: 1, vector: 1 }) as SearchParams['weights'],
-  candidates: 50,
-  topK: 10,
-  chunkSize: 300,
-  embedder: 'use-lite',
-  routing: true,
-});
+export { DEFAULT_SEARCH_PARAMS };
 
 const SQL = {
   bm25: loadSql(import.meta.url, 'keyword_bm25.sql'),

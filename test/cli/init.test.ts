@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, sep } from 'node:path';
 import yaml from 'js-yaml';
-import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
+import { workflowErrors } from '../helpers/workflow.ts';
 import { floorFor, planInit } from '../../src/cli/init.ts';
 import { loadFloors } from '../../src/gate/floors.ts';
 import { parseRoutingConfig } from '../../src/search/routing.ts';
@@ -27,12 +27,6 @@ const packDir = tempDir('init-pack');
 after(() => removeDir(packDir));
 let tarball: string | undefined;
 const packedRankgate = (): string => (tarball ??= packRankgate(packDir));
-
-async function workflowErrors(text: string): Promise<string[]> {
-  const r = parseWorkflow({ name: 'search-eval.yml', content: text }, new NoOperationTraceWriter());
-  if (r.value) await convertWorkflowTemplate(r.context, r.value);
-  return r.context.errors.getErrors().map((e) => e.message);
-}
 
 test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankgate installed from its tarball', async () => {
   const t0 = Date.now();
@@ -63,9 +57,10 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.ok(!paths.some((p) => p.startsWith('src/') || p.startsWith('providers/')), `no rankgate-internal paths: ${paths}`);
     const steps = wf.jobs.eval.steps;
     assert.ok(steps.some((s) => s.uses?.startsWith('actions/cache') ), 'caches the index');
-    // the base branch's baseline is compared with; the PR's own copy is given so a change to it is said LOUD; CODEOWNERS documented
-    assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /--baseline "\$\{\{ steps\.baseline\.outputs\.path \}\}" --head-baseline "config\/search-baseline\.json"/);
-    assert.match(wfText, /CODEOWNERS line\n\s+# \(\.github\/CODEOWNERS\)\s+\/config\/search-baseline\.json\s+@your-org\/search-owners/);
+    // judged by the base branch (floors, expectations, baseline read with git at origin/<base>); CODEOWNERS documented
+    assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /npx rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
+    assert.match(wfText, /fetch-depth: 0/);
+    assert.match(wfText, /#\s+\/config\/gate\.yaml \/config\/search-baseline\.json \/eval\/golden\.yaml \/\.github\/workflows\/\s+@your-org\/search-owners/);
     assert.equal(steps.find((s) => s.name === 'Post or update the PR comment')?.['continue-on-error'], true, 'a fork PR comment failure never fails the job');
     assert.ok(steps.some((s) => s.run?.includes('GITHUB_STEP_SUMMARY')));
 

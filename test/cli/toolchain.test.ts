@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, wri
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import yaml from 'js-yaml';
-import { parseWorkflow, NoOperationTraceWriter, convertWorkflowTemplate } from '@actions/workflow-parser';
+import { workflowErrors } from '../helpers/workflow.ts';
 import { planInit } from '../../src/cli/init.ts';
 import { gateColumn, verdictLines } from '../../src/gate/verdict.ts';
 import { DEFAULT_FLOORS } from '../../src/gate/floors.ts';
@@ -105,12 +105,6 @@ test('the hook\'s record beside a JSONL output gives its toolchain: only the sam
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-async function workflowErrors(text: string): Promise<string[]> {
-  const r = parseWorkflow({ name: 'search-eval.yml', content: text }, new NoOperationTraceWriter());
-  if (r.value) await convertWorkflowTemplate(r.context, r.value);
-  return r.context.errors.getErrors().map((e) => e.message);
-}
 
 type Step = { name?: string; uses?: string; run?: string; id?: string; if?: string; with?: Record<string, unknown> };
 

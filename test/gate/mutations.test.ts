@@ -431,7 +431,7 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     const line = /LOUD: this pull request CHANGES the baseline \S*head-baseline\.json: Recall@3 0\.6250 -> 1\.0000, MRR@10 0\.5625 -> 0\.9375, queries 10 -> 10 \(\d+ changed\); this run is compared with the base branch's baseline/;
     assert.match(r.stdout.split('\n').find((l) => l.startsWith('LOUD')) ?? '', line);
     assert.match(r.stdout, /note: LOUD: this pull request CHANGES the baseline/, 'in the verdict too');
-    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*BASELINE CHANGED: this pull request CHANGES the baseline .*Recall@3 0\.6250 -> 1\.0000/);
+    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*this pull request CHANGES the baseline .*Recall@3 0\.6250 -> 1\.0000/);
     // the PR leaves the baseline as it is: nothing said
     const same = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', base]);
     assert.equal(same.code, 0);

@@ -6,7 +6,7 @@ import { minimumDetectableDrop, normalQuantile, queriesNeeded, sampleSd } from '
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baselineFrom, baselineInconsistency, readBaseline, regressionCheck, sealBaseline, type Baseline } from '../../src/gate/baseline.ts';
+import { baselineColumn, baselineFrom, baselineInconsistency, configMatches, identityMismatches, readBaseline, regressionCheck, sealBaseline, type Baseline } from '../../src/gate/baseline.ts';
 import { isUserError } from '../../src/errors.ts';
 import { generateTestCases, shardOf } from '../../src/golden/promptfoo.ts';
 import { selectionIdentity } from '../../src/golden/testcases.ts';
@@ -272,5 +272,50 @@ describe('the committed baseline as the reference: errored queries never a drop,
     assert.match(v.reasons.join('\n'), /2 of 12 queries errored: 2× golden set: .*update the golden set \(the query's expected document\), or the document's path in the corpus/);
     assert.doesNotMatch(v.reasons.join('\n'), /fix the service/);
     assert.match(verdictLines(v).join('\n'), /^ {2}regressed against the baseline \(1 of 10 queries\): q05 \(recall_at_3 1→0, mrr 1→0, trec_recall_at_10 1→0\)$/m);
+  });
+});
+
+describe('baseline notes that are true (issue 42.4)', () => {
+  const qs = Array.from({ length: 6 }, (_, i) => q(`q${i}`, 'a', 1));
+  const ours = (label: string, config: Record<string, unknown>, queries = qs): Column => ({ ...col(label, queries), providerId: 'file://providers/search.ts', config });
+  const b = baselineFrom(ours('hybrid', { corpus: 'datasets/corpus' }), buildReport(ours('hybrid', { corpus: 'datasets/corpus' })));
+
+  it('defaults made explicit, labels, the sweep marker and run-time settings are the same search: no note', () => {
+    const sweepA = ours('A: hybrid rrf60 w1:1', { corpus: 'datasets/corpus', weights: { keyword: 1, vector: 1 }, rrfK: 60, rerank: false, sweep: 'expansion', timeoutMs: 5000, worker: false });
+    assert.deepEqual(identityMismatches(b, sweepA, buildReport(sweepA)), []);
+    assert.equal(configMatches(b, { ...sweepA, providerId: 'file:///repo/node_modules/rankgate/providers/search.ts' }), true);
+  });
+
+  it('a setting that changes what is searched is named, with its effective value on both sides', () => {
+    const c = ours('B', { corpus: 'datasets/corpus', weights: { keyword: 0.6 }, expansion: 'rm3' });
+    const m = identityMismatches(b, c, buildReport(c));
+    assert.equal(m.length, 1);
+    assert.equal(m[0]!.baseline, 'expansion=(none), weights={"keyword":1,"vector":1}');
+    assert.equal(m[0]!.run, 'expansion=rm3, weights={"keyword":0.6,"vector":1}');
+  });
+
+  it('the baseline applies to the column whose config it records; the first when none does', () => {
+    const cols = [ours('A', { corpus: 'datasets/corpus', mode: 'keyword' }), { ...ours('B', { corpus: 'datasets/corpus', rrfK: 60 }), index: 1 }];
+    assert.deepEqual(baselineColumn(b, cols), { index: 1, matched: true });
+    assert.deepEqual(baselineColumn(b, [cols[0]!]), { index: 0, matched: false });
+    const v = gateColumn(cols[0]!, { floors: { overall: {}, categories: {}, metric_family: 'strict', regression: DEFAULT_REGRESSION }, floorsSource: 'f', baseline: null, noBaseline: "regression check: the baseline x applies to column 'B'" });
+    assert.ok(v.notes.includes("regression check: the baseline x applies to column 'B'"));
+    assert.ok(!v.notes.some((n) => n.startsWith('regression check off')));
+  });
+
+  it('a golden set that only gained queries: "N queries added", compared on the shared ones', () => {
+    const grown = [...qs, q('q6', 'a', 1), q('q7', 'a', 1)];
+    const c = ours('hybrid', { corpus: 'datasets/corpus' }, grown);
+    c.selection = { id: 'sel-grown', size: 8 };
+    const m = identityMismatches(b, c, buildReport(c));
+    assert.equal(m.length, 1);
+    assert.equal(m[0]!.note, '2 queries added to the golden set (not in the baseline): compared on the 6 shared queries');
+    const v = gateColumn(c, { floors: { overall: {}, categories: {}, metric_family: 'strict', regression: DEFAULT_REGRESSION }, floorsSource: 'f', baseline: { path: 'b.json', data: b } });
+    assert.ok(v.notes.includes('2 queries added to the golden set (not in the baseline): compared on the 6 shared queries'), v.notes.join('\n'));
+    assert.ok(!v.notes.some((n) => /another golden selection/.test(n)));
+    // a query removed is not "added": still another selection
+    const shrunk = ours('hybrid', { corpus: 'datasets/corpus' }, [...qs.slice(1), q('q6', 'a', 1)]);
+    shrunk.selection = { id: 'sel-other', size: 6 };
+    assert.equal(identityMismatches(b, shrunk, buildReport(shrunk))[0]!.note, undefined);
   });
 });

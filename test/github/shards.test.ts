@@ -38,8 +38,11 @@ function step(job: string, id: string): Step {
 }
 
 /** The values of the few expressions the replayed steps use. */
+/** The pull request's base ref as the workflow spells it: a manual run (what the replay is) has none. */
+const BASE_REF_EXPR = "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}";
+
 function expand(v: string, ctx: Record<string, string>): string {
-  return v.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {
+  return v.split(BASE_REF_EXPR).join('none').replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {
     if (expr in ctx) return ctx[expr]!;
     throw new Error(`replay: no value for \${{ ${expr} }} in ${v}`);
   });

