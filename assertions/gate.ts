@@ -346,9 +346,9 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     if (parsed.columns.length > 1) {
       const base = parsed.columns[0]!;
       lines.push(`shipping criteria (the blind-test shipping criteria) against '${base.label}':`);
-      const reviews = reviewsFromEnv();
+      const reviews = reviewsFromEnv(process.env, inputs.base);
       for (const cand of parsed.columns.slice(1)) {
-        const v = shippingCriteria(base, cand, { reviews });
+        const v = shippingCriteria(base, cand, { reviews, resultsPath: outputPathsOf(process.argv, (context.config as { outputPath?: unknown } | undefined)?.outputPath)[0] });
         lines.push(`  [${cand.label}] ship: ${v.ship ? 'yes' : 'no'} (${v.queries} queries)`);
         v.criteria.forEach((c, i) => lines.push(`    ${c.passed === null ? '–' : c.passed ? '✓' : '✗'} ${i < 5 ? `${i + 1}. ` : ''}${c.name}: ${c.detail}`));
       }

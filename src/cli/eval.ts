@@ -32,7 +32,7 @@ import { buildReport, expansionSummary } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
 import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
-import { REVIEW_ENV, readReviewResult, reviewsFromEnv } from '../review/evidence.ts';
+import { REVIEW_ENV, reviewForGate, reviewsFromEnv } from '../review/evidence.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines } from '../gate/verdict.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import { envFlag } from '../util/env.ts';
@@ -174,7 +174,7 @@ export async function run(argv: string[]): Promise<number> {
   const floors: Floors = inputs.floors;
   const baseline = inputs.baseline;
   // criterion 4's review results, read (and checked) before the eval runs
-  const reviews = v.review?.length ? v.review.map((p) => readReviewResult(p)) : reviewsFromEnv();
+  const reviews = v.review?.length ? v.review.map((p) => reviewForGate(p, inputs.base)) : reviewsFromEnv(process.env, inputs.base);
 
   // before anything is written: the promptfoo the repository runs, and whether it starts on this Node (exit 2 if not)
   const pf = promptfooForEval();

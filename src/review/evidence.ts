@@ -23,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { UserError } from '../errors.ts';
 import type { Column } from '../results/read.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
+import type { RefReader } from '../util/git.ts';
 import { canonicalJson, checkSeal, sealKey, sealPhrase, sealText, sha256Hex, SEAL_KEY_ENV } from '../util/seal.ts';
 import { deriveReview } from './import.ts';
 import { checkColumnRef, checkVersion, columnRef, isObj, parseJson } from './key.ts';
@@ -181,14 +182,30 @@ export function readReviewResult(path: string, opts: EvidenceOptions = {}): Load
 /** The environment variable (a comma-separated list of review result files) every shipping verdict reads. */
 export const REVIEW_ENV = 'RANKGATE_REVIEW';
 
-export function reviewsFromEnv(env: NodeJS.ProcessEnv = process.env): LoadedReview[] {
+export function reviewsFromEnv(env: NodeJS.ProcessEnv = process.env, base: RefReader | null = null): LoadedReview[] {
   const v = env[REVIEW_ENV];
   if (!v || !v.trim()) return [];
   return v
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-    .map((p) => readReviewResult(p));
+    .map((p) => reviewForGate(p, base));
+}
+
+/**
+ * A review result as a gate reads it. On a pull request (`base`: src/util/git.ts) the result, its key and its ratings
+ * are read at the base branch, which the pull request cannot edit: re-derived from there, it counts. One the base does
+ * not have (a review committed by the pull request itself) counts only with a keyed seal (RANKGATE_SEAL_KEY, which a
+ * pull request's author does not hold), said so. Without a base: the working tree (readReviewResult).
+ */
+export function reviewForGate(path: string, base: RefReader | null): LoadedReview {
+  if (!base) return readReviewResult(path);
+  const source = `the base branch ${base.name}`;
+  const atBase = loadReviewEvidence(path, (p) => base.read(p), { trusted: true, source });
+  if (atBase.counted || atBase.result !== null || !/^no such file in /.test(atBase.detail)) return atBase;
+  const own = existsSync(path) ? loadReviewEvidence(path, workingTreeReader, { source: 'this pull request' }) : atBase;
+  if (own.counted) return { ...own, detail: `${own.detail} (from this pull request: not on ${source})` };
+  return { ...own, detail: `${own.detail}; it is not on ${source}: a review the pull request brings counts only with a keyed seal (${SEAL_KEY_ENV})` };
 }
 
 const signed = (x: number, d = 2) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;
