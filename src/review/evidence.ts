@@ -204,8 +204,10 @@ export function reviewForGate(path: string, base: RefReader | null): LoadedRevie
   const atBase = loadReviewEvidence(path, (p) => base.read(p), { trusted: true, source });
   if (atBase.counted || atBase.result !== null || !/^no such file in /.test(atBase.detail)) return atBase;
   const own = existsSync(path) ? loadReviewEvidence(path, workingTreeReader, { source: 'this pull request' }) : atBase;
-  if (own.counted) return { ...own, detail: `${own.detail} (from this pull request: not on ${source})` };
-  return { ...own, detail: `${own.detail}; it is not on ${source}: a review the pull request brings counts only with a keyed seal (${SEAL_KEY_ENV})` };
+  // counted here means re-derived; from the pull request that is not enough: only a seal made with the CI's key is
+  const keyed = own.counted && typeof own.result?.seal === 'string' && own.result.seal.startsWith('hmac-sha256:');
+  if (keyed) return { ...own, detail: `${own.detail} (from this pull request: not on ${source})` };
+  return { ...own, counted: false, detail: `${own.counted ? 'it re-derives from its files, but' : `${own.detail};`} it is not on ${source}: a review the pull request brings counts only with a keyed seal (${SEAL_KEY_ENV})` };
 }
 
 const signed = (x: number, d = 2) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;

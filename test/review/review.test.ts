@@ -14,7 +14,8 @@ import { compactHarness, shownText } from '../../src/results/compact.ts';
 import { buildReviewExport, shownHits, type ExportOptions } from '../../src/review/export.ts';
 import { candidateSide, columnRef, judgeMac, judgeSetDigest, keyDigest, keyMac, parseReviewKey, sampleIds } from '../../src/review/key.ts';
 import { deriveReview, parseRatings } from '../../src/review/import.ts';
-import { howToReview, loadReviewEvidence, readReviewResult, sealResult, type FileReader } from '../../src/review/evidence.ts';
+import { howToReview, loadReviewEvidence, readReviewResult, reviewForGate, sealResult, type FileReader } from '../../src/review/evidence.ts';
+import type { RefReader } from '../../src/util/git.ts';
 import { normaliseReviewer } from '../../src/review/names.ts';
 import type { RatingsDoc, ReviewKey, ReviewResult } from '../../src/review/types.ts';
 import { krippendorffAlphaInterval } from '../../src/metrics/agreement.ts';
@@ -545,5 +546,34 @@ test("a real export (the demo's compact rows): the expected document's text and 
     assert.ok(cut(others).every((x) => x.length >= 180), 'a cut text is a cut text, whichever document it is');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a gate on a pull request: a review on the base branch counts; one the pull request brings counts only with a keyed seal', () => {
+  const s = setup(4);
+  const saved = process.env.RANKGATE_SEAL_KEY;
+  try {
+    const ann = s.write('ann.json', s.unblinded('ann', [5, 4, 3, 4], [3, 3, 3, 4]));
+    const unkeyed = s.write('review-result.json', s.derive([ann]));
+    const files = new Map([unkeyed, s.keyPath, ann].map((p) => [p, readFileSync(p, 'utf8')] as const));
+    const base = (present: boolean): RefReader => ({ ref: 'origin/main', commit: 'c'.repeat(40), name: 'origin/main (ccccccc)', read: (p) => (present ? (files.get(p) ?? null) : null), repoPath: (p) => p, materialize: () => null });
+    delete process.env.RANKGATE_SEAL_KEY;
+    const onBase = reviewForGate(unkeyed, base(true));
+    assert.equal(onBase.counted, true, onBase.detail);
+    assert.match(onBase.detail, /as the base branch origin\/main \(ccccccc\) has them/);
+    // brought by the pull request, unkeyed: not counted, and why
+    const own = reviewForGate(unkeyed, base(false));
+    assert.equal(own.counted, false);
+    assert.match(own.detail, /it is not on the base branch origin\/main \(ccccccc\): a review the pull request brings counts only with a keyed seal \(RANKGATE_SEAL_KEY\)/);
+    // brought by the pull request, keyed with the CI's key: counted, and said where it came from
+    process.env.RANKGATE_SEAL_KEY = SEAL.toString();
+    const keyed = s.write('keyed.json', s.derive([ann], SEAL));
+    const k = reviewForGate(keyed, base(false));
+    assert.equal(k.counted, true, k.detail);
+    assert.match(k.detail, /sealed with RANKGATE_SEAL_KEY \(verified\) \(from this pull request: not on the base branch/);
+  } finally {
+    if (saved === undefined) delete process.env.RANKGATE_SEAL_KEY;
+    else process.env.RANKGATE_SEAL_KEY = saved;
+    s.done();
   }
 });
