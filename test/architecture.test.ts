@@ -18,6 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['gate'],
   ['review'],
   ['results', 'judge'],
+  ['judgments'],
   ['golden', 'search'],
   ['ingest', 'rerank'],
   ['metrics', 'db', 'embeddings', 'llm'],
