@@ -36,7 +36,8 @@ import { isUserError } from '../src/errors.ts';
 import { readBaseline } from '../src/gate/baseline.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { DEFAULT_FLOORS, loadFloors } from '../src/gate/floors.ts';
-import { expansionSummary, percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
+import { expansionSummary, percentile, rerankColumnMetrics, rerankGainText } from '../src/results/summary.ts';
+import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../src/report/column-line.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/gate/review.ts';
@@ -116,13 +117,6 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   ownDerived = [];
   return { suite: { ...suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
-}
-
-/** " · rerank budget B: first-stage R@budget X, gain nDCG@10 ±Y, stage p95 Z ms" for a reranked column, '' otherwise. */
-function rerankPart(r: RerankReport | null | undefined): string {
-  if (!r) return '';
-  const g = r.rerank_gain_ndcg_at_10;
-  return ` · rerank${r.budget !== null ? ` budget ${r.budget}` : ''}: first-stage R@budget ${r.first_stage_recall_at_budget?.toFixed(4) ?? 'n/a'}, gain nDCG@10 ${g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${g.toFixed(4)}`}, stage p95 ${r.latency_ms.p95 ?? 'n/a'} ms`;
 }
 
 /** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
@@ -294,7 +288,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       codes.push(v.code);
       verdicts.push(v);
       const report = v.report;
-      const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+      // the measured queries' latencies (an errored row's wait is not one: src/results/summary.ts)
+      const lat = col.queries.filter((q) => q.error === null).map((q) => q.latencyMs).filter((x): x is number => x !== null);
       const metrics = context.prompts[col.index]?.metrics;
       if (metrics?.namedScores && lat.length) {
         metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
@@ -305,12 +300,15 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const r3 = report.overall_recall_at_3;
       const jr3 = report.overall_judged_recall_at_3;
       const judgedPart = report.judge_stats
-        ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} R@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
+        ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} Success@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
+        `  [${col.label}] ${queriesPart(report)} · Success@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
       );
+      // every column's failure buckets (the rerank buckets tell a reranked column's misses apart)
+      const buckets = bucketsPart(report);
+      if (buckets) lines.push(`    ${buckets}`);
       const vl = verdictLines(v);
       // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)
       if (gateMode === 'off')
@@ -334,7 +332,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off');
     parsed.columns.forEach((c, i) => {
       const p = context.prompts[c.index];
-      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off');
+      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off', rerankGainText(verdicts[i]!.report.rerank));
     });
   } catch (e) {
     if (!isUserError(e)) throw e;

@@ -347,7 +347,7 @@ export function compareWithBaseline(b: Baseline, col: Column, report: Des058Repo
     if (o?.routing_accuracy !== undefined || n?.routing_accuracy !== undefined)
       cats[cat]!.routing_accuracy = [o?.routing_accuracy ?? null, n?.routing_accuracy ?? null];
   }
-  // With errored queries, the summaries (errors counted as misses) are not what was measured: every pair is then the
+  // With errored queries, the summaries (over this run's measured queries) are not over the baseline's: every pair is then the
   // means of both sides over the shared queries this run measured (null on both sides when it measured none).
   if (failedIds.size) {
     const measured = Object.entries(now).filter(([id]) => !failedIds.has(id) && b.queries[id]);

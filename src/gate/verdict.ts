@@ -52,6 +52,11 @@ export interface ColumnVerdict {
   /** 'rows': per-query rows; 'sums': promptfoo's column sums only (a --no-write run). */
   evidence: 'rows' | 'sums';
   evaluated: number;
+  /**
+   * Queries that measured something: the evaluated ones without an error (every figure is over these); 0 when the
+   * evidence measured nothing at all (result ids that cannot match the golden set's, hits holding several documents).
+   */
+  measured: number;
   expected: number | null;
   /** Why the code is what it is: one line each (exit 2 reasons first, then exit 1 reasons). */
   reasons: string[];
@@ -135,7 +140,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     const rate = errCount / evaluated;
     const head = `${errCount} of ${evaluated} queries errored: ${errorLines(errors, 3).join('; ')}`;
     if (floors.max_error_rate !== undefined && rate <= floors.max_error_rate + 1e-12)
-      notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: errored queries count as misses in the floors and are left out of the regression check)`);
+      notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: accepted; the floors and every figure are over the ${evaluated - errCount} measured queries, and the errored ones are left out of the regression check)`);
     else
       two.push(
         `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: ${errorAdvice(errors.groups, opts.floorsSource)}`,
@@ -222,6 +227,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     if (delta) delta = { ...delta, regressed: [], improved: [], unchanged: 0, unmeasured: 'the result ids cannot match the golden set\'s (the ids line of the verdict): nothing was measured' };
   }
 
+  let multiDoc = false;
   // Bounded evidence (src/results/evidence.ts): content cut to the maximum per hit is said LOUD; one hit holding the
   // expected passages of several golden documents is not a chunk, and what it matched is not a measurement.
   if (rowsMode) {
@@ -234,6 +240,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       );
     }
     const multi = multiDocumentHits(col.queries);
+    multiDoc = multi.length > 0;
     if (multi.length) {
       const m = multi[0]!;
       two.push(
@@ -242,17 +249,19 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     }
   }
 
+  const errored = rowsMode ? col.queries.filter((q) => q.error !== null).length : col.counts!.error;
+  const measured = ids || multiDoc ? 0 : evaluated - errored;
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;
   report.gate_passed = code === 0;
   let reasons = [...two, ...one];
   if (evaluated === 0) reasons = two.slice(0, 1);
   else if (two.length && one.length) {
-    // Quality numbers from untrustworthy evidence are not the verdict. With errored queries they are mostly the
-    // errors' zeros: not repeated; otherwise (partial run, unmeasured floor) shown as what the evidence says so far.
+    // Quality numbers from untrustworthy evidence are not the verdict: shown as what the measured queries say so far
+    // (errored queries are left out of them, never counted as misses).
     reasons = two;
-    if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
+    notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, measured, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
 }
 
 function fmtP(p: number): string {
@@ -292,13 +301,17 @@ const WORD: Record<ExitCode, string> = { 0: 'PASSED', 1: 'FAILED', 2: 'ERROR' };
 /** The verdict block: printed LAST by every entry point. */
 export function verdictLines(v: ColumnVerdict): string[] {
   const r = v.report;
-  // exit 2: nothing trustworthy was measured, so no metric value is printed as if it had been (the zeros of errored
-  // queries read as a quality collapse); the first reason instead, in full among the ✗ lines below
+  // The figures are over the measured queries (an errored query is left out, never a miss), with "K of N errored"
+  // beside them. "nothing measured" only when nothing was (every query errored, ids that name nothing); the reasons,
+  // each with its advice, follow once in the ✗ lines below.
+  const figures =
+    ` · Success@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} (DES-058 Recall@3) · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
+    `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+  const over = r.errors && v.measured > 0 ? ` over the ${v.measured} measured (${r.errors} of ${v.evaluated} errored)` : '';
   const measured =
-    v.code === 2
-      ? ` · nothing measured: ${firstWords(v.reasons[0] ?? 'see below', 110)}`
-      : ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
-        `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+    v.code === 2 && v.measured === 0
+      ? ` · nothing measured${r.errors && r.errors === v.evaluated ? `: all ${v.evaluated} queries errored` : r.errors ? ` (${r.errors} of ${v.evaluated} errored)` : ''} (the reasons below)`
+      : `${figures}${over}${v.code === 2 ? ' · not a quality verdict (the reasons below)' : ''}`;
   const head =
     `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}` +
     `${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
@@ -331,13 +344,6 @@ export function regressedQueriesLine(d: BaselineDelta | null, max = 10): string 
 /** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */
 export function toolchainLine(t: Toolchain): string {
   return `on Node ${t.node ?? 'unknown'} · promptfoo ${t.promptfoo ?? 'unknown'}`;
-}
-
-/** `text` cut at a word boundary to at most `max` characters (… when cut). */
-function firstWords(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max);
-  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), max / 2)).replace(/[\s:;,(]+$/, '')} …`;
 }
 
 /** The combined code of several columns: 2 if any is 2, else 1 if any is 1, else 0. */

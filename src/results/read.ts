@@ -450,7 +450,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
  * So: counters are whole numbers no larger than the rows promptfoo counted; the categories add up to the overall sums
  * (counts, every metric, routing); each sum lies in [0, its count]; per query recall@1 <= MRR@10 <= recall@10 and
  * recall@1 <= @3 <= @5 <= @10 <= found, so the sums are ordered the same way; the failure buckets add up to n_ranked;
- * the view copies ('#1 Recall@3'...) equal their sums; namedScoresCount (rows per key) equals the counters; the
+ * the view copies ('#1 Success@3'...) equal their sums; namedScoresCount (rows per key) equals the counters; the
  * derived means equal sum / count.
  */
 export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): string | null {
