@@ -220,7 +220,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
       overall: floorFor(figures.n),
       categories: catFloors,
       ...(routes ? { routing: floorFor(figures.n, 0.95) } : {}),
-      // in the metric's 0..1 units like the floors: at least one query's worth of Recall@3, never under the gate's 0.02
+      // in the metric's 0..1 units like the floors: at least one query's worth of Success@3, never under the gate's 0.02
       // (and at most 0.5: a set of one or two queries has no meaningful regression check anyway)
       maxDrop: Math.min(0.5, Math.max(0.02, Math.ceil(100 / figures.n - 1e-9) / 100)),
     },
@@ -267,7 +267,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
   if (pkg !== 'node_modules/rankgate') notes.push(`rankgate is not in ${o.dir}/node_modules: the config reaches it at ${pkg}; install it as a dev dependency (npm i -D path/to/rankgate-0.1.0.tgz, from npm pack) and run init again for paths that work on every clone`);
   const nonEn = figures.languages.filter((l) => l !== 'en');
   if (corpus && nonEn.length) notes.push(`your golden set has ${nonEn.join(', ')} queries; the default embedder (use-lite) is English-only, so their vector channel is weak: see the embedders in rankgate's docs`);
-  if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Recall@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
+  if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Success@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
   const outside = [golden, corpus].filter((p): p is string => !!p && p.startsWith('../'));
   if (outside.length) notes.push(`${outside.join(', ')} lie outside ${o.dir}: the workflow cannot watch them; move them into the repository`);
   if (module && /\.ts$/.test(module)) notes.push(`${module}: a TypeScript module runs through tsx; if it fails with "Cannot require() ES Module ... in a cycle", rename it to .mts`);
@@ -388,7 +388,7 @@ export async function run(argv: string[]): Promise<number> {
       `rankgate init: ${f.n} golden queries in ${plan.golden} (${f.categories.length} categor${f.categories.length === 1 ? 'y' : 'ies'}), evaluating ${what}`,
       ...written.map((w) => `  wrote ${w}`),
       `  workflow Node: ${plan.node.major} (${plan.node.why})`,
-      `  floors: overall Recall@3 >= ${plan.floors.overall.toFixed(2)}${plan.floors.categories.length ? `, ${plan.floors.categories.length} categor${plan.floors.categories.length === 1 ? 'y' : 'ies'}` : ''}${plan.floors.routing !== undefined ? `, routing accuracy >= ${plan.floors.routing.toFixed(2)}` : ''}`,
+      `  floors: overall Success@3 (DES-058 Recall@3) >= ${plan.floors.overall.toFixed(2)}${plan.floors.categories.length ? `, ${plan.floors.categories.length} categor${plan.floors.categories.length === 1 ? 'y' : 'ies'}` : ''}${plan.floors.routing !== undefined ? `, routing accuracy >= ${plan.floors.routing.toFixed(2)}` : ''}`,
       ...notes.map((n) => `  note: ${n}`),
       '',
       'next:',

@@ -642,7 +642,7 @@ export function baselineChangeLine(before: Baseline, beforePath: string, afterPa
   const na = Object.keys(after.queries).length;
   const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonicalJson(before.queries[id]) !== canonicalJson(after.queries[id])).length;
   return (
-    `LOUD: this pull request CHANGES the baseline ${afterPath}: Recall@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
+    `LOUD: this pull request CHANGES the baseline ${afterPath}: Success@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
     `MRR@10 ${f(before.summary?.overall_mrr_at_10)} -> ${f(after.summary?.overall_mrr_at_10)}, queries ${nb} -> ${na}${changed ? ` (${changed} changed)` : ''}` +
     `${before.identity?.corpusId !== after.identity?.corpusId ? `, corpus ${String(before.identity?.corpusId ?? 'unknown').slice(0, 12)} -> ${String(after.identity?.corpusId ?? 'unknown').slice(0, 12)}` : ''}; ` +
     `this run is compared with the base branch's baseline (${beforePath}); review the new one before merging (protect it with CODEOWNERS: docs/adopting.md)`

@@ -158,6 +158,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     }
     if (c.scope === 'judge') two.push(`judge: ${c.note}`);
     else if (c.unmeasured && judgeBroken && c.name.includes('(judged)')) continue;
+    // every query errored: no floor can be measured, for that one reason (said above), not repeated per floor
+    else if (c.unmeasured && errCount > 0 && errCount === evaluated) continue;
     else if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
@@ -310,7 +312,7 @@ export function verdictLines(v: ColumnVerdict): string[] {
   const over = r.errors && v.measured > 0 ? ` over the ${v.measured} measured (${r.errors} of ${v.evaluated} errored)` : '';
   const measured =
     v.code === 2 && v.measured === 0
-      ? ` · nothing measured${r.errors && r.errors === v.evaluated ? `: all ${v.evaluated} queries errored` : r.errors ? ` (${r.errors} of ${v.evaluated} errored)` : ''} (the reasons below)`
+      ? ` · nothing measured: ${r.errors && r.errors === v.evaluated ? `all ${v.evaluated} queries errored` : causeOf(v.reasons[0] ?? 'see below')} (the reasons below)`
       : `${figures}${over}${v.code === 2 ? ' · not a quality verdict (the reasons below)' : ''}`;
   const head =
     `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}` +
@@ -344,6 +346,18 @@ export function regressedQueriesLine(d: BaselineDelta | null, max = 10): string 
 /** The toolchain line of a verdict: `on Node 24.21.0 · promptfoo 0.123.1`. */
 export function toolchainLine(t: Toolchain): string {
   return `on Node ${t.node ?? 'unknown'} · promptfoo ${t.promptfoo ?? 'unknown'}`;
+}
+
+/**
+ * What went wrong, without the advice that follows it in the reason (the ✗ line says it once): the reason's first
+ * clause ("ids: no expected id of any of the 2 queries with results appears in their results"), at most ~110 characters.
+ */
+function causeOf(reason: string): string {
+  const parts = reason.split(': ');
+  const clause = parts[0]!.length < 12 && parts.length > 1 ? `${parts[0]}: ${parts[1]}` : parts[0]!;
+  if (clause.length <= 110) return clause;
+  const cut = clause.slice(0, 110);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 55)).replace(/[\s:;,(]+$/, '')} …`;
 }
 
 /** The combined code of several columns: 2 if any is 2, else 1 if any is 1, else 0. */

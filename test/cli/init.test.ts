@@ -88,7 +88,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     // the documented way: JSONL results, and the baseline written from them
     const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.jsonl', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
     assert.equal(ev.code, 0, ev.stderr.slice(-3000));
-    assert.match(ev.stderr, /16 queries · Recall@3 \d\.\d+/);
+    assert.match(ev.stderr, /16 queries · Success@3 \d\.\d+/);
     assert.match(ev.stderr, /gate PASSED/);
     assert.doesNotMatch(ev.stderr, /ExperimentalWarning/, 'the .npmrc init wrote silences DecompressInterceptor');
     assert.doesNotMatch(ev.stderr, /\n\s+at /, 'no stack trace');
@@ -245,7 +245,7 @@ test('init --url: the written config evaluates a team\'s HTTP search service, an
     assert.doesNotMatch(ev.stderr, /ingesting/, 'no index is built for a url: service');
     const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
     assert.equal(gate.code, 0, gate.stderr + gate.stdout);
-    assert.match(gate.stdout, /16 queries · Recall@3 \d\.\d+/);
+    assert.match(gate.stdout, /16 queries · Success@3 \d\.\d+/);
   } finally {
     server.close();
     removeDir(tmp);

@@ -133,7 +133,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   it('judge on: the afterAll gate with metric_family: judged passes on judged Recall@3 0.75 (strict is 0.5)', () => {
     assert.equal(onRun.code, 0, onRun.stderr.slice(-2000));
     assert.match(onRun.stderr, /metric family: judged/);
-    assert.match(onRun.stderr, /judged R@3 0\.7500, MRR@10 0\.5417 \(judge calls 13, cache hits 0, errors 0/);
+    assert.match(onRun.stderr, /judged Success@3 0\.7500, MRR@10 0\.5417 \(judge calls 13, cache hits 0, errors 0/);
     assert.match(onRun.stderr, /gate PASSED/);
   });
 
@@ -160,7 +160,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.ok(close(j.judge_stats.estimated_cost_usd, 0.001495, 1e-9));
     assert.ok(j.gate.some((c: { name: string; passed: boolean }) => c.name === 'overall recall_at_3 (judged) >= 0.7' && c.passed));
     const m = readFileSync(md, 'utf8');
-    assert.match(m, /\| Recall@3 \| 50\.0% \| 75\.0% \|/);
+    assert.match(m, /\| Success@3 \(DES-058 Recall@3\) \| 50\.0% \| 75\.0% \|/);
     assert.match(m, /\| MRR@10 \| 0\.354 \| 0\.542 \|/);
     assert.match(m, /calls 13 · cache hits 0 · tokens 1300 in \/ 39 out · estimated cost \$0\.0015 · judge errors 0/);
     assert.match(m, /\| conceptual \| 3 \| 0\.0% \| .* \| 66\.7% \| 0\.444 \|/);
@@ -212,7 +212,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     const m = renderMarkdown(report);
     assert.match(m, /\*\*HEURISTIC\*\* \(similarity thresholds, not a model judge\)/);
     assert.match(m, /\| metric \| strict \| judged, HEURISTIC \|/);
-    assert.match(m, /Recall@3 \(judged, HEURISTIC\)/);
+    assert.match(m, /Success@3 \(judged, HEURISTIC\)/);
     const goldens = doc.results.results.map((r: { testCase: { metadata: { golden: unknown } } }) => r.testCase.metadata.golden);
     const names = derivedMetricsFor(goldens, [], ['heuristic_']);
     assert.deepEqual(

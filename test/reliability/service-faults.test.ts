@@ -646,9 +646,9 @@ describe('hostile url: services through a real promptfoo eval: evidence bounded,
     const g = runs.corpus!;
     // cut to its first 4,800 characters (the start of the first book), it matches no direct query's passage: a quality result
     assert.equal(g.code, 1, g.stdout + g.stderr);
-    assert.match(g.stderr, /rankgate gate FAILED \(exit 1\) for 'corpus-dump': .* 10 of 10 queries · Recall@3 0\.0000 · MRR@10 0\.0000/);
+    assert.match(g.stderr, /rankgate gate FAILED \(exit 1\) for 'corpus-dump': .* 10 of 10 queries · Success@3 0\.0000 \(DES-058 Recall@3\) · MRR@10 0\.0000/);
     assert.match(g.stdout + g.stderr, /note: LOUD: content cut: 10 hit\(s\) of 10 queries .*longer than the maximum per hit, 4800 characters/);
-    assert.doesNotMatch(g.stdout + g.stderr, /Recall@3 1\.0000/);
+    assert.doesNotMatch(g.stdout + g.stderr, /Success@3 1\.0000/);
   });
 
   it('every expected passage in one hit: flagged, nothing measured (exit 2), not Recall@3 1.0', () => {
