@@ -289,12 +289,23 @@ export function regressionLines(r: RegressionResult): string[] {
     if (t.unconfirmed) out.push(`  WARN ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} ${unconfirmedText(t)}`);
     else out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
   }
-  for (const m of r.mdd)
+  // the paired randomization test confirms nothing with fewer than this many queries that changed (its smallest p is
+  // 2 / 2^n): the normal approximation's "queries needed" is never below it ("needs ~1 queries" was the approximation
+  // fed the s_d of one changed query)
+  const exactMin = Math.floor(1 - Math.log2(r.alpha)) + 1;
+  for (const m of r.mdd) {
+    const needed = m.needed_for_max_drop === null ? null : Math.max(m.needed_for_max_drop, exactMin);
+    const detect =
+      needed === null
+        ? ''
+        : needed <= m.n
+          ? ` (these ${m.n} queries can detect a ${pts(r.max_drop)} drop, if at least ${exactMin} of them change)`
+          : ` (detecting a ${pts(r.max_drop)} drop needs ~${needed} queries)`;
     out.push(
-      `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} queries: ${pts(m.mdd_pts)}` +
-        (m.needed_for_max_drop !== null ? ` (detecting a ${pts(r.max_drop)} drop needs ~${m.needed_for_max_drop} queries)` : '') +
+      `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} ${m.n === 1 ? 'query' : 'queries'}: ${pts(m.mdd_pts)}${detect}` +
         (m.sd_assumed ? '; s_d assumed sqrt(2) x SD of the baseline scores (the run equals the baseline on every query)' : ''),
     );
+  }
   return out;
 }
 

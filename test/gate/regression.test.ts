@@ -274,3 +274,17 @@ describe('the committed baseline as the reference: errored queries never a drop,
     assert.match(verdictLines(v).join('\n'), /^ {2}regressed against the baseline \(1 of 10 queries\): q05 \(recall_at_3 1→0, mrr 1→0, trec_recall_at_10 1→0\)$/m);
   });
 });
+
+describe('the minimum-detectable-drop line on tiny sets (issue 42.7)', () => {
+  const result = (n: number, needed: number) =>
+    ({ alpha: 0.05, max_drop: 9, shared: n, baseline_queries: n, run_queries: n, partial: false, excluded_errors: 0, mismatches: [], tests: [], mdd: [{ metric: 'mrr_at_10', n, sd_diff: 0.003, sd_assumed: false, mdd_pts: 0.2, needed_for_max_drop: needed }] }) as Parameters<typeof regressionLines>[0];
+  it('never "needs ~1 queries": the randomization test confirms nothing with fewer than 6 changed queries at alpha 0.05', () => {
+    // one changed query of 12 fed the approximation an s_d that asks for ~1 query
+    const line = regressionLines(result(12, 1)).at(-1)!;
+    assert.doesNotMatch(line, /needs ~1 queries/);
+    assert.match(line, /over 12 queries: 0\.2 pts \(these 12 queries can detect a 9\.0 pts drop, if at least 6 of them change\)$/);
+    assert.match(regressionLines(result(3, 1)).at(-1)!, /over 3 queries: 0\.2 pts \(detecting a 9\.0 pts drop needs ~6 queries\)$/);
+    assert.match(regressionLines(result(12, 81)).at(-1)!, /\(detecting a 9\.0 pts drop needs ~81 queries\)$/);
+    assert.match(regressionLines(result(1, 81)).at(-1)!, /over 1 query: /);
+  });
+});
