@@ -30,6 +30,7 @@ import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
+import { judgeSetupProblem } from '../src/judge/setup.ts';
 import { ANSWER_PROMPT_VERSION } from '../src/judge/prompt.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
@@ -98,6 +99,19 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     if (!said.has(line)) process.stderr.write(line);
     said.add(line);
   }
+  // A configured model judge that cannot run (its provider cannot be built, no API key, a key its endpoint refuses) is
+  // a setup error before any row: one line naming the variable to set, exit 2 (src/judge/setup.ts)
+  const checked = new Set<string>();
+  for (const { spec: j, endpoint } of found) {
+    const key = `${j.model}|${endpoint ?? ''}`;
+    if (j.mode !== 'model' || checked.has(key)) continue;
+    checked.add(key);
+    const problem = await judgeSetupProblem(j, j.reason.replace(/^configured \((.*)\)$/, '$1'), { endpoint });
+    if (problem) {
+      process.stderr.write(`rankgate gate ERROR (exit 2): ${redactText(problem)}\n`);
+      process.exit(2);
+    }
+  }
   const judges = found.map((f) => f.spec);
   const suite = withGraderOfJudge(context.suite, judges);
   const goldens: GoldenQuery[] = [];
@@ -151,6 +165,8 @@ interface FoundJudge {
   spec: JudgeSpec;
   /** `answer` for assertions/judge.ts:answer (the answer judge), `relevance` for the others. */
   kind: 'relevance' | 'answer';
+  /** The assertion's config.endpoint (the judge's base URL), when it sets one. */
+  endpoint?: string;
 }
 
 /** The judge of every judge assertion of the suite (assertions/judge.ts), validated: a UserError names the first bad one. */
@@ -163,6 +179,7 @@ function judgeSpecs(suite: Suite): FoundJudge[] {
     .map(({ a, where }) => ({
       spec: validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`),
       kind: /judge\.ts:answer$/.test(String(a.value)) ? ('answer' as const) : ('relevance' as const),
+      ...(typeof a.config?.endpoint === 'string' ? { endpoint: a.config.endpoint } : {}),
     }));
 }
 

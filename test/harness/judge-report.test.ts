@@ -50,6 +50,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   let offRun: RunResult;
   let badRun: RunResult;
   let bogusRun: RunResult;
+  let keylessRun: RunResult;
   let on: Doc;
   let off: Doc;
 
@@ -96,7 +97,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.url,
       RANKGATE_GATE_FLOORS: judgedFloors,
     };
-    [onRun, offRun, badRun, bogusRun] = await Promise.all([
+    [onRun, offRun, badRun, bogusRun, keylessRun] = await Promise.all([
       // Each eval's promptfoo config dir inside `dir`, so it goes when the test ends.
       promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-on') }),
       promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-off') }),
@@ -104,6 +105,8 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       promptfooEval(config, badOut, { ...aws, RANKGATE_JUDGE: 'bedrock', RANKGATE_JUDGE_PRICE: 'garbage', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bad') }),
       // a judge setting nobody knows: refused before any query
       promptfooEval(config, join(dir, 'bogus.json'), { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'openai:chta:gpt-4.1-mini', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bogus') }),
+      // a judge configured on a local OpenAI-compatible server without a key (promptfoo's provider demands one)
+      promptfooEval(config, join(dir, 'keyless.json'), { RANKGATE_GATE_FLOORS: strictFloors, RANKGATE_JUDGE: 'openai:chat:M', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: '', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-keyless') }),
     ]);
     on = JSON.parse(readFileSync(onOut, 'utf8'));
     off = JSON.parse(readFileSync(offOut, 'utf8'));
@@ -259,6 +262,16 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.match(bogusRun.stderr, /rankgate gate ERROR \(exit 2\): .*judge mode "openai:chta:gpt-4\.1-mini" \(RANKGATE_JUDGE\).*did you mean 'openai:chat:gpt-4\.1-mini'\?/);
     assert.doesNotMatch(bogusRun.stderr, /\n\s+at /, 'no stack trace');
     assert.doesNotMatch(bogusRun.stderr + bogusRun.stdout, /fx-direct-001|Evaluating/, 'no query ran');
+  });
+
+  it('a configured judge that cannot run (no API key) is exit 2 before any row, in one line naming the variable to set', () => {
+    assert.equal(keylessRun.code, 2, keylessRun.stderr.slice(-2000));
+    assert.match(
+      keylessRun.stderr,
+      /rankgate gate ERROR \(exit 2\): judge openai:chat:M \(RANKGATE_JUDGE=openai:chat:M\) cannot run: no API key: set OPENAI_API_KEY \(a local server that checks no key still needs one for promptfoo's provider: OPENAI_API_KEY=dummy; docs\/judge\.md\)\n/,
+    );
+    assert.doesNotMatch(keylessRun.stderr, /\n\s+at /, 'no stack trace');
+    assert.doesNotMatch(keylessRun.stderr + keylessRun.stdout, /fx-direct-001|Evaluating|API key is not set|judged (R|Success)@3/, 'no row ran, no judged figure');
   });
 
   it('the eval says which judge it picked and why, in its first lines', () => {
