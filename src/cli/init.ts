@@ -13,7 +13,8 @@
  *   config/routing.yaml                  only when the golden set states routes (no_results, practice_bridge,
  *                                        safety) and the search is rankgate's own
  *   .github/workflows/search-eval.yml    the PR gate, watching the team's own corpus, golden set and config
- *   .gitignore, .env, .npmrc             lines added when missing (node_modules/, .rankgate/, .promptfoo/, results; promptfoo
+ *   .gitignore, .env, .npmrc             lines added when missing (node_modules/, .rankgate/, .promptfoo/, results, reports,
+ *                                        the review key; promptfoo
  *                                        offline and quiet; Node's ExperimentalWarning off for npx runs), never rewritten
  * Every written file is validated with the same code that reads it later. Existing files are kept unless
  * --force (on a terminal: asked). Exit 0 written, 2 bad input (one line naming the flag or file).
@@ -251,7 +252,17 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
   files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
-  files.push({ path: '.gitignore', append: true, content: '# rankgate: installed packages, the local index, promptfoo history, eval outputs\nnode_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
+  // eval outputs: what promptfoo, `rankgate gate --comment`, `rankgate eval` (data/eval/results/), the workflow's sweep
+  // (sweep-results/) and `rankgate report --html` (docs' names) write; the blind review's unblinding key (review.html ->
+  // review.key.json beside it): a first `git add -A` must not commit it for the reviewers to read
+  files.push({
+    path: '.gitignore',
+    append: true,
+    content:
+      '# rankgate: installed packages, the local index, promptfoo history, eval outputs, reports, the blind review\'s key\n' +
+      'node_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' +
+      'data/eval/results/\nsweep-results/\nreport.html\nsweep.html\nreview.key.json\n**/review/*.key.json\n',
+  });
   files.push({
     path: '.env',
     append: true,

@@ -6,6 +6,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -80,6 +81,14 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal(cfg.tests[0]!.path, 'file://node_modules/rankgate/datasets/tests.ts');
     assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^\.rankgate\/$/m);
     assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^node_modules\/$/m, 'a repository without a .gitignore never commits node_modules');
+    // eval outputs, reports and the blind review's unblinding key are never committed by a first `git add -A`
+    const gi = tempDir('gitignore');
+    writeFileSync(join(gi, '.gitignore'), readFileSync(join(repo, '.gitignore'), 'utf8'));
+    spawnSync('git', ['init', '-q', gi]);
+    const ignored = spawnSync('git', ['-C', gi, 'check-ignore', '--no-index', 'data/eval/results/eval-en-x.json', 'sweep-results/eval-en-x.md', 'report.html', 'review/review.key.json', 'review.key.json', 'review/pair-a.key.json'], { encoding: 'utf8' });
+    assert.deepEqual(ignored.stdout.trim().split('\n'), ['data/eval/results/eval-en-x.json', 'sweep-results/eval-en-x.md', 'report.html', 'review/review.key.json', 'review.key.json', 'review/pair-a.key.json'], ignored.stderr);
+    assert.equal(spawnSync('git', ['-C', gi, 'check-ignore', '--no-index', 'review/review.html', 'config/search-baseline.json'], { encoding: 'utf8' }).stdout, '', 'the page and the baseline stay');
+    removeDir(gi);
     // the judge assertion is there, off until configured (and saying so), so RANKGATE_JUDGE works as in the demo
     const judgeAssert = (cfg as unknown as { defaultTest: { assert: { value: string; config?: { mode?: string } }[] } }).defaultTest.assert.find((a) => /judge\.ts:judged$/.test(a.value));
     assert.deepEqual(judgeAssert?.config, { mode: 'off' });
