@@ -330,7 +330,7 @@ function scoreStages(
 }
 
 /**
- * The blind-test framework's failure buckets (seed 002, "Use failure_bucket first"), each row in exactly one:
+ * The blind-test framework's failure buckets ("Use failure_bucket first"), each row in exactly one:
  * - rank1_hit: a relevant reference at rank 1;
  * - topk_ordering_gap: a relevant reference in the top k (10) but not at rank 1;
  * - missing_expected_source: not in the top k, and every relevant passage substring resolves to no chunk of this index
