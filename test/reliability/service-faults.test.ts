@@ -145,7 +145,10 @@ extensions:
       const report = join(dir, `report-${col}.json`);
       const g = await rankgate(['gate', out, '--column', col, '--report', report]);
       assert.equal(g.code, 2, g.stderr);
-      assert.match(g.stdout, new RegExp(`${n} errors`));
+      assert.match(g.stdout, new RegExp(`6 queries, ${n} errored \\(left out of every figure\\) · Success@3 [\\d.]+ · `));
+      // the measured queries' latency: an errored row's wait (the hung query's timeout) is no latency
+      assert.match(g.stdout, new RegExp(`p95 [\\d.]+ ms over ${6 - n} measured queries; ${n} errored left out`));
+      assert.match(g.stdout, new RegExp(`\\| direct \\| 6 \\(${n} errored\\) \\|`));
       assertNoStack(g.stderr);
       const rep = JSON.parse(readFileSync(report, 'utf8'));
       assert.equal(rep.errors, n);
