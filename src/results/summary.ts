@@ -265,7 +265,7 @@ export function rerankCacheNote(r: RerankReport): string {
 export function rerankUncachedNote(r: RerankReport): string {
   if (!(r.cached_queries ?? 0) && !(r.partly_cached_queries ?? 0)) return '';
   const u = r.uncached_cost_per_query_usd;
-  return u === null || u === undefined ? 'uncached cost n/a (no list price for this reranker)' : `uncached ~$${u.toFixed(6)} per query at list price`;
+  return u === null || u === undefined ? 'uncached cost n/a: no list price for this reranker' : `uncached ~$${u.toFixed(6)} per query at list price`;
 }
 
 /**

@@ -9,6 +9,7 @@ import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf
 import { applyGate, loadFloors } from '../../src/gate/floors.ts';
 import { buildReport, buildReportFromSums, percentile, rerankCacheNote, rerankUncachedNote } from '../../src/results/summary.ts';
 import { rerankPart } from '../../src/report/column-line.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
 import { listCostUsd } from '../../src/search/rerank-step.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { parseResultsJson, sumsInconsistency, type Column, type QueryRecord } from '../../src/results/read.ts';
@@ -286,6 +287,18 @@ describe('measured queries only (issue 42.3, 42.5)', () => {
     assert.equal(listCostUsd('cohere:rerank:rerank-v3.5', 'q', Array(50).fill('passage')), 0.002);
     assert.ok(listCostUsd('voyage:rerank:rerank-2.5', 'a query', ['one passage'])! > 0);
     assert.equal(listCostUsd('tei:rerank', 'q', ['p']), undefined);
+  });
+
+  it('the Markdown lists the failure buckets of every column that has them, not only the first', () => {
+    const a = buildReport(column('A', [1, 1], [1, 0]));
+    const b = buildReport(killedRerankerColumn());
+    const md = renderMarkdown(a, null, [], undefined, [b]);
+    const section = md.slice(md.indexOf('## Failure buckets'));
+    assert.match(section, /\*\*A\*\*\n\n- rank-1 hit \(`rank1_hit`\): 2\n/);
+    assert.match(section, /\*\*B\*\*\n\n- rank-1 hit \(`rank1_hit`\): 9\n\nRerank stage `tei:rerank` \(budget 50\), 9 queries: /);
+    assert.match(md, /Overall \*\*Success@3 50\.0%\*\* \(DES-058 Recall@3\)/);
+    assert.match(renderMarkdown(b), /latency p50 [\d.]+ ms, p95 263\.0 ms \(over 9 measured queries; 3 errored left out\) \(\*\*3 of 12 queries errored\*\*: left out of every figure\)/);
+    assert.match(renderMarkdown(b), /\| odd \| 6 \(2 errored\) \| 100\.0% \|/);
   });
 
   it('judged metrics of queries the judge could not judge are n/a, never the strict figure', () => {
