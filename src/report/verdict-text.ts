@@ -139,7 +139,7 @@ export function verdictConclusion(v: ColumnVerdict, floors: Floors): string {
     const why = v.reasons[0] ?? 'the evidence is incomplete';
     return (
       `Nothing trustworthy was measured for '${v.column}', so the gate makes no quality judgement: ${why}. ` +
-      `The numbers below come from ${queries} and are not a quality result. Fix the cause and run the eval again; the gate exits 2 until then.`
+      `The numbers below come from ${v.measured !== undefined && v.measured < v.evaluated ? `the ${v.measured} measured of ${queries} (errored queries are left out of them)` : queries} and are not a quality result. Fix the cause and run the eval again; the gate exits 2 until then.`
     );
   }
   const failed = rows.filter((f) => f.status === 'fail');
