@@ -1,7 +1,7 @@
 /**
  * Read promptfoo's `--output results.json` into per-column, per-query records, re-scoring every row with
  * the same pure functions the assertions use (src/results/score.ts), so a report never depends on which
- * assertions a config happened to list. Rows whose provider call errored count as failures.
+ * assertions a config happened to list. Rows whose provider call errored are error rows: failures, left out of every figure.
  */
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
@@ -27,7 +27,8 @@ export interface QueryRecord {
   language: string;
   tags: string[];
   golden: GoldenQuery;
-  /** Provider error or timeout; the query then counts as a miss and a routing failure. */
+  /** Provider error or timeout. The record keeps zero scores and a failed routing check, but an errored query measured
+   *  nothing: every report figure leaves it out (src/results/summary.ts) and counts it as an error instead. */
   error: string | null;
   retrieval: RetrievalScores | null;
   routing: RoutingScores | null;
