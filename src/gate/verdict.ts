@@ -55,8 +55,9 @@ export interface ColumnVerdict {
   /**
    * Queries that measured something: the evaluated ones without an error (every figure is over these); 0 when the
    * evidence measured nothing at all (result ids that cannot match the golden set's, hits holding several documents).
+   * Absent (a verdict built elsewhere): the evaluated queries less the report's errors.
    */
-  measured: number;
+  measured?: number;
   expected: number | null;
   /** Why the code is what it is: one line each (exit 2 reasons first, then exit 1 reasons). */
   reasons: string[];
@@ -320,9 +321,10 @@ export function verdictLines(v: ColumnVerdict): string[] {
   const figures =
     ` · Success@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} (DES-058 Recall@3) · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
     `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
-  const over = r.errors && v.measured > 0 ? ` over the ${v.measured} measured (${r.errors} of ${v.evaluated} errored)` : '';
+  const m = v.measured ?? v.evaluated - (r.errors ?? 0);
+  const over = r.errors && m > 0 ? ` over the ${m} measured (${r.errors} of ${v.evaluated} errored)` : '';
   const measured =
-    v.code === 2 && v.measured === 0
+    v.code === 2 && m === 0
       ? ` · nothing measured: ${r.errors && r.errors === v.evaluated ? `all ${v.evaluated} queries errored` : causeOf(v.reasons[0] ?? 'see below')} (the reasons below)`
       : `${figures}${over}${v.code === 2 ? ' · not a quality verdict (the reasons below)' : ''}`;
   const head =
