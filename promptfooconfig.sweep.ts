@@ -31,8 +31,8 @@
  *   src/search/sweep.ts, shared with `rankgate eval --sweep NAME`, which runs the same sweeps on a team's own
  *   promptfooconfig.yaml (docs/adopting.md). An unknown RANKGATE_SWEEP is one line naming the sweeps, exit 2.
  * The first column is the baseline of `rankgate compare` and of the blind-test shipping criteria printed after the run.
- * In `promptfoo view`, "% passing" is each column's query success rate (docs/view.md); the chips "#1 Recall@3",
- * "#2 MRR@10", "#3 nDCG@10", "#4 routing" come first.
+ * In `promptfoo view`, "% passing" is each column's query success rate (docs/view.md); the chips "#1 Success@3",
+ * "#2 MRR@10", "#3 nDCG@10", "#4 routing", "#5 Recall@10" come first.
  * No gate here: the sweep deliberately includes weak configurations (RANKGATE_GATE=off for the afterAll hook).
  */
 

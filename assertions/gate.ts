@@ -30,6 +30,7 @@ import type { EvalFunction } from 'mathjs';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { validateJudgeConfig } from '../src/judge/config.ts';
 import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
+import { judgeSetupProblem } from '../src/judge/setup.ts';
 import { ANSWER_PROMPT_VERSION } from '../src/judge/prompt.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
 import { isUserError } from '../src/errors.ts';
@@ -38,7 +39,8 @@ import { expectationsAtBase, gateInputs } from '../src/gate/base-ref.ts';
 import { baseRefFrom, refReader } from '../src/util/git.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { loadFloors } from '../src/gate/floors.ts';
-import { expansionSummary, percentile, rerankColumnMetrics, type RerankReport } from '../src/results/summary.ts';
+import { expansionSummary, percentile, rerankColumnMetrics, rerankGainText } from '../src/results/summary.ts';
+import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../src/report/column-line.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/review/evidence.ts';
@@ -99,6 +101,19 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     if (!said.has(line)) process.stderr.write(line);
     said.add(line);
   }
+  // A configured model judge that cannot run (its provider cannot be built, no API key, a key its endpoint refuses) is
+  // a setup error before any row: one line naming the variable to set, exit 2 (src/judge/setup.ts)
+  const checked = new Set<string>();
+  for (const { spec: j, endpoint } of found) {
+    const key = `${j.model}|${endpoint ?? ''}`;
+    if (j.mode !== 'model' || checked.has(key)) continue;
+    checked.add(key);
+    const problem = await judgeSetupProblem(j, j.reason.replace(/^configured \((.*)\)$/, '$1'), { endpoint });
+    if (problem) {
+      process.stderr.write(`rankgate gate ERROR (exit 2): ${redactText(problem)}\n`);
+      process.exit(2);
+    }
+  }
   const judges = found.map((f) => f.spec);
   const suite = withGraderOfJudge(context.suite, judges);
   const goldens: GoldenQuery[] = [];
@@ -118,13 +133,6 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
   }
   ownDerived = [];
   return { suite: { ...suite, derivedMetrics: compileDerivedMetrics([...existing, ...added]) } };
-}
-
-/** " · rerank budget B: first-stage R@budget X, gain nDCG@10 ±Y, stage p95 Z ms" for a reranked column, '' otherwise. */
-function rerankPart(r: RerankReport | null | undefined): string {
-  if (!r) return '';
-  const g = r.rerank_gain_ndcg_at_10;
-  return ` · rerank${r.budget !== null ? ` budget ${r.budget}` : ''}: first-stage R@budget ${r.first_stage_recall_at_budget?.toFixed(4) ?? 'n/a'}, gain nDCG@10 ${g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${g.toFixed(4)}`}, stage p95 ${r.latency_ms.p95 ?? 'n/a'} ms`;
 }
 
 /** The derived means beforeAll left to afterAll (same module instance: promptfoo loads gate.ts once per eval). */
@@ -159,6 +167,8 @@ interface FoundJudge {
   spec: JudgeSpec;
   /** `answer` for assertions/judge.ts:answer (the answer judge), `relevance` for the others. */
   kind: 'relevance' | 'answer';
+  /** The assertion's config.endpoint (the judge's base URL), when it sets one. */
+  endpoint?: string;
 }
 
 /** The judge of every judge assertion of the suite (assertions/judge.ts), validated: a UserError names the first bad one. */
@@ -171,6 +181,7 @@ function judgeSpecs(suite: Suite): FoundJudge[] {
     .map(({ a, where }) => ({
       spec: validateJudgeConfig(a.config, `promptfoo config ${where} (${String(a.value).replace(/^.*assertions\//, 'assertions/')})`),
       kind: /judge\.ts:answer$/.test(String(a.value)) ? ('answer' as const) : ('relevance' as const),
+      ...(typeof a.config?.endpoint === 'string' ? { endpoint: a.config.endpoint } : {}),
     }));
 }
 
@@ -319,7 +330,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       codes.push(v.code);
       verdicts.push(v);
       const report = v.report;
-      const lat = col.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+      // the measured queries' latencies (an errored row's wait is not one: src/results/summary.ts)
+      const lat = col.queries.filter((q) => q.error === null).map((q) => q.latencyMs).filter((x): x is number => x !== null);
       const metrics = context.prompts[col.index]?.metrics;
       if (metrics?.namedScores && lat.length) {
         metrics.namedScores.latency_p50_ms = percentile(lat, 50)!;
@@ -330,12 +342,15 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const r3 = report.overall_recall_at_3;
       const jr3 = report.overall_judged_recall_at_3;
       const judgedPart = report.judge_stats
-        ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} R@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
+        ? ` · ${report.judge_stats.heuristic ? 'HEURISTIC judged' : 'judged'} Success@3 ${jr3 === null ? 'n/a' : jr3.toFixed(4)}, MRR@10 ${report.overall_judged_mrr_at_10?.toFixed(4) ?? 'n/a'}` +
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${v.evaluated} queries · Recall@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · p95 ${report.latency_ms.p95 ?? 'n/a'} ms${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
+        `  [${col.label}] ${queriesPart(report)} · Success@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
       );
+      // every column's failure buckets (the rerank buckets tell a reranked column's misses apart)
+      const buckets = bucketsPart(report);
+      if (buckets) lines.push(`    ${buckets}`);
       const vl = verdictLines(v);
       // RANKGATE_GATE=off: the same verdict, said as a report (the exit code is left to promptfoo)
       if (gateMode === 'off')
@@ -359,7 +374,7 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off');
     parsed.columns.forEach((c, i) => {
       const p = context.prompts[c.index];
-      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off');
+      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off', rerankGainText(verdicts[i]!.report.rerank));
     });
   } catch (e) {
     if (!isUserError(e)) throw e;

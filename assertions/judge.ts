@@ -125,7 +125,7 @@ async function judgeRow(output: unknown, context: AssertionContext): Promise<Gra
     .join(', ');
   const reason =
     (s.errors ? `JUDGE ERROR x${s.errors} (${errs[0]?.error ?? 'unknown'}) · ` : '') +
-    `${judge.label} · judged best rank ${s.judged_best_rank ?? 'none'} · judged R@3 ${s.judged_recall_at_3} · judged MRR@10 ${s.judged_mrr.toFixed(3)} · judged nDCG@10 ${s.judged_ndcg_at_10.toFixed(3)}` +
+    `${judge.label} · judged best rank ${s.judged_best_rank ?? 'none'} · judged Success@3 ${s.judged_recall_at_3} · judged MRR@10 ${s.judged_mrr.toFixed(3)} · judged nDCG@10 ${s.judged_ndcg_at_10.toFixed(3)}` +
     (verdicts ? ` · verdicts: ${verdicts}` : ' · nothing to judge') +
     ` · calls ${s.calls}, cache hits ${s.cache_hits}`;
   return {

@@ -30,8 +30,8 @@ export function rank(output: unknown, context: AssertionContext): GradingResult 
     (s.best_rank === null
       ? `no relevant reference returned: expected ${expectedLabel(golden)}, not in the ${out.hits.length ? `top ${out.hits.length}` : 'results (none returned)'}`
       : `best relevant rank ${s.best_rank}${pass ? '' : ` (expected ${expectedLabel(golden)} in the top ${passAt})`}`) +
-    ` · R@3 ${s.recall_at_3} · MRR@10 ${s.mrr.toFixed(3)} · nDCG@10 ${s.ndcg_at_10.toFixed(3)} (${s.level} level, ${s.relevant_refs} relevant)` +
-    (s.stages ? ` · first stage R@${s.stages.budget} ${s.stages.first_stage_recall_at_budget}, rerank gain nDCG@10 ${s.stages.rerank_gain_ndcg_at_10 >= 0 ? '+' : ''}${s.stages.rerank_gain_ndcg_at_10.toFixed(3)}` : '');
+    ` · Success@3 ${s.recall_at_3} · Recall@10 ${+s.trec_recall_at_10.toFixed(3)} · MRR@10 ${s.mrr.toFixed(3)} · nDCG@10 ${s.ndcg_at_10.toFixed(3)} (${s.level} level, ${s.relevant_refs} relevant)` +
+    (s.stages ? ` · first stage Success@${s.stages.budget} ${s.stages.first_stage_recall_at_budget}, rerank gain nDCG@10 ${s.stages.rerank_gain_ndcg_at_10 >= 0 ? '+' : ''}${s.stages.rerank_gain_ndcg_at_10.toFixed(3)}` : '');
   return {
     pass,
     score: s.mrr,

@@ -28,7 +28,8 @@
  *                                # (default env RANKGATE_DATA_DIR, else .rankgate/db)
  *     routingConfig: config/routing.yaml | false
  *     queryFilters: true         # pass the golden query's filters (folder/tags/language/book) to the search
- *     warmup: true               # one untimed search per column first (index build, model load stay out of latencyMs)
+ *     warmup: true               # one untimed search per column first, through its whole pipeline (expansion and
+ *                                # rerank included): index build, model and provider loads stay out of latencyMs
  *     worker: true               # ours and module: run in a worker thread of this process (src/search/worker.ts):
  *                                # the search overlaps promptfoo's own per-row work, and latencyMs is the
  *                                # query's own time there (no queueing); false: in promptfoo's thread
@@ -131,6 +132,16 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 function titleFields(h: object): { title?: string; heading?: string } {
   const x = h as { title?: unknown; heading?: unknown };
   return { ...(typeof x.title === 'string' && x.title ? { title: x.title } : {}), ...(typeof x.heading === 'string' && x.heading ? { heading: x.heading } : {}) };
+}
+
+/**
+ * The warm-up search's params: the column's own (its rerank: and expansion: stages included, so their providers are
+ * loaded and exercised), without a query's filters; golden expansion gets one expansion string, so its extra channel
+ * searches run too (no model behind it).
+ */
+export function warmupParams(params: Partial<SearchParams>): Partial<SearchParams> {
+  const e = params.expansion;
+  return { ...params, filters: undefined, ...(e?.source === 'golden' ? { expansion: { ...e, queries: ['warm up expansion'] } } : {}) };
 }
 
 /** The test's golden query for the marks in the readable output, when it is one (else no marks). */
@@ -305,14 +316,17 @@ export default class SearchProvider {
       return { error: `search service unavailable: ${(e as Error).message}` };
     }
     if (this.config.warmup !== false) {
-      // First call of this column: one untimed search, so an index build or a model load is not a query's latency.
+      // First call of this column: one untimed search through the column's WHOLE pipeline (its expansion and its
+      // reranker too: their models and providers are loaded and called once, through their caches), so an index
+      // build, a model load or a provider's first connection is no query's latency. It is not a row: nothing of it
+      // is measured or recorded.
       // Bounded too, so a service that never answers cannot hang the eval here (the first use may build an index).
       // rankgate's own service builds a missing variant here (corpus:): a setup error it meets on the way (an embedding
       // API's malformed answer, a corpus that is not the index's, a variant that does not exist) is one line and exit 2
       // under promptfoo's CLI before any row is measured, not the same error in every row. Everything else (a timeout,
       // a lost connection) and every error of a url: or module: service stays with the rows.
       const own = !this.config.url && !this.config.module;
-      this.warm ??= timeout(this.searchOn(svc, 'warm up', { ...params, filters: undefined, expansion: null }, WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
+      this.warm ??= timeout(this.searchOn(svc, 'warm up', warmupParams(this.params), WARMUP_TIMEOUT_MS), WARMUP_TIMEOUT_MS, 'warm-up').then(
         () => undefined,
         (e: unknown) => {
           if (own) exitUnderCli(e);

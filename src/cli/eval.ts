@@ -28,7 +28,7 @@ import { baseRefFrom, refReader } from '../util/git.ts';
 import { runCorpusFor } from '../gate/corpus-change.ts';
 import { applyGate, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
-import { buildReport, expansionSummary } from '../results/summary.ts';
+import { MEASURE_NAMES, buildReport, expansionSummary } from '../results/summary.ts';
 import { readResultsFile } from '../results/stream.ts';
 import { regatePathFor } from '../results/regate.ts';
 import { shippingCriteria } from '../gate/shipping.ts';
@@ -254,21 +254,30 @@ export async function run(argv: string[]): Promise<number> {
   const report = verdict.report;
   const delta = verdict.delta;
   const shipping = results.columns.slice(1).map((c) => shippingCriteria(first, c, { reviews, resultsPath: source }));
-  const doc: Record<string, unknown> = { ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain, promptfoo_results: raw };
+  const doc: Record<string, unknown> = { ...report, measure_names: MEASURE_NAMES, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain, promptfoo_results: raw };
+  // the other columns of a sweep: their summaries (the JSON) and their failure buckets (the Markdown)
+  const others = results.columns.slice(1).map((c) => buildReport(c, { language: lang, evalId: results.evalId, timestamp: ts.toISOString() }));
   if (results.columns.length > 1) {
-    doc.columns = results.columns.map((c) => {
-      const r = buildReport(c, { language: lang, evalId: results.evalId, timestamp: ts.toISOString() });
+    doc.columns = results.columns.map((c, i) => {
+      const r = i === 0 ? buildReport(c, { language: lang, evalId: results.evalId, timestamp: ts.toISOString() }) : others[i - 1]!;
       applyGate(r, floors);
       return {
         column: c.label,
         config: r.config,
+        total_queries: r.total_queries,
+        errors: r.errors,
+        measured_queries: r.measured_queries,
         overall_recall_at_3: r.overall_recall_at_3,
         overall_mrr_at_10: r.overall_mrr_at_10,
         ndcg_at_10: r.metrics.ndcg_at_10,
-        recall_at_10: r.metrics.trec_recall_at_10,
+        // one name per measure: recall_at_10 is Success@10 everywhere in this file, trec_recall_at_10 is Recall@10
+        recall_at_10: r.metrics.recall_at_10,
+        trec_recall_at_10: r.metrics.trec_recall_at_10,
         routing_accuracy: r.routing.accuracy,
         latency_ms: r.latency_ms,
         categories: r.categories,
+        failure_buckets: r.failure_buckets,
+        ...(r.rerank ? { rerank: r.rerank } : {}),
         gate_passed: r.gate_passed,
         ...(expansionSummary(c) ? { expansion: expansionSummary(c) } : {}),
       };
@@ -277,11 +286,11 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (delta) doc.baseline_delta = delta;
   writeFileAtomic(`${base}.json`, redactJson(doc) + '\n');
-  writeFileAtomic(`${base}.md`, redactText(renderMarkdown(report, delta, shipping, verdict)));
+  writeFileAtomic(`${base}.md`, redactText(renderMarkdown(report, delta, shipping, verdict, others)));
   if (v.verbose) {
     for (const q of report.queries ?? []) {
       console.log(
-        `${q.id.padEnd(24)} ${q.category.padEnd(18)} R@3 ${q.recall_at_3 ?? '-'}  MRR ${q.mrr ?? '-'}  rank ${q.best_rank ?? '-'}  ${q.bucket ?? ''}  ${q.routing ?? ''}${q.error ? `  ERROR ${q.error}` : ''}`,
+        `${q.id.padEnd(24)} ${q.category.padEnd(18)} Success@3 ${q.recall_at_3 ?? '-'}  MRR ${q.mrr ?? '-'}  rank ${q.best_rank ?? '-'}  ${q.bucket ?? ''}  ${q.routing ?? ''}${q.error ? `  ERROR ${q.error}` : ''}`,
       );
     }
   }

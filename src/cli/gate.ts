@@ -21,8 +21,10 @@ import { baselineChangeLine, baselineCoverage, baselineFrom, countByCategory, de
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
 import { baseRefFrom, refReader } from '../util/git.ts';
-import { categoryTable, deltaSection, judgeSection, renderComment, renderMarkdown } from '../report/markdown.ts';
+import { categoryTable, deltaSection, judgeSection, noDeltaReason, renderComment, renderMarkdown } from '../report/markdown.ts';
+import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../report/column-line.ts';
 import { pickColumn, type Column } from '../results/read.ts';
+import { MEASURE_NAMES } from '../results/summary.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
 import { regateHeaderBeside, verifyEvidence } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
@@ -118,24 +120,28 @@ export async function run(argv: string[]): Promise<number> {
   if (v['update-baseline']) {
     // this run is to become the baseline: "no baseline at X" right after "baseline written: X" said the opposite
     const off = 'regression check off: no baseline at ';
-    verdict.notes = verdict.notes.map((n) => (n.startsWith(off) ? `regression check not run: --update-baseline makes this run the baseline at ${v.baseline ?? baselinePath}` : n));
+    const target = v.baseline ?? baselinePath;
+    const what = existsSync(target) ? `replaces the baseline ${target} with this run (not compared with it)` : `makes this run the baseline at ${target}`;
+    verdict.notes = verdict.notes.map((n) => (n.startsWith(off) ? `regression check not run: --update-baseline ${what}` : n));
   }
   const report = verdict.report;
   const delta = verdict.delta;
 
   console.log(
-    `${col.label}: ${report.total_queries} queries · Recall@3 ${report.overall_recall_at_3?.toFixed(4) ?? 'n/a'} · MRR@10 ${
+    `${col.label}: ${queriesPart(report)} · Success@3 ${report.overall_recall_at_3?.toFixed(4) ?? 'n/a'} · MRR@10 ${
       report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'
-    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${report.judge}${report.errors ? ` · ${report.errors} errors` : ''} · gate on the ${floors.metric_family ?? 'strict'} metrics`,
+    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge} · gate on the ${floors.metric_family ?? 'strict'} metrics`,
   );
+  const buckets = bucketsPart(report);
+  if (buckets) console.log(`  ${buckets}`);
   console.log('');
   console.log(judgeSection(report));
   console.log('');
   console.log(categoryTable(report, delta));
   console.log('');
-  console.log(deltaSection(delta));
+  console.log(deltaSection(delta, undefined, noDeltaReason(verdict)));
   console.log('');
-  if (v.report) writeFileAtomic(v.report, redactJson({ ...report, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain: verdict.toolchain ?? null }) + '\n');
+  if (v.report) writeFileAtomic(v.report, redactJson({ ...report, measure_names: MEASURE_NAMES, exit_code: verdict.code, reasons: verdict.reasons, notes: verdict.notes, regression: verdict.regression, toolchain: verdict.toolchain ?? null }) + '\n');
   if (v.markdown) writeFileAtomic(v.markdown, redactText(renderMarkdown(report, delta, undefined, verdict)));
   if (v.comment) writeFileAtomic(v.comment, redactText(top.map((l) => `> **${l.replace(/^LOUD: /, '')}**\n\n`).join('') + renderComment(report, delta, verdict)));
   if (v['update-baseline']) {

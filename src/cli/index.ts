@@ -41,12 +41,18 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
 function usage(): string {
   const lines = ['usage: rankgate <command> [options]', '', 'commands:'];
   for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${c.summary}`);
-  lines.push('', 'rankgate <command> --help for the options of one command.');
+  lines.push('', 'rankgate <command> --help for the options of one command; rankgate --version (-v) for the version.');
   return lines.join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    // package.json's version (src/version.ts: the same from src/ and the compiled dist/)
+    const { RANKGATE_VERSION } = await import('../version.ts');
+    console.log(RANKGATE_VERSION);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
     return name ? 0 : 2;

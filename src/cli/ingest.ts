@@ -10,13 +10,19 @@ import { isConnectionLost, surviveLostConnections } from '../db/connection.ts';
 import { CORPUS_FORMATS, readCorpus } from '../ingest/readers.ts';
 import { validateChunkOptions } from '../ingest/chunker.ts';
 import type { CorpusFormat } from '../ingest/types.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { loadYaml } from '../util/yaml.ts';
 import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 
 export const USAGE = `usage: rankgate ingest [--corpus PATH] [--format markdown|jsonl|beir|nq] [--chunk-size 300[,200,500]]
                       [--overlap N] [--embedder ID] [--embed-workers N] [--db URL|DIR] [--replace] [--follow-symlinks] [--json]
+                      [--config promptfooconfig.yaml]
 
   --corpus PATH      folder of Markdown, a .jsonl file, a BEIR folder (corpus.jsonl) or NQ prepared .json
-                     (default datasets/corpus)
+                     (default: the corpus: the promptfoo config's search provider names, the one its eval would
+                     ingest; none named: refused)
+  --config FILE      the promptfoo config whose provider names the corpus (default promptfooconfig.yaml)
   --format F         markdown | jsonl | beir | nq (default: detected from the name and content)
   --chunk-size LIST  token budgets (o200k), comma-separated; one index variant each (default 300)
   --overlap N        tokens of whole-sentence overlap between chunks (default 0)
@@ -56,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       replace: { type: 'boolean' },
       'follow-symlinks': { type: 'boolean' },
       json: { type: 'boolean' },
+      config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     } as const,
     USAGE,
@@ -67,8 +74,13 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > (values.corpus ? 0 : 1)) {
     throw new UserError(`unexpected argument ${JSON.stringify(positionals.at(-1))}\n\n${USAGE}`);
   }
-  const corpus = (values.corpus as string | undefined) ?? positionals[0] ?? 'datasets/corpus';
-  const format = values.format as string | undefined;
+  // no corpus given: the one the promptfoo config's search provider names (what its eval would ingest), never a
+  // default folder (the demo's corpus ingested into a team's index was the old default's surprise)
+  const named = (values.corpus as string | undefined) ?? positionals[0];
+  const fromConfig = named === undefined ? corpusOfConfig((values.config as string | undefined) ?? 'promptfooconfig.yaml', values.config !== undefined) : null;
+  const corpus = named ?? fromConfig!.corpus;
+  if (fromConfig) process.stderr.write(`rankgate ingest: corpus ${corpus} (${fromConfig.where})\n`);
+  const format = (values.format as string | undefined) ?? fromConfig?.format;
   if (format !== undefined && !(CORPUS_FORMATS as readonly string[]).includes(format)) {
     throw new UserError(`--format: expected one of ${CORPUS_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   }
@@ -140,4 +152,27 @@ export async function run(argv: string[]): Promise<number> {
     await embedder.close?.().catch(() => {});
     await db?.close();
   }
+}
+
+/**
+ * The corpus the promptfoo config's search provider names (`corpus:` of a providers/search.ts entry, resolved against
+ * the config's folder, and its `corpusFormat:`): what `promptfoo eval` would ingest on first use. None, several
+ * different ones, or no config: a one-line UserError saying to give --corpus.
+ */
+export function corpusOfConfig(file: string, explicit: boolean): { corpus: string; format?: string; where: string } {
+  const give = 'give the corpus with --corpus PATH, or name it as corpus: in the provider config of your promptfoo config';
+  if (!existsSync(file)) throw new UserError(explicit ? `--config ${file}: no such file` : `no corpus to ingest: no --corpus and no ${file} here; ${give}`);
+  const doc = loadYaml(readFileSync(file, 'utf8'), file) as { providers?: unknown } | null;
+  const found = new Map<string, { corpus: string; format?: string; where: string }>();
+  (Array.isArray(doc?.providers) ? doc!.providers : []).forEach((p: unknown, i: number) => {
+    const e = p as { id?: unknown; config?: { corpus?: unknown; corpusFormat?: unknown } } | null;
+    const c = e?.config?.corpus;
+    if (!e || typeof e.id !== 'string' || !/providers\/search\.ts$/.test(e.id) || typeof c !== 'string' || !c.trim()) return;
+    const abs = isAbsolute(c) ? c : join(dirname(file), c);
+    const shown = relative(process.cwd(), abs) || '.';
+    if (!found.has(shown)) found.set(shown, { corpus: shown, ...(typeof e.config!.corpusFormat === 'string' ? { format: e.config!.corpusFormat } : {}), where: `named by ${file} providers[${i}].config.corpus` });
+  });
+  if (!found.size) throw new UserError(`no corpus to ingest: no --corpus, and ${file} names none (no corpus: in a providers/search.ts entry's config); ${give}`);
+  if (found.size > 1) throw new UserError(`${file} names ${found.size} corpora (${[...found.keys()].join(', ')}): say which with --corpus PATH`);
+  return [...found.values()][0]!;
 }

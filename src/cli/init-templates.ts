@@ -31,7 +31,7 @@ export interface InitPlan {
   url?: string;
   module?: string;
   figures: GoldenFigures;
-  /** overall Recall@3 floor, per-category floors (categories big enough for one), routing floor */
+  /** overall Success@3 floor, per-category floors (categories big enough for one), routing floor */
   /** maxDrop: in the metric's 0..1 units, like the floors (0.02 = 2 points) */
   floors: { overall: number; categories: [string, number][]; routing?: number; maxDrop: number };
   /** keys of gate.yaml this rankgate's gate understands (regression / max_error_rate arrive with the regression gate) */
@@ -126,7 +126,7 @@ tests:
 
 defaultTest:
   assert:
-    # Recall@k, MRR, nDCG per query (overall and per category) as named scores.
+    # Success@k (keys recall_at_k), Recall@10, MRR, nDCG per query (overall and per category) as named scores.
     - type: javascript
       value: file://${p.pkg}/assertions/rank.ts:rank
       config: { passAt: 3 }${routingAssert}
@@ -169,8 +169,9 @@ export function gateConfig(p: InitPlan): string {
     '# Applied by the afterAll hook of promptfooconfig.yaml (a bare `npx promptfoo eval` exits 1 when a floor fails)',
     '# and by `npx rankgate gate results.jsonl`. A single query failing its own assertions never fails the gate.',
     '#',
-    `# Floors from the golden set's size: the 0.80 Recall@3 target less the one-sided 95% sampling margin of n`,
-    `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Recall@3 by`,
+    `# recall_at_3 is Success@3 (DES-058's "Recall@3": a relevant result in the top 3; docs/metrics.md "Names").`,
+    `# Floors from the golden set's size: the 0.80 Success@3 target less the one-sided 95% sampling margin of n`,
+    `# queries (1.645 * sqrt(0.8 * 0.2 / n)), rounded down to 0.01. With ${f.n} queries one query moves Success@3 by`,
     `# ${pct(1 / f.n)}. Grow the set to tighten them; raise them once you know where your search stands.`,
     'version: 1   # the format of this file (docs/compatibility.md)',
     'metric_family: strict',
@@ -191,14 +192,14 @@ export function gateConfig(p: InitPlan): string {
     lines.push(
       '# Regression check against the baseline below (`npx rankgate gate results.jsonl --update-baseline` writes it; off',
       '# while the file does not exist): fails when a metric drops by more than max_drop (0..1 units like',
-      `# the floors; here ${fl.maxDrop.toFixed(2)}: at least one query's worth of Recall@3) AND a paired test over the same queries gives p < alpha.`,
+      `# the floors; here ${fl.maxDrop.toFixed(2)}: at least one query's worth of Success@3) AND a paired test over the same queries gives p < alpha.`,
       'regression:',
       `  baseline: ${p.baseline}`,
       `  max_drop: ${fl.maxDrop.toFixed(2)}`,
       '  alpha: 0.05',
     );
   }
-  if (p.gateKeys.maxErrorRate) lines.push('# Rows that errored (service down, timeout) make the run untrustworthy: exit 2 above this share.', 'max_error_rate: 0');
+  if (p.gateKeys.maxErrorRate) lines.push('# Rows that errored (service down, timeout) measured nothing: exit 2 above this share (figures are over the others).', 'max_error_rate: 0');
   return lines.join('\n') + '\n';
 }
 

@@ -13,7 +13,8 @@
  *   config/routing.yaml                  only when the golden set states routes (no_results, practice_bridge,
  *                                        safety) and the search is rankgate's own
  *   .github/workflows/search-eval.yml    the PR gate, watching the team's own corpus, golden set and config
- *   .gitignore, .env, .npmrc             lines added when missing (node_modules/, .rankgate/, .promptfoo/, results; promptfoo
+ *   .gitignore, .env, .npmrc             lines added when missing (node_modules/, .rankgate/, .promptfoo/, results, reports,
+ *                                        the review key; promptfoo
  *                                        offline and quiet; Node's ExperimentalWarning off for npx runs), never rewritten
  * Every written file is validated with the same code that reads it later. Existing files are kept unless
  * --force (on a terminal: asked). Exit 0 written, 2 bad input (one line naming the flag or file).
@@ -230,7 +231,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
       overall: floorFor(figures.n),
       categories: catFloors,
       ...(routes ? { routing: floorFor(figures.n, 0.95) } : {}),
-      // in the metric's 0..1 units like the floors: at least one query's worth of Recall@3, never under the gate's 0.02
+      // in the metric's 0..1 units like the floors: at least one query's worth of Success@3, never under the gate's 0.02
       // (and at most 0.5: a set of one or two queries has no meaningful regression check anyway)
       maxDrop: Math.min(0.5, Math.max(0.02, Math.ceil(100 / figures.n - 1e-9) / 100)),
     },
@@ -268,7 +269,17 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     // a repository without a pipeline gets one that includes the job; an existing one is never rewritten (said below)
     if (!existsSync(join(dir, '.gitlab-ci.yml'))) files.push({ path: '.gitlab-ci.yml', content: '# written by rankgate init: the search-quality gate (edit freely; add your own jobs below)\ninclude:\n  - local: .gitlab/rankgate.gitlab-ci.yml\n' });
   }
-  files.push({ path: '.gitignore', append: true, content: '# rankgate: installed packages, the local index, promptfoo history, eval outputs\nnode_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
+  // eval outputs: what promptfoo, `rankgate gate --comment`, `rankgate eval` (data/eval/results/), the workflow's sweep
+  // (sweep-results/) and `rankgate report --html` (docs' names) write; the blind review's unblinding key (review.html ->
+  // review.key.json beside it): a first `git add -A` must not commit it for the reviewers to read
+  files.push({
+    path: '.gitignore',
+    append: true,
+    content:
+      '# rankgate: installed packages, the local index, promptfoo history, eval outputs, reports, the blind review\'s key\n' +
+      'node_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' +
+      'data/eval/results/\nsweep-results/\nreport.html\nsweep.html\nreview.key.json\n**/review/*.key.json\n',
+  });
   files.push({
     path: '.env',
     append: true,
@@ -287,7 +298,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     notes.push('add the job to your pipeline: in .gitlab-ci.yml, include:\n    - local: .gitlab/rankgate.gitlab-ci.yml');
   const nonEn = figures.languages.filter((l) => l !== 'en');
   if (corpus && nonEn.length) notes.push(`your golden set has ${nonEn.join(', ')} queries; the default embedder (use-lite) is English-only, so their vector channel is weak: see the embedders in rankgate's docs`);
-  if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Recall@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
+  if (figures.n < 50) notes.push(`${figures.n} queries: one query moves Success@3 by ${(1 / figures.n).toFixed(2)}; floors stay low until the set grows (50+ queries gives floors near 0.70)`);
   const outside = [golden, corpus].filter((p): p is string => !!p && p.startsWith('../'));
   if (outside.length) notes.push(`${outside.join(', ')} lie outside ${o.dir}: the workflow cannot watch them; move them into the repository`);
   if (module && /\.ts$/.test(module)) notes.push(`${module}: a TypeScript module runs through tsx; if it fails with "Cannot require() ES Module ... in a cycle", rename it to .mts`);
@@ -413,7 +424,7 @@ export async function run(argv: string[]): Promise<number> {
       `rankgate init: ${f.n} golden queries in ${plan.golden} (${f.categories.length} categor${f.categories.length === 1 ? 'y' : 'ies'}), evaluating ${what}`,
       ...written.map((w) => `  wrote ${w}`),
       `  workflow Node: ${plan.node.major} (${plan.node.why})`,
-      `  floors: overall Recall@3 >= ${plan.floors.overall.toFixed(2)}${plan.floors.categories.length ? `, ${plan.floors.categories.length} categor${plan.floors.categories.length === 1 ? 'y' : 'ies'}` : ''}${plan.floors.routing !== undefined ? `, routing accuracy >= ${plan.floors.routing.toFixed(2)}` : ''}`,
+      `  floors: overall Success@3 (DES-058 Recall@3) >= ${plan.floors.overall.toFixed(2)}${plan.floors.categories.length ? `, ${plan.floors.categories.length} categor${plan.floors.categories.length === 1 ? 'y' : 'ies'}` : ''}${plan.floors.routing !== undefined ? `, routing accuracy >= ${plan.floors.routing.toFixed(2)}` : ''}`,
       ...notes.map((n) => `  note: ${n}`),
       '',
       'next:',

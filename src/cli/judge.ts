@@ -14,7 +14,7 @@ import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { agreement, type AgreementPair, type AgreementSummary } from '../metrics/agreement.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
-import { createJudge, type Judge } from '../judge/index.ts';
+import { createJudge, judgeSetupProblem, type Judge } from '../judge/index.ts';
 import { resolveJudgeSpec } from '../judge/spec.ts';
 import type { RelevanceVerdict } from '../judge/prompt.ts';
 import { parseOutput, refMatchesHit } from '../results/score.ts';
@@ -185,7 +185,10 @@ export async function run(argv: string[]): Promise<number> {
   // an unknown judge setting is exit 2 before anything is read or asked (--judge named as such)
   if (values.judge !== undefined) resolveJudgeSpec(values.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
   const judgeEnv = values.judge !== undefined ? { ...process.env, RANKGATE_JUDGE: values.judge } : process.env;
-  resolveJudgeSpec(undefined, judgeEnv);
+  const spec = resolveJudgeSpec(undefined, judgeEnv);
+  // a judge that cannot run (no API key, a refused one) is one line before anything is read (src/judge/setup.ts)
+  const problem = await judgeSetupProblem(spec, values.judge !== undefined ? `--judge ${values.judge}` : spec.reason.replace(/^configured \((.*)\)$/, '$1'), { env: judgeEnv });
+  if (problem) throw new UserError(problem, 2);
   const seed = int('seed', values.seed, 0, 42);
   const resamples = int('resamples', values.resamples, 0, 2000);
   const file = positionals[0]!;

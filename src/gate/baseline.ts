@@ -389,7 +389,7 @@ export function compareWithBaseline(b: Baseline, col: Column, report: Des058Repo
     if (o?.routing_accuracy !== undefined || n?.routing_accuracy !== undefined)
       cats[cat]!.routing_accuracy = [o?.routing_accuracy ?? null, n?.routing_accuracy ?? null];
   }
-  // With errored queries, the summaries (errors counted as misses) are not what was measured: every pair is then the
+  // With errored queries, the summaries (over this run's measured queries) are not over the baseline's: every pair is then the
   // means of both sides over the shared queries this run measured (null on both sides when it measured none).
   if (failedIds.size) {
     const measured = Object.entries(now).filter(([id]) => !failedIds.has(id) && b.queries[id]);
@@ -711,7 +711,7 @@ export function baselineChangeLine(before: Baseline, beforePath: string, afterPa
   const na = Object.keys(after.queries).length;
   const changed = Object.keys(after.queries).filter((id) => before.queries[id] && canonicalJson(before.queries[id]) !== canonicalJson(after.queries[id])).length;
   return (
-    `LOUD: this pull request CHANGES the baseline ${afterPath}: Recall@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
+    `LOUD: this pull request CHANGES the baseline ${afterPath}: Success@3 ${f(before.summary?.overall_recall_at_3)} -> ${f(after.summary?.overall_recall_at_3)}, ` +
     `MRR@10 ${f(before.summary?.overall_mrr_at_10)} -> ${f(after.summary?.overall_mrr_at_10)}, queries ${nb} -> ${na}${changed ? ` (${changed} changed)` : ''}` +
     `${before.identity?.corpusId !== after.identity?.corpusId ? `, corpus ${String(before.identity?.corpusId ?? 'unknown').slice(0, 12)} -> ${String(after.identity?.corpusId ?? 'unknown').slice(0, 12)}` : ''}; ` +
     `this run is compared with the base branch's baseline (${beforePath}); review the new one before merging (protect it with CODEOWNERS: docs/adopting.md)`

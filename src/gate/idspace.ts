@@ -183,7 +183,7 @@ export function idSpaceProblem(col: Column, corpusDocuments?: Record<string, { p
         for (const h of q.top) for (const f of COMPARED[g[0]]) if (returned(h, f) !== undefined) fReturned.add(idForm(returned(h, f)!));
       }
     const head = all
-      ? `ids: no expected id of any of the ${qs.length} queries with results appears in their results: the golden set names documents by ${plural(fGolden)}, the service by ${plural(fReturned)}; nothing was measured (not a Recall@3 of 0)`
+      ? `ids: no expected id of any of the ${qs.length} queries with results appears in their results: the golden set names documents by ${plural(fGolden)}, the service by ${plural(fReturned)}; nothing was measured (not a Success@3 of 0)`
       : `ids: ${foreign.length} of the ${qs.length} queries with results got ids of another form than the golden set's (the golden set names their documents by ${plural(fGolden)}, the service by ${plural(fReturned)}): ${names(foreign.map((q) => q.id))}; they cannot score, so nothing trustworthy was measured`;
     return [head, ...pairLines(pair), tail].join('\n');
   }
@@ -191,7 +191,7 @@ export function idSpaceProblem(col: Column, corpusDocuments?: Record<string, { p
     const pair = pickPair(qs);
     if (!pair) return null;
     return [
-      `ids: no expected id of any of the ${qs.length} queries with results appears in their results: the golden ids and the returned ids have the same form (${plural(goldenForms)}) but never match, and the service names the expected documents otherwise; nothing was measured (not a Recall@3 of 0)`,
+      `ids: no expected id of any of the ${qs.length} queries with results appears in their results: the golden ids and the returned ids have the same form (${plural(goldenForms)}) but never match, and the service names the expected documents otherwise; nothing was measured (not a Success@3 of 0)`,
       ...pairLines(pair),
       tail,
     ].join('\n');

@@ -10,13 +10,16 @@
  *      a result that does not re-derive);
  *   5. p95 latency <= min(3 x baseline p95, 2500 ms), on the whole pipeline: each query's latencyMs is the provider's
  *      time for the search (rankgate's service in its worker: first stage, rerank stage and routing; a url: service: the
- *      round trip), so a reranker's time counts; a reranked column's detail also gives its rerank stage's own p95.
+ *      round trip), so a reranker's time counts; a reranked column's detail also gives its rerank stage's own p95. Over
+ *      each column's MEASURED queries only: an errored query's wait (a timeout, a dead reranker's retries) is not a
+ *      latency of the search ("p95 over 9 measured queries; 3 errored left out"); a candidate whose rerank or expansion
+ *      was read from its cache says so beside the figure (`cache: 13 of 13`: those stages cost no call).
  * Errored queries (service down, timeout, bad response) are never counted as regressions: they are left out of
  * every other criterion and reported by the criterion "no errored queries" (no ship while any query errored), so a dead service is "K of N queries
  * errored", not "20 of 21 queries regress".
  */
 import type { Column, QueryRecord } from '../results/read.ts';
-import { mean, percentile } from '../results/summary.ts';
+import { mean, measuredNote, percentile } from '../results/summary.ts';
 import { reviewCriterion, type LoadedReview } from '../review/evidence.ts';
 
 export interface Criterion {
@@ -38,11 +41,26 @@ export interface ShippingVerdict {
 
 const pts = (x: number) => `${(x * 100).toFixed(1)} pts`;
 
-/** ", whole pipeline; rerank stage p95 X ms" for a reranked column, '' otherwise. */
+/** " · whole pipeline; its rerank stage p95 X ms (cache: 13 of 13)" for a reranked column, '' otherwise. */
 function rerankP95(c: Column): string {
-  const ms = c.queries.map((q) => q.rerank?.ms).filter((x): x is number => typeof x === 'number');
+  const rq = c.queries.filter((q) => q.error === null && q.rerank);
+  const ms = rq.map((q) => q.rerank!.ms).filter((x): x is number => typeof x === 'number');
   const p = percentile(ms, 95);
-  return p === null ? '' : `, whole pipeline; its rerank stage p95 ${p.toFixed(1)} ms`;
+  const cached = rq.filter((q) => (q.rerank!.cached ?? 0) > 0 && q.rerank!.requests === 0).length;
+  return p === null ? '' : ` · whole pipeline; its rerank stage p95 ${p.toFixed(1)} ms${cached ? ` (cache: ${cached} of ${rq.length})` : ''}`;
+}
+
+/** "; its expansion from the cache: 16 of 16" when the column's model expansion was read from the cache, '' otherwise. */
+function expansionCached(c: Column): string {
+  const rows = c.queries.filter((q) => q.error === null && q.expansion?.source === 'llm');
+  const cached = rows.filter((q) => q.expansion!.cached).length;
+  return cached ? `; its expansion from the cache: ${cached} of ${rows.length}` : '';
+}
+
+/** The measured queries' latencies of a column (an errored row's wait is not one), and how many errored. */
+function latencies(c: Column): { ms: number[]; measured: number; errored: number } {
+  const measured = c.queries.filter((q) => q.error === null);
+  return { ms: measured.map((q) => q.latencyMs).filter((x): x is number => x !== null), measured: measured.length, errored: c.queries.length - measured.length };
 }
 
 export function shippingCriteria(baseline: Column, candidate: Column, opts: { minSlice?: number; reviews?: readonly LoadedReview[]; resultsPath?: string } = {}): ShippingVerdict {
@@ -82,10 +100,13 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
   worst.sort((x, y) => y.drop - x.drop || (x.slice < y.slice ? -1 : 1));
   const badSlices = worst.filter((w) => w.drop > 0.05 + 1e-12);
 
-  const lat = (c: Column) => percentile(c.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null), 95);
-  const pa = lat(baseline);
-  const pb = lat(candidate);
+  const la = latencies(baseline);
+  const lb = latencies(candidate);
+  const pa = percentile(la.ms, 95);
+  const pb = percentile(lb.ms, 95);
   const budget = pa === null ? null : Math.min(3 * pa, 2500);
+  const over = (l: ReturnType<typeof latencies>) => measuredNote(l.measured, l.errored);
+  const overBoth = [over(la) && `baseline p95 ${over(la)}`, over(lb) && `candidate p95 ${over(lb)}`].filter(Boolean).join(' · ');
 
   const criteria: Criterion[] = [
     {
@@ -113,7 +134,7 @@ export function shippingCriteria(baseline: Column, candidate: Column, opts: { mi
     {
       name: 'p95 latency <= min(3x baseline, 2500 ms)',
       passed: pb === null || budget === null ? null : pb <= budget,
-      detail: `p95 ${pa?.toFixed(1) ?? 'n/a'} ms -> ${pb?.toFixed(1) ?? 'n/a'} ms (budget ${budget?.toFixed(1) ?? 'n/a'} ms)${rerankP95(candidate)}`,
+      detail: `p95 ${pa?.toFixed(1) ?? 'n/a'} ms -> ${pb?.toFixed(1) ?? 'n/a'} ms (budget ${budget?.toFixed(1) ?? 'n/a'} ms)${overBoth ? ` · ${overBoth}` : ''}${rerankP95(candidate)}${expansionCached(candidate)}`,
     },
     {
       name: 'no errored queries',

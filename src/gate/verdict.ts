@@ -54,6 +54,12 @@ export interface ColumnVerdict {
   /** 'rows': per-query rows; 'sums': promptfoo's column sums only (a --no-write run). */
   evidence: 'rows' | 'sums';
   evaluated: number;
+  /**
+   * Queries that measured something: the evaluated ones without an error (every figure is over these); 0 when the
+   * evidence measured nothing at all (result ids that cannot match the golden set's, hits holding several documents).
+   * Absent (a verdict built elsewhere): the evaluated queries less the report's errors.
+   */
+  measured?: number;
   expected: number | null;
   /** Why the code is what it is: one line each (exit 2 reasons first, then exit 1 reasons). */
   reasons: string[];
@@ -137,7 +143,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     const rate = errCount / evaluated;
     const head = `${errCount} of ${evaluated} queries errored: ${errorLines(errors, 3).join('; ')}`;
     if (floors.max_error_rate !== undefined && rate <= floors.max_error_rate + 1e-12)
-      notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: errored queries count as misses in the floors and are left out of the regression check)`);
+      notes.push(`${head} (under max_error_rate ${floors.max_error_rate}: accepted; the floors and every figure are over the ${evaluated - errCount} measured queries, and the errored ones are left out of the regression check)`);
     else
       two.push(
         `${head}${floors.max_error_rate !== undefined ? ` (${(rate * 100).toFixed(1)}% > max_error_rate ${floors.max_error_rate})` : ''}: ${errorAdvice(errors.groups, opts.floorsSource)}`,
@@ -155,6 +161,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     }
     if (c.scope === 'judge') two.push(`judge: ${c.note}`);
     else if (c.unmeasured && judgeBroken && c.name.includes('(judged)')) continue;
+    // every query errored: no floor can be measured, for that one reason (said above), not repeated per floor
+    else if (c.unmeasured && errCount > 0 && errCount === evaluated) continue;
     else if (c.unmeasured) two.push(`floor ${c.scope} ${c.metric} >= ${c.min} ${c.note}`);
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
@@ -230,6 +238,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     if (delta) delta = { ...delta, regressed: [], improved: [], unchanged: 0, unmeasured: 'the result ids cannot match the golden set\'s (the ids line of the verdict): nothing was measured' };
   }
 
+  let multiDoc = false;
   // Bounded evidence (src/results/evidence.ts): content cut to the maximum per hit is said LOUD; one hit holding the
   // expected passages of several golden documents is not a chunk, and what it matched is not a measurement.
   if (rowsMode) {
@@ -242,6 +251,7 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
       );
     }
     const multi = multiDocumentHits(col.queries);
+    multiDoc = multi.length > 0;
     if (multi.length) {
       const m = multi[0]!;
       two.push(
@@ -250,17 +260,19 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     }
   }
 
+  const errored = rowsMode ? col.queries.filter((q) => q.error !== null).length : col.counts!.error;
+  const measured = ids || multiDoc ? 0 : evaluated - errored;
   const code: ExitCode = two.length ? 2 : one.length ? 1 : 0;
   report.gate_passed = code === 0;
   let reasons = [...two, ...one];
   if (evaluated === 0) reasons = two.slice(0, 1);
   else if (two.length && one.length) {
-    // Quality numbers from untrustworthy evidence are not the verdict. With errored queries they are mostly the
-    // errors' zeros: not repeated; otherwise (partial run, unmeasured floor) shown as what the evidence says so far.
+    // Quality numbers from untrustworthy evidence are not the verdict: shown as what the measured queries say so far
+    // (errored queries are left out of them, never counted as misses).
     reasons = two;
-    if (!(errors && two.some((l) => l.includes('queries errored')))) notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
+    notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
+  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, measured, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
 }
 
 function fmtP(p: number): string {
@@ -286,12 +298,23 @@ export function regressionLines(r: RegressionResult): string[] {
     if (t.unconfirmed) out.push(`  WARN ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} ${unconfirmedText(t)}`);
     else out.push(`  ${t.failed ? 'FAIL' : 'ok  '} ${t.scope} ${t.metric}: ${t.baseline.toFixed(4)} -> ${t.current.toFixed(4)} (${ch}, p ${fmtP(t.p_adj)}, ${t.n} queries)`);
   }
-  for (const m of r.mdd)
+  // the paired randomization test confirms nothing with fewer than this many queries that changed (its smallest p is
+  // 2 / 2^n): the normal approximation's "queries needed" is never below it ("needs ~1 queries" was the approximation
+  // fed the s_d of one changed query)
+  const exactMin = Math.floor(1 - Math.log2(r.alpha)) + 1;
+  for (const m of r.mdd) {
+    const needed = m.needed_for_max_drop === null ? null : Math.max(m.needed_for_max_drop, exactMin);
+    const detect =
+      needed === null
+        ? ''
+        : needed <= m.n
+          ? ` (these ${m.n} queries can detect a ${pts(r.max_drop)} drop, if at least ${exactMin} of them change)`
+          : ` (detecting a ${pts(r.max_drop)} drop needs ~${needed} queries)`;
     out.push(
-      `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} queries: ${pts(m.mdd_pts)}` +
-        (m.needed_for_max_drop !== null ? ` (detecting a ${pts(r.max_drop)} drop needs ~${m.needed_for_max_drop} queries)` : '') +
+      `  minimum detectable drop of ${m.metric} at alpha ${r.alpha} and 80% power over ${m.n} ${m.n === 1 ? 'query' : 'queries'}: ${pts(m.mdd_pts)}${detect}` +
         (m.sd_assumed ? '; s_d assumed sqrt(2) x SD of the baseline scores (the run equals the baseline on every query)' : ''),
     );
+  }
   return out;
 }
 
@@ -300,13 +323,18 @@ const WORD: Record<ExitCode, string> = { 0: 'PASSED', 1: 'FAILED', 2: 'ERROR' };
 /** The verdict block: printed LAST by every entry point. */
 export function verdictLines(v: ColumnVerdict): string[] {
   const r = v.report;
-  // exit 2: nothing trustworthy was measured, so no metric value is printed as if it had been (the zeros of errored
-  // queries read as a quality collapse); the first reason instead, in full among the ✗ lines below
+  // The figures are over the measured queries (an errored query is left out, never a miss), with "K of N errored"
+  // beside them. "nothing measured" only when nothing was (every query errored, ids that name nothing); the reasons,
+  // each with its advice, follow once in the ✗ lines below.
+  const figures =
+    ` · Success@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} (DES-058 Recall@3) · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
+    `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+  const m = v.measured ?? v.evaluated - (r.errors ?? 0);
+  const over = r.errors && m > 0 ? ` over the ${m} measured (${r.errors} of ${v.evaluated} errored)` : '';
   const measured =
-    v.code === 2
-      ? ` · nothing measured: ${firstWords(v.reasons[0] ?? 'see below', 110)}`
-      : ` · Recall@3 ${r.overall_recall_at_3 === null ? 'n/a' : r.overall_recall_at_3.toFixed(4)} · MRR@10 ${r.overall_mrr_at_10 === null ? 'n/a' : r.overall_mrr_at_10.toFixed(4)}` +
-        `${v.evidence === 'sums' ? ' (from the column sums)' : ''}`;
+    v.code === 2 && m === 0
+      ? ` · nothing measured: ${r.errors && r.errors === v.evaluated ? `all ${v.evaluated} queries errored` : causeOf(v.reasons[0] ?? 'see below')} (the reasons below)`
+      : `${figures}${over}${v.code === 2 ? ' · not a quality verdict (the reasons below)' : ''}`;
   const head =
     `rankgate gate ${WORD[v.code]} (exit ${v.code}) for '${v.column}': ${v.lacking ? `LACKS ${v.lacking} · ` : ''}${v.partial ? `PARTIAL (${v.partial}) · ` : ''}` +
     `${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
@@ -341,11 +369,16 @@ export function toolchainLine(t: Toolchain): string {
   return `on Node ${t.node ?? 'unknown'} · promptfoo ${t.promptfoo ?? 'unknown'}`;
 }
 
-/** `text` cut at a word boundary to at most `max` characters (… when cut). */
-function firstWords(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max);
-  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), max / 2)).replace(/[\s:;,(]+$/, '')} …`;
+/**
+ * What went wrong, without the advice that follows it in the reason (the ✗ line says it once): the reason's first
+ * clause ("ids: no expected id of any of the 2 queries with results appears in their results"), at most ~110 characters.
+ */
+function causeOf(reason: string): string {
+  const parts = reason.split(': ');
+  const clause = parts[0]!.length < 12 && parts.length > 1 ? `${parts[0]}: ${parts[1]}` : parts[0]!;
+  if (clause.length <= 110) return clause;
+  const cut = clause.slice(0, 110);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 55)).replace(/[\s:;,(]+$/, '')} …`;
 }
 
 /** The combined code of several columns: 2 if any is 2, else 1 if any is 1, else 0. */

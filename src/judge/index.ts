@@ -4,3 +4,4 @@ export * from './spec.ts';
 export * from './config.ts';
 export * from './query.ts';
 export { JudgeCache, DEFAULT_JUDGE_CACHE_DIR } from './cache.ts';
+export { judgeSetupProblem } from './setup.ts';

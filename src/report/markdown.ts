@@ -1,7 +1,7 @@
 /** Markdown renderings of a report: the eval summary, the gate output and the PR comment body. */
 import type { BaselineDelta } from '../gate/baseline.ts';
 import type { CorpusChange } from '../gate/corpus-change.ts';
-import type { Des058Report } from '../results/summary.ts';
+import { measuredNote, rerankCacheNote, rerankUncachedNote, type Des058Report } from '../results/summary.ts';
 import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, unconfirmedText, type ColumnVerdict } from '../gate/verdict.ts';
@@ -31,18 +31,41 @@ export function bucketLines(report: Des058Report): string {
 }
 
 /**
- * A reranked column's stage line (report.rerank; '' without a reranker): the first stage's Recall@budget (the ceiling the
- * reranker can reach), the reranker's gain on nDCG@10 and Recall@3, its own latency p50/p95 and cost per query.
+ * A reranked column's stage line (report.rerank; '' without a reranker): the first stage's Success@budget (the ceiling
+ * the reranker can reach), the reranker's gain on nDCG@10 and Success@3, its own latency p50/p95 and cost per query;
+ * rows read from the score cache are said beside the latency and the cost (`cache: 13 of 13`), with the uncached
+ * estimate at list price.
  */
 export function rerankLine(report: Des058Report): string {
   const r = report.rerank;
   if (!r) return '';
+  const cache = rerankCacheNote(r);
+  const uncached = rerankUncachedNote(r);
   return (
     `Rerank stage${r.reranker ? ` ${mdCode(r.reranker)}` : ''}${r.budget !== null ? ` (budget ${r.budget})` : ''}, ${r.queries} queries: ` +
-    `first-stage Recall@budget ${pct(r.first_stage_recall_at_budget)} · gain nDCG@10 ${signed(r.rerank_gain_ndcg_at_10)}, Recall@3 ${signed(r.rerank_gain_recall_at_3 === null ? null : r.rerank_gain_recall_at_3 * 100, 1)} pts` +
-    ` · rerank latency p50 ${f(r.latency_ms.p50, 1)} ms, p95 ${f(r.latency_ms.p95, 1)} ms (whole pipeline p95 ${f(report.latency_ms.p95, 1)} ms)` +
-    ` · ${r.cost_per_query_usd === null ? 'cost n/a' : `$${r.cost_per_query_usd.toFixed(6)} per query`}${r.requests_per_query !== null ? ` · ${r.requests_per_query} requests per query` : ''}`
+    `first-stage Success@budget ${pct(r.first_stage_recall_at_budget)} · gain nDCG@10 ${signed(r.rerank_gain_ndcg_at_10)}, Success@3 ${signed(r.rerank_gain_recall_at_3 === null ? null : r.rerank_gain_recall_at_3 * 100, 1)} pts` +
+    ` · rerank latency p50 ${f(r.latency_ms.p50, 1)} ms, p95 ${f(r.latency_ms.p95, 1)} ms${cache ? ` (**${cache}**: a cache read, not the reranker's time)` : ''} (whole pipeline p95 ${f(report.latency_ms.p95, 1)} ms)` +
+    ` · ${r.cost_per_query_usd === null ? 'cost n/a' : `$${r.cost_per_query_usd.toFixed(6)} per query`}${uncached ? ` (${cache}; ${uncached})` : ''}${r.requests_per_query !== null ? ` · ${r.requests_per_query} requests per query` : ''}`
   );
+}
+
+/** " (**3 of 12 queries errored**: left out of every figure)" or '' (the measured-only rule, said beside the figures). */
+function erroredNote(report: Des058Report): string {
+  return report.errors ? ` (**${report.errors} of ${report.total_queries} queries errored**: left out of every figure)` : '';
+}
+
+/**
+ * The failure buckets of every column that has a ranked query (one column: its list; several: a heading each, with
+ * a reranked column's stage line under its buckets).
+ */
+export function bucketsSection(reports: readonly Des058Report[]): string {
+  if (reports.length <= 1) return [bucketLines(reports[0]!), ...(reports[0]?.rerank ? ['', rerankLine(reports[0])] : [])].join('\n');
+  const out: string[] = [];
+  for (const r of reports) {
+    if (!Object.values(r.failure_buckets).some((n) => n > 0) && !r.rerank) continue;
+    out.push(`**${cell(r.column)}**`, '', bucketLines(r), ...(r.rerank ? ['', rerankLine(r)] : []), '');
+  }
+  return out.join('\n').trim() || '- none';
 }
 
 /** "judged" or "judged, HEURISTIC" (similarity mode), for column headers. */
@@ -61,10 +84,10 @@ export function judgeSection(report: Des058Report): string {
     '',
     `| metric | strict | ${tag} |`,
     '|---|---:|---:|',
-    `| Recall@3 | ${pct(report.overall_recall_at_3)} | ${pct(report.overall_judged_recall_at_3)} |`,
+    `| Success@3 (DES-058 Recall@3) | ${pct(report.overall_recall_at_3)} | ${pct(report.overall_judged_recall_at_3)} |`,
     `| MRR@10 | ${f(report.overall_mrr_at_10)} | ${f(report.overall_judged_mrr_at_10)} |`,
     `| nDCG@10 | ${f(report.metrics.ndcg_at_10)} | ${f(report.judged_metrics?.judged_ndcg_at_10)} |`,
-    `| Recall@10 | ${pct(report.metrics.recall_at_10)} | ${pct(report.judged_metrics?.judged_recall_at_10)} |`,
+    `| Success@10 | ${pct(report.metrics.recall_at_10)} | ${pct(report.judged_metrics?.judged_recall_at_10)} |`,
     '',
     // failed judgements are named as such, never counted as judged results
     `Judge: ${j.errors ? `**judge: FAILED on ${j.errors} of ${j.judged_results} results**` : `${j.judged_results} results judged`} (${j.high} HIGH, ${j.partial} PARTIAL, ${j.not_relevant} NOT_RELEVANT) over ${j.judged_queries} queries · ` +
@@ -77,15 +100,16 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
   const judged = report.judge_stats !== null && report.judge_stats !== undefined;
   const tag = judged ? judgedTag(report) : '';
   const lines = [
-    `| category | queries | Recall@3 | MRR@10 | nDCG@10 | routing accuracy |${judged ? ` Recall@3 (${tag}) | MRR@10 (${tag}) |` : ''}`,
+    `| category | queries | Success@3 | MRR@10 | nDCG@10 | routing accuracy |${judged ? ` Success@3 (${tag}) | MRR@10 (${tag}) |` : ''}`,
     `|---|---:|---:|---:|---:|---:|${judged ? '---:|---:|' : ''}`,
   ];
   for (const [cat, c] of Object.entries(report.categories)) {
-    // errored queries count as misses in these cells: an arrow beside them would draw a broken run as a drop
+    // the cells are over the measured queries (the errored ones counted beside them); with errored queries the
+    // baseline's side of an arrow would be over other queries than the cell: no arrows then (the change section has them)
     const d = delta?.errored || delta?.unmeasured ? undefined : delta?.categories[cat];
     const jc = judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '';
     lines.push(
-      `| ${cell(cat)} | ${c.count} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
+      `| ${cell(cat)} | ${c.count}${c.errors ? ` (${c.errors} errored)` : ''} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
         c.mrr_at_10 === undefined ? '–' : f(c.mrr_at_10)
       } | ${c.ndcg_at_10 === undefined ? '–' : f(c.ndcg_at_10)} | ${
         c.routing_accuracy === undefined ? '–' : pct(c.routing_accuracy) + (d?.routing_accuracy ? arrow(d.routing_accuracy[0], d.routing_accuracy[1]) : '')
@@ -95,9 +119,21 @@ export function categoryTable(report: Des058Report, delta?: BaselineDelta | null
   return lines.join('\n');
 }
 
-/** `change`: the corpus changed since the baseline; regressed and improved queries whose expected documents changed say so. */
-export function deltaSection(delta: BaselineDelta | null | undefined, change?: CorpusChange | null): string {
-  if (!delta) return '_No baseline: this is the first run (nothing to compare with)._';
+/**
+ * Why a verdict has no comparison with a baseline, from its notes ("regression check off: no baseline at X …",
+ * "regression check not run: --update-baseline makes this run the baseline …"); null when it does not say.
+ */
+export function noDeltaReason(v: ColumnVerdict | undefined): string | null {
+  if (!v) return null;
+  return v.notes.find((n) => /^regression check (off|not run)/.test(n)) ?? (v.regression === null && !v.delta ? 'no regression check against a baseline for this column' : null);
+}
+
+/**
+ * `change`: the corpus changed since the baseline; regressed and improved queries whose expected documents changed say
+ * so. `none`: why there is no comparison (noDeltaReason), said instead of "this is the first run" when known.
+ */
+export function deltaSection(delta: BaselineDelta | null | undefined, change?: CorpusChange | null, none?: string | null): string {
+  if (!delta) return none ? `_Nothing compared: ${mdText(none)}._` : '_No baseline: this is the first run (nothing to compare with)._';
   if (delta.unmeasured) return `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): nothing to compare: ${cell(delta.unmeasured)}.`;
   const e = delta.errored;
   // errored queries measured nothing: left out of every comparison below, and said as errors instead
@@ -105,7 +141,7 @@ export function deltaSection(delta: BaselineDelta | null | undefined, change?: C
   if (e && delta.overall_recall_at_3[1] === null && delta.overall_mrr_at_10[1] === null)
     return [`Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)}): nothing to compare.`, '', errLine!, ...(change ? ['', corpusChangeSection(change)] : [])].join('\n');
   const out = [
-    `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)})${e ? `, on the ${e.total - e.count} queries measured` : ''}: overall Recall@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
+    `Against the baseline of ${cell(delta.baseline_created)} (${mdCode(delta.baseline_column)})${e ? `, on the ${e.total - e.count} queries measured` : ''}: overall Success@3 ${pct(delta.overall_recall_at_3[0])} → ${pct(delta.overall_recall_at_3[1])}${arrow(...delta.overall_recall_at_3)}, MRR@10 ${f(delta.overall_mrr_at_10[0])} → ${f(delta.overall_mrr_at_10[1])}.`,
     ...(errLine ? ['', errLine] : []),
     '',
     `**${delta.regressed.length} regressed, ${delta.improved.length} improved**, ${delta.unchanged} unchanged` +
@@ -178,13 +214,16 @@ export function shippingSection(v: ShippingVerdict): string {
   return lines.join('\n');
 }
 
-export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[], verdict?: ColumnVerdict): string {
+/** `others`: the reports of the other columns of the results (a sweep): their failure buckets are listed too. */
+export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | null, shipping?: ShippingVerdict[], verdict?: ColumnVerdict, others: readonly Des058Report[] = []): string {
   const out = [
     `# Search quality: ${cell(report.column)}`,
     '',
-    `${cell(report.timestamp)} · language ${cell(report.language)} · ${report.total_queries} queries · ${cell(report.judge)}` + (report.errors ? ` · **${report.errors} errors**` : ''),
+    `${cell(report.timestamp)} · language ${cell(report.language)} · ${report.total_queries} queries · ${cell(report.judge)}` + (report.errors ? ` · **${report.errors} errored**` : ''),
     '',
-    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}** · MRR@10 ${f(report.overall_mrr_at_10)} · nDCG@10 ${f(report.metrics.ndcg_at_10)} · Recall@10 ${pct(report.metrics.recall_at_10)} · routing ${pct(report.routing.accuracy)} · latency p50 ${f(report.latency_ms.p50, 1)} ms, p95 ${f(report.latency_ms.p95, 1)} ms`,
+    `Overall **Success@3 ${pct(report.overall_recall_at_3)}** (DES-058 Recall@3) · MRR@10 ${f(report.overall_mrr_at_10)} · nDCG@10 ${f(report.metrics.ndcg_at_10)} · Success@10 ${pct(report.metrics.recall_at_10)} · Recall@10 ${f(report.metrics.trec_recall_at_10, 4)} · routing ${pct(report.routing.accuracy)} · latency p50 ${f(report.latency_ms.p50, 1)} ms, p95 ${f(report.latency_ms.p95, 1)} ms${report.errors ? ` (${measuredNote(report.measured_queries, report.errors)})` : ''}${erroredNote(report)}`,
+    '',
+    'Success@k: a relevant result in the top k (the share of queries); Recall@10: the share of the expected documents found in the top 10 (docs/metrics.md).',
     '',
     ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),
@@ -199,12 +238,11 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     '## Change against the baseline',
     '',
-    deltaSection(delta, verdict?.corpusChange),
+    deltaSection(delta, verdict?.corpusChange, noDeltaReason(verdict)),
     '',
     '## Failure buckets',
     '',
-    bucketLines(report),
-    ...(report.rerank ? ['', rerankLine(report)] : []),
+    bucketsSection([report, ...others]),
   ];
   if (report.failures.length) {
     out.push('', `## Failures (${report.failures.length})`, '', '| id | category | bucket | best rank | top result |', '|---|---|---|---:|---|');
@@ -223,9 +261,9 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     COMMENT_MARKER,
     `## Search quality gate: ${title}`,
     '',
-    `Overall **Recall@3 ${pct(report.overall_recall_at_3)}**${delta && !delta.errored && !delta.unmeasured ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
-      (report.judge_stats ? ` · ${judgedTag(report)} Recall@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
-      ` · ${report.total_queries} queries · ${cell(report.judge)}`,
+    `Overall **Success@3 ${pct(report.overall_recall_at_3)}** (DES-058 Recall@3)${delta && !delta.errored && !delta.unmeasured ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
+      (report.judge_stats ? ` · ${judgedTag(report)} Success@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
+      ` · ${report.total_queries} queries${erroredNote(report)} · ${cell(report.judge)}`,
     '',
     ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),
@@ -234,7 +272,7 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     '',
     mermaidCategoryChart(report, delta),
     '',
-    deltaSection(delta, verdict?.corpusChange),
+    deltaSection(delta, verdict?.corpusChange, noDeltaReason(verdict)),
     '',
     '### Failure buckets',
     '',

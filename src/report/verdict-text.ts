@@ -8,18 +8,21 @@ import type { Floors } from '../gate/floors.ts';
 
 export const VERDICT_WORD: Record<ExitCode, 'PASS' | 'FAIL' | 'ERROR'> = { 0: 'PASS', 1: 'FAIL', 2: 'ERROR' };
 
+/** One name per measure (docs/metrics.md "Names"): the binary recall_at_k keys are Success@k, trec recall is Recall@k. */
 const METRIC_NAMES: Record<string, string> = {
-  recall_at_3: 'Recall@3',
+  recall_at_1: 'Success@1',
+  recall_at_3: 'Success@3',
+  recall_at_5: 'Success@5',
   mrr_at_10: 'MRR@10',
   mrr: 'MRR@10',
   ndcg_at_10: 'nDCG@10',
   routing_accuracy: 'routing accuracy',
-  recall_at_10: 'Recall@10',
-  trec_recall_at_10: 'Recall@10 (trec)',
+  recall_at_10: 'Success@10',
+  trec_recall_at_10: 'Recall@10',
   not_found_rate: 'not-found rate',
 };
 
-/** recall_at_3 -> Recall@3; judged_ and unknown names as they are. */
+/** recall_at_3 -> Success@3; judged_ and unknown names as they are. */
 export function metricName(metric: string): string {
   return METRIC_NAMES[metric] ?? metric;
 }
@@ -82,7 +85,7 @@ function floorPhrase(f: FloorRow): string {
   return `${where} is ${num(f.value)} where the gate requires at least ${f.min}`;
 }
 
-/** A short tag of the verdict for a title line: "gate FAIL (exit 1): Recall@3 0.5741 < 0.8". */
+/** A short tag of the verdict for a title line: "gate FAIL (exit 1): Success@3 0.5741 < 0.8". */
 export function verdictTag(v: ColumnVerdict): string {
   const first = floorRows(v).find((f) => f.status === 'fail');
   const why =
@@ -97,11 +100,11 @@ export function verdictTag(v: ColumnVerdict): string {
 
 /**
  * The eval's description in `promptfoo view` (its title above the matrix), with the verdict of every column in
- * front: "[gate FAIL (exit 1): Recall@3 0.5741 < 0.8] <the config's description>". A sweep names the failing columns;
+ * front: "[gate FAIL (exit 1): Success@3 0.5741 < 0.8] <the config's description>". A sweep names the failing columns;
  * `verdicts` as a string: the one-line error that stopped the gate (exit 2). `rankgate merge` takes the tag off
  * again (src/results/merge.ts withoutVerdictTag): a merged file has no verdict until it is gated.
  */
-export function describeWithVerdict(description: string | undefined, verdicts: ColumnVerdict[] | string, combined: ExitCode, reportOnly = false): string {
+export function describeWithVerdict(description: string | undefined, verdicts: ColumnVerdict[] | string, combined: ExitCode, reportOnly = false, extra = ''): string {
   const base = description ?? '';
   let tag: string;
   if (typeof verdicts === 'string') tag = `gate ERROR (exit 2): ${verdicts.slice(0, 160)}`;
@@ -111,13 +114,18 @@ export function describeWithVerdict(description: string | undefined, verdicts: C
     tag = `gate ${VERDICT_WORD[combined]} (exit ${combined}): ${bad.length ? `${bad.length} of ${verdicts.length} columns ${bad.length === 1 ? 'fails' : 'fail'}; first '${bad[0]!.column}': ${verdictTag(bad[0]!).replace(/^gate \w+ \(exit \d\): /, '')}` : `all ${verdicts.length} columns pass`}`;
   }
   if (reportOnly) tag = tag.replace(/^gate (\w+) \(exit (\d)\)/, (_m, w: string, c: string) => `gate report only, would be ${w} (exit ${c})`);
+  if (extra) tag += ` · ${extra}`;
   // no brackets inside the tag: withoutVerdictTag() finds its end
   return `[${tag.replace(/\[/g, '(').replace(/\]/g, ')')}]${base ? ` ${base}` : ''}`;
 }
 
-/** A column's prompt label in `promptfoo view` (shown in its header under the chips) with its own verdict in front. */
-export function labelWithVerdict(label: string | undefined, v: ColumnVerdict, reportOnly = false): string {
-  return describeWithVerdict(label, [v], v.code, reportOnly);
+/**
+ * A column's prompt label in `promptfoo view` (shown in its header under the chips) with its own verdict in front, and
+ * `extra` inside the same brackets (a reranked column's gain, signed: src/results/summary.ts rerankGainText; a gain is
+ * no named score, which the view would colour as a pass rate). `rankgate merge` drops the whole bracket.
+ */
+export function labelWithVerdict(label: string | undefined, v: ColumnVerdict, reportOnly = false, extra = ''): string {
+  return describeWithVerdict(label, [v], v.code, reportOnly, extra);
 }
 
 /**
@@ -131,7 +139,7 @@ export function verdictConclusion(v: ColumnVerdict, floors: Floors): string {
     const why = v.reasons[0] ?? 'the evidence is incomplete';
     return (
       `Nothing trustworthy was measured for '${v.column}', so the gate makes no quality judgement: ${why}. ` +
-      `The numbers below come from ${queries} and are not a quality result. Fix the cause and run the eval again; the gate exits 2 until then.`
+      `The numbers below come from ${v.measured !== undefined && v.measured < v.evaluated ? `the ${v.measured} measured of ${queries} (errored queries are left out of them)` : queries} and are not a quality result. Fix the cause and run the eval again; the gate exits 2 until then.`
     );
   }
   const failed = rows.filter((f) => f.status === 'fail');

@@ -508,7 +508,8 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   if (latencyWanted.length || rerankWanted.length) {
     const parsed = parseResultsObject({ evalId: 'merge', results: { prompts, results: rows }, config: ref.doc.config }, 'merged results');
     for (const { pi, k } of latencyWanted) {
-      const lat = parsed.columns[pi]!.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+      // the measured rows' latencies, as the gate hook records them (an errored row's wait is no latency)
+      const lat = parsed.columns[pi]!.queries.filter((q) => q.error === null).map((q) => q.latencyMs).filter((x): x is number => x !== null);
       const v = percentile(lat, LATENCY_PERCENTILES[k]!);
       if (v !== null) prompts[pi]!.metrics!.namedScores[k] = v;
     }

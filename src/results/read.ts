@@ -1,7 +1,7 @@
 /**
  * Read promptfoo's `--output results.json` into per-column, per-query records, re-scoring every row with
  * the same pure functions the assertions use (src/results/score.ts), so a report never depends on which
- * assertions a config happened to list. Rows whose provider call errored count as failures.
+ * assertions a config happened to list. Rows whose provider call errored are error rows: failures, left out of every figure.
  */
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
@@ -27,7 +27,8 @@ export interface QueryRecord {
   language: string;
   tags: string[];
   golden: GoldenQuery;
-  /** Provider error or timeout; the query then counts as a miss and a routing failure. */
+  /** Provider error or timeout. The record keeps zero scores and a failed routing check, but an errored query measured
+   *  nothing: every report figure leaves it out (src/results/summary.ts) and counts it as an error instead. */
   error: string | null;
   retrieval: RetrievalScores | null;
   routing: RoutingScores | null;
@@ -467,7 +468,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
  * So: counters are whole numbers no larger than the rows promptfoo counted; the categories add up to the overall sums
  * (counts, every metric, routing); each sum lies in [0, its count]; per query recall@1 <= MRR@10 <= recall@10 and
  * recall@1 <= @3 <= @5 <= @10 <= found, so the sums are ordered the same way; the failure buckets add up to n_ranked;
- * the view copies ('#1 Recall@3'...) equal their sums; namedScoresCount (rows per key) equals the counters; the
+ * the view copies ('#1 Success@3'...) equal their sums; namedScoresCount (rows per key) equals the counters; the
  * derived means equal sum / count.
  */
 export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): string | null {

@@ -14,10 +14,11 @@
  * passage split over two overlapping chunks counts once, at its best rank.
  *
  * Measures (cut at 10 unless named otherwise), all from src/metrics:
- * - recall_at_k (k = 1, 3, 5, 10): DES-058 / NQ-eval Recall@k, binary per query: 1 when at least one
- *   RELEVANT reference (DES-058: relevance "high") is in the top k = trec_eval success_k.
- * - trec_recall_at_10: trec_eval recall_10 = relevant references in the top 10 / relevant references
- *   (the Recall@10 of the blind-test framework's shipping criteria).
+ * - recall_at_k (k = 1, 3, 5, 10): Success@k (ir_measures; trec_eval success_k), what DES-058 and the NQ eval call
+ *   "Recall@k": binary per query, 1 when at least one RELEVANT reference (DES-058: relevance "high") is in the top k.
+ *   The keys keep DES-058's spelling (gate.yaml, baselines, named scores); every name shown says Success@k.
+ * - trec_recall_at_10: Recall@10 (ir_measures R@10; trec_eval recall_10) = relevant references in the top 10 /
+ *   relevant references (the Recall@10 of the blind-test framework's shipping criteria).
  * - mrr: mrr_cut_k(10) (MRR@10); precision_at_5: P_5; ap_at_10: map_cut_10;
  *   ndcg_at_10: ndcg_cut_10 with gain = grade (partial references count here, grade 1).
  * - found / best_rank: a relevant reference anywhere in the returned ranking, and its rank (NQ eval's
@@ -329,7 +330,7 @@ function scoreStages(
 }
 
 /**
- * The blind-test framework's failure buckets (seed 002, "Use failure_bucket first"), each row in exactly one:
+ * The blind-test framework's failure buckets ("Use failure_bucket first"), each row in exactly one:
  * - rank1_hit: a relevant reference at rank 1;
  * - topk_ordering_gap: a relevant reference in the top k (10) but not at rank 1;
  * - missing_expected_source: not in the top k, and every relevant passage substring resolves to no chunk of this index
@@ -526,6 +527,7 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
     [VIEW_KEYS.recall_at_3]: s.recall_at_3,
     [VIEW_KEYS.mrr]: s.mrr,
     [VIEW_KEYS.ndcg_at_10]: s.ndcg_at_10,
+    [VIEW_KEYS.trec_recall_at_10]: s.trec_recall_at_10,
     n_ranked: 1,
     [`n_${c}`]: 1,
     [`bucket_${s.bucket}`]: 1,
@@ -545,23 +547,33 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
   }
   if (s.stages) {
     for (const key of STAGE_KEYS) out[key] = s.stages[key];
+    // the final measures of the reranked rows beside the first stage's: the gain is their difference. A gain is not
+    // recorded as a named score: promptfoo's metrics dialog shows every named score as a pass rate, coloured red below
+    // 50%, and a gain of -0.03 read as a red "Pass -2.71%" (the column header says the gain, signed: assertions/gate.ts)
+    out.reranked_recall_at_3 = s.recall_at_3;
+    out.reranked_ndcg_at_10 = s.ndcg_at_10;
     out.n_rerank_ranked = 1;
   }
   return out;
 }
 
-/** The per-stage measures of a reranked row (StageScores), named scores with the counter n_rerank_ranked. */
-export const STAGE_KEYS = ['first_stage_recall_at_budget', 'first_stage_recall_at_3', 'first_stage_ndcg_at_10', 'rerank_gain_recall_at_3', 'rerank_gain_ndcg_at_10'] as const;
+/**
+ * The first stage's measures of a reranked row (StageScores) recorded as named scores with the counter n_rerank_ranked,
+ * beside reranked_recall_at_3 / reranked_ndcg_at_10 (the same row's final measures): every one a 0..1 share. The gains
+ * (final minus first stage) are computed from them (src/results/summary.ts), never recorded.
+ */
+export const STAGE_KEYS = ['first_stage_recall_at_budget', 'first_stage_recall_at_3', 'first_stage_ndcg_at_10'] as const;
 
 /**
  * The key metrics under names that sort before every other namedScore (promptfoo's web UI lists metric chips
  * with localeCompare and shows the first 10 of a row or column before "Show more..."; its metrics dialog sorts with
  * tanstack's alphanumeric order, where a leading digit sorts LAST): `#` then a digit comes first in both, in the
- * reading order Recall@3, MRR@10, nDCG@10, routing. Sums per column with their counts, so the column header shows
- * e.g. "#1 Recall@3 57.81% (37.00/64.00)" = the mean. Never used in derivedMetrics (they
- * are not mathjs names); the avg_* keys stay for the gate.
+ * reading order Success@3, MRR@10, nDCG@10, routing, Recall@10. Sums per column with their counts, so the column header
+ * shows e.g. "#1 Success@3 57.81% (37.00/64.00)" = the mean. One name per measure (docs/metrics.md "Names"): Success@3
+ * is DES-058's "Recall@3" (a relevant result in the top 3), Recall@10 the share of the expected documents in the top 10
+ * (the shipping criteria's). Never used in derivedMetrics (they are not mathjs names); the avg_* keys stay for the gate.
  */
-export const VIEW_KEYS = { recall_at_3: '#1 Recall@3', mrr: '#2 MRR@10', ndcg_at_10: '#3 nDCG@10', routing_ok: '#4 routing' } as const;
+export const VIEW_KEYS = { recall_at_3: '#1 Success@3', mrr: '#2 MRR@10', ndcg_at_10: '#3 nDCG@10', routing_ok: '#4 routing', trec_recall_at_10: '#5 Recall@10' } as const;
 
 /**
  * namedScores of the routing assertion: routing_ok overall and per category with n_routing counters and
@@ -593,7 +605,9 @@ export function routingNamedScores(category: string, r: RoutingScores | null, la
 /**
  * namedScores of a reranked row's rerank stage (the rank assertion records them on every row with diagnostics.rerank,
  * routing-only queries too): rerank_ms and rerank_requests with the counter n_reranked, rerank_cost_usd with
- * n_rerank_cost when the price is known. {} without a reranker.
+ * n_rerank_cost when the price is known; n_rerank_cached (every score from the score cache) or n_rerank_partly_cached,
+ * and on such a row rerank_uncached_cost_usd with n_rerank_uncached_cost (what it would have cost uncached, at list price).
+ * {} without a reranker.
  */
 export function rerankNamedScores(rerank: RerankCost | null): Record<string, number> {
   const out: Record<string, number> = {};
@@ -604,6 +618,15 @@ export function rerankNamedScores(rerank: RerankCost | null): Record<string, num
   if (rerank.costUsd !== undefined) {
     out.rerank_cost_usd = rerank.costUsd;
     out.n_rerank_cost = 1;
+  }
+  // read from the score cache: wholly (no request sent: the stage's time is a cache read) or partly
+  const cached = (rerank.cached ?? 0) > 0;
+  if (cached && rerank.requests === 0) out.n_rerank_cached = 1;
+  else if (cached) out.n_rerank_partly_cached = 1;
+  // a row that read the cache: what it would have cost without it, at list price
+  if (cached && rerank.uncachedCostUsd !== undefined) {
+    out.rerank_uncached_cost_usd = rerank.uncachedCostUsd;
+    out.n_rerank_uncached_cost = 1;
   }
   return out;
 }
@@ -616,6 +639,8 @@ export interface RerankCost {
   requests?: number;
   cached?: number;
   costUsd?: number;
+  /** The cached passages' rerank at list price, as if sent (diagnostics.rerank.uncachedCostUsd). */
+  uncachedCostUsd?: number;
 }
 
 /** The row's rerank latency and cost, or null when no reranker ran (no diagnostics.rerank). */
@@ -628,9 +653,11 @@ export function rerankCostOf(meta: HarnessMetadata | null | undefined): RerankCo
   const requests = num(rr.requests);
   const cached = num(rr.cached);
   const cost = num(rr.costUsd);
+  const uncached = num((rr as { uncachedCostUsd?: unknown }).uncachedCostUsd);
   if (ms !== undefined) out.ms = ms;
   if (requests !== undefined) out.requests = requests;
   if (cached !== undefined) out.cached = cached;
   if (cost !== undefined) out.costUsd = cost;
+  if (uncached !== undefined) out.uncachedCostUsd = uncached;
   return out;
 }

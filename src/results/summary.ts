@@ -3,15 +3,21 @@
  * accuracy), failures with their top 3 results, failure buckets, latency, gate verdict, judge status.
  *
  * Definitions (documented in the README "Running evals"):
- * - overall_recall_at_3 / categories[c].recall_at_3: mean of the per-query DES-058 Recall@3 (1 when a
- *   relevant = "high" reference is in the top 3) over queries that have a relevant reference;
- *   errored queries count as 0.
+ * Every figure is over the MEASURED queries: a query whose search errored (service down, timeout, a dead reranker)
+ * measured nothing and is left out of every mean, rate and percentile, never counted as a miss or as a latency;
+ * `errors` and `measured_queries` (and `errors` per category) say how many were left out, and the gate's
+ * `max_error_rate` decides separately whether that many errors are acceptable (src/gate/verdict.ts).
+ * - overall_recall_at_3 / categories[c].recall_at_3: DES-058's "Recall@3", which is Success@3 (ir_measures; trec_eval
+ *   success_3): mean of the per-query 1/0 "a relevant = "high" reference is in the top 3" over the measured queries
+ *   that have a relevant reference (docs/metrics.md "Names").
  * - mrr_at_10: mean MRR@10 over the same queries.
- * - routing_accuracy: share of the category's queries whose routing check passed (every query has one:
+ * - routing_accuracy: share of the category's measured queries whose routing check passed (every query has one:
  *   expected_routing defaults to search); reported for categories where some query expects a route other
  *   than search or the safety flag, and always in `routing` for the whole set.
- * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs (the whole pipeline, rerank included);
- *   `rerank` (a reranked column): the per-stage means, the rerank stage's own latency p50/p95 and the cost per query.
+ * - latency p50/p95: nearest-rank percentiles of the provider's per-query latencyMs over the measured queries (the
+ *   whole pipeline, rerank included; an errored query's wait is not a latency); `rerank` (a reranked column): the
+ *   per-stage means, the rerank stage's own latency p50/p95 and the cost per query, with how many of its queries
+ *   were read from the score cache and what they would have cost uncached at list price.
  * - judged family (present only when the judge assertion scored queries; issue 7): overall_judged_recall_at_3,
  *   overall_judged_mrr_at_10, judged_metrics (judged_recall_at_{1,3,5,10}, judged_mrr, judged_ndcg_at_10) and
  *   categories[c].judged_* are means over the queries the judge scored (n_judged), like the strict ones
@@ -30,6 +36,8 @@ import { RANK_KEYS } from './score.ts';
 
 export interface CategoryReport {
   count: number;
+  /** Errored queries of the category (left out of its figures); absent when none. */
+  errors?: number;
   recall_at_3?: number;
   mrr_at_10?: number;
   ndcg_at_10?: number;
@@ -104,9 +112,12 @@ export interface Des058Report {
   metrics: Record<string, number | null>;
   routing: { accuracy: number | null; count: number };
   failure_buckets: Record<string, number>;
+  /** Errored queries: nothing measured for them, left out of every figure of this report. */
   errors: number;
-  /** The provider's per-query latency: the whole pipeline (with a reranker, its stage included). */
-  latency_ms: { p50: number | null; p95: number | null; mean: number | null };
+  /** Queries without an error: every figure of this report is over these (total_queries - errors). */
+  measured_queries: number;
+  /** The provider's per-query latency over the measured queries (n of them): the whole pipeline (rerank included). */
+  latency_ms: { p50: number | null; p95: number | null; mean: number | null; n?: number };
   /** The rerank stage of the column (rerankReport); absent or null when no row reranked. */
   rerank?: RerankReport | null;
   config: Record<string, unknown>;
@@ -139,6 +150,16 @@ export interface RerankReport {
   /** Mean USD per reranked query over the rows whose price is known (priced_queries); null when none is. */
   cost_per_query_usd: number | null;
   priced_queries: number;
+  /** Rows whose every score came from the rerank score cache (no request sent): their stage latency is a cache read. */
+  cached_queries?: number;
+  /** Rows with some scores from the cache and some requested. */
+  partly_cached_queries?: number;
+  /**
+   * What a query read from the cache would have cost without it, at list price (diagnostics.rerank.uncachedCostUsd),
+   * mean over uncached_priced_queries (the cached rows with a list price); null when no price is known.
+   */
+  uncached_cost_per_query_usd?: number | null;
+  uncached_priced_queries?: number;
 }
 
 export interface QueryDetail {
@@ -155,12 +176,31 @@ export interface QueryDetail {
   error: string | null;
 }
 
+/**
+ * What each measure key of a report (and of gate.yaml, the baseline and the named scores) is called, and its
+ * definition in one line (docs/metrics.md "Names"): the keys keep DES-058's and the NQ eval's spelling (`recall_at_k`
+ * for a binary measure); the names say which measure it is, as ir_measures names it. Written into the JSON reports.
+ */
+export const MEASURE_NAMES: Readonly<Record<string, string>> = {
+  recall_at_1: 'Success@1: 1 when a relevant reference is in the top 1 (ir_measures Success@1, trec_eval success_1)',
+  recall_at_3: 'Success@3 (DES-058 "Recall@3"): 1 when a relevant reference is in the top 3 (ir_measures Success@3)',
+  recall_at_5: 'Success@5: 1 when a relevant reference is in the top 5 (ir_measures Success@5, trec_eval success_5)',
+  recall_at_10: 'Success@10: 1 when a relevant reference is in the top 10 (ir_measures Success@10, trec_eval success_10)',
+  trec_recall_at_10: 'Recall@10: relevant references in the top 10 / relevant references (ir_measures R@10, trec_eval recall_10)',
+  mrr: 'MRR@10: 1 / rank of the first relevant reference in the top 10, else 0 (ir_measures RR@10)',
+  ndcg_at_10: 'nDCG@10: gain = grade (ir_measures nDCG@10, trec_eval ndcg_cut_10)',
+  precision_at_5: 'P@5 (ir_measures P@5, trec_eval P_5)',
+  ap_at_10: 'AP@10 (ir_measures AP@10, trec_eval map_cut_10)',
+  found: 'a relevant reference anywhere in the returned ranking (1/0)',
+  first_stage_recall_at_budget: 'Success@budget of the first stage (the candidates the reranker saw)',
+};
+
 /** The judged means of the report (judged_metrics keys). */
 export const JUDGED_KEYS = ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const;
 
-/** The rerank stage report of a column's queries, or null when no query reranked. */
+/** The rerank stage report of a column's queries (errored rows have none), or null when no query reranked. */
 export function rerankReport(qs: QueryRecord[]): RerankReport | null {
-  const rq = qs.filter((q) => q.rerank);
+  const rq = qs.filter((q) => q.rerank && q.error === null);
   if (!rq.length) return null;
   const staged = rq.filter((q) => q.retrieval?.stages).map((q) => q.retrieval!.stages!);
   const m = (k: keyof Omit<import('./types.ts').StageScores, 'budget'>) => round(mean(staged.map((x) => x[k])));
@@ -169,6 +209,14 @@ export function rerankReport(qs: QueryRecord[]): RerankReport | null {
   const cost = rq.map((q) => q.rerank!.costUsd).filter((x): x is number => x !== undefined);
   const names = [...new Set(rq.map((q) => q.rerank!.reranker).filter((x): x is string => !!x))];
   const budgets = new Set(rq.map((q) => q.rerank!.budget));
+  const fromCache = (q: QueryRecord) => (q.rerank!.cached ?? 0) > 0 && q.rerank!.requests === 0;
+  const cachedQ = rq.filter(fromCache).length;
+  const partly = rq.filter((q) => (q.rerank!.cached ?? 0) > 0 && (q.rerank!.requests ?? 0) > 0).length;
+  // the rows that read the cache: what each would have cost without it, at list price
+  const uncached = rq
+    .filter((q) => (q.rerank!.cached ?? 0) > 0)
+    .map((q) => q.rerank!.uncachedCostUsd)
+    .filter((x): x is number => typeof x === 'number');
   return {
     queries: rq.length,
     reranker: names.length ? names.join(', ') : null,
@@ -183,7 +231,49 @@ export function rerankReport(qs: QueryRecord[]): RerankReport | null {
     requests_per_query: round(mean(req), 2),
     cost_per_query_usd: round(mean(cost), 8),
     priced_queries: cost.length,
+    cached_queries: cachedQ,
+    partly_cached_queries: partly,
+    uncached_cost_per_query_usd: round(mean(uncached), 8),
+    uncached_priced_queries: uncached.length,
   };
+}
+
+/** The reranker's gain, signed, for a column header: "rerank gain nDCG@10 −0.0271, Success@3 −6.3 pts"; '' without one. */
+export function rerankGainText(r: RerankReport | null | undefined): string {
+  if (!r || (r.rerank_gain_ndcg_at_10 === null && r.rerank_gain_recall_at_3 === null)) return '';
+  const s = (x: number, d: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(d)}`;
+  const parts = [
+    ...(r.rerank_gain_ndcg_at_10 !== null ? [`nDCG@10 ${s(r.rerank_gain_ndcg_at_10, 4)}`] : []),
+    ...(r.rerank_gain_recall_at_3 !== null ? [`Success@3 ${s(r.rerank_gain_recall_at_3 * 100, 1)} pts`] : []),
+  ];
+  return `rerank gain ${parts.join(', ')}`;
+}
+
+/**
+ * `cache: 13 of 13` (rows of the rerank stage read from the score cache: its latency is a cache read and its cost
+ * nothing) and, when some were, `uncached ~$0.002000 per query at list price` (or `uncached cost n/a: no list price`);
+ * '' when no row read the cache.
+ */
+export function rerankCacheNote(r: RerankReport): string {
+  const n = r.cached_queries ?? 0;
+  const partly = r.partly_cached_queries ?? 0;
+  if (!n && !partly) return '';
+  return `cache: ${n} of ${r.queries}${partly ? ` (+${partly} partly)` : ''}`;
+}
+
+/** The uncached estimate of a rerank stage that read the cache: `uncached ~$0.002000 per query at list price`. */
+export function rerankUncachedNote(r: RerankReport): string {
+  if (!(r.cached_queries ?? 0) && !(r.partly_cached_queries ?? 0)) return '';
+  const u = r.uncached_cost_per_query_usd;
+  return u === null || u === undefined ? 'uncached cost n/a: no list price for this reranker' : `uncached ~$${u.toFixed(6)} per query at list price`;
+}
+
+/**
+ * What a figure over the measured queries leaves out: '' when nothing errored, else `over 9 measured queries; 3
+ * errored left out` (`what`: the measured queries' noun phrase, e.g. "p95" before it is the caller's).
+ */
+export function measuredNote(measured: number, errored: number): string {
+  return errored ? `over ${measured} measured ${measured === 1 ? 'query' : 'queries'}; ${errored} errored left out` : '';
 }
 
 /**
@@ -200,11 +290,14 @@ export function rerankColumnMetrics(qs: QueryRecord[]): Record<string, number> {
     if (v !== null) out[k] = v;
   };
   if (r.stage_queries) {
+    // shares side by side (the first stage's, the reranked rows' final ones): the gain is their difference, said in the
+    // column header signed (rerankGainText), never a named score: promptfoo's dialog colours every named score as a
+    // pass rate, and a gain of -0.0271 read "Pass -2.71%" in red
     put('avg_first_stage_recall_at_budget', r.first_stage_recall_at_budget);
     put('avg_first_stage_recall_at_3', r.first_stage_recall_at_3);
     put('avg_first_stage_ndcg_at_10', r.first_stage_ndcg_at_10);
-    put('avg_rerank_gain_recall_at_3', r.rerank_gain_recall_at_3);
-    put('avg_rerank_gain_ndcg_at_10', r.rerank_gain_ndcg_at_10);
+    put('avg_reranked_recall_at_3', r.first_stage_recall_at_3 === null || r.rerank_gain_recall_at_3 === null ? null : round(r.first_stage_recall_at_3 + r.rerank_gain_recall_at_3));
+    put('avg_reranked_ndcg_at_10', r.first_stage_ndcg_at_10 === null || r.rerank_gain_ndcg_at_10 === null ? null : round(r.first_stage_ndcg_at_10 + r.rerank_gain_ndcg_at_10));
   }
   put('rerank_latency_p50_ms', r.latency_ms.p50);
   put('rerank_latency_p95_ms', r.latency_ms.p95);
@@ -220,6 +313,12 @@ function rerankFromSums(ns: Record<string, number>): RerankReport | null {
   if (typeof n !== 'number' || n <= 0) return null;
   const staged = typeof ns.n_rerank_ranked === 'number' ? ns.n_rerank_ranked : 0;
   const m = (k: string) => (staged > 0 && typeof ns[k] === 'number' ? round(ns[k]! / staged) : null);
+  // the gain: the reranked rows' final mean minus their first stage's (results written before: its own sum)
+  const gain = (k: 'recall_at_3' | 'ndcg_at_10') => {
+    const fin = m(`reranked_${k}`);
+    const first = m(`first_stage_${k}`);
+    return fin !== null && first !== null ? round(fin - first) : m(`rerank_gain_${k}`);
+  };
   return {
     queries: n,
     reranker: null,
@@ -228,12 +327,16 @@ function rerankFromSums(ns: Record<string, number>): RerankReport | null {
     first_stage_recall_at_budget: m('first_stage_recall_at_budget'),
     first_stage_recall_at_3: m('first_stage_recall_at_3'),
     first_stage_ndcg_at_10: m('first_stage_ndcg_at_10'),
-    rerank_gain_recall_at_3: m('rerank_gain_recall_at_3'),
-    rerank_gain_ndcg_at_10: m('rerank_gain_ndcg_at_10'),
+    rerank_gain_recall_at_3: gain('recall_at_3'),
+    rerank_gain_ndcg_at_10: gain('ndcg_at_10'),
     latency_ms: { p50: numOrNull(ns.rerank_latency_p50_ms), p95: numOrNull(ns.rerank_latency_p95_ms), mean: typeof ns.rerank_ms === 'number' ? round(ns.rerank_ms / n, 2) : null },
     requests_per_query: typeof ns.rerank_requests === 'number' ? round(ns.rerank_requests / n, 2) : null,
     cost_per_query_usd: typeof ns.rerank_cost_usd === 'number' && ns.n_rerank_cost ? round(ns.rerank_cost_usd / ns.n_rerank_cost, 8) : null,
     priced_queries: typeof ns.n_rerank_cost === 'number' ? ns.n_rerank_cost : 0,
+    cached_queries: ns.n_rerank_cached ?? 0,
+    partly_cached_queries: ns.n_rerank_partly_cached ?? 0,
+    uncached_cost_per_query_usd: typeof ns.rerank_uncached_cost_usd === 'number' && ns.n_rerank_uncached_cost ? round(ns.rerank_uncached_cost_usd / ns.n_rerank_uncached_cost, 8) : null,
+    uncached_priced_queries: ns.n_rerank_uncached_cost ?? 0,
   };
 }
 
@@ -242,8 +345,8 @@ export const RERANK_COLUMN_KEYS = [
   'avg_first_stage_recall_at_budget',
   'avg_first_stage_recall_at_3',
   'avg_first_stage_ndcg_at_10',
-  'avg_rerank_gain_recall_at_3',
-  'avg_rerank_gain_ndcg_at_10',
+  'avg_reranked_recall_at_3',
+  'avg_reranked_ndcg_at_10',
   'rerank_latency_p50_ms',
   'rerank_latency_p95_ms',
   'rerank_cost_per_query_usd',
@@ -266,6 +369,11 @@ const round = (x: number | null, d = 4) => (x === null ? null : Math.round(x * 1
 /** Queries whose routing was checked (the golden entry states a route or expect_safety; src/results/score.ts). */
 function routed(qs: QueryRecord[]): QueryRecord[] {
   return qs.filter((q) => q.routing !== null);
+}
+
+/** A row the judge scored with every judgement answered (judge_errors 0): the only rows the judged means are over. */
+function judgedClean(q: QueryRecord): boolean {
+  return q.judgedScores != null && !((q.judgedScores.judge_errors ?? 0) > 0);
 }
 
 export function isFailure(q: QueryRecord): boolean {
@@ -310,7 +418,9 @@ export interface ReportOptions {
 /** Build the report (gate fields filled by applyGate in src/gate/floors.ts; here gate_passed = true, gate = []). */
 export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report {
   const qs = col.queries;
-  const ranked = qs.filter((q) => q.retrieval !== null);
+  // errored queries measured nothing: every figure below is over the others (they are counted, and named as failures)
+  const measured = qs.filter((q) => q.error === null);
+  const ranked = measured.filter((q) => q.retrieval !== null);
   const byCat = new Map<string, QueryRecord[]>();
   // push, not a copy a query: copying the category's array each time was quadratic (100k rows: minutes, ~1 GB)
   for (const q of qs) {
@@ -319,16 +429,18 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     else byCat.set(q.category, [q]);
   }
   const categories: Record<string, CategoryReport> = {};
-  for (const [cat, cqs] of [...byCat.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+  for (const [cat, all] of [...byCat.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const cqs = all.filter((q) => q.error === null);
     const r = cqs.filter((q) => q.retrieval !== null);
-    const entry: CategoryReport = { count: cqs.length };
+    const entry: CategoryReport = { count: all.length };
+    if (all.length > cqs.length) entry.errors = all.length - cqs.length;
     if (r.length) {
       entry.recall_at_3 = round(mean(r.map((q) => q.retrieval!.recall_at_3)))!;
       entry.mrr_at_10 = round(mean(r.map((q) => q.retrieval!.mrr)))!;
       entry.ndcg_at_10 = round(mean(r.map((q) => q.retrieval!.ndcg_at_10)))!;
       entry.recall_at_10 = round(mean(r.map((q) => q.retrieval!.recall_at_10)))!;
     }
-    const jq = cqs.filter((q) => q.judgedScores != null);
+    const jq = cqs.filter(judgedClean);
     if (jq.length) {
       entry.judged_recall_at_3 = round(mean(jq.map((q) => q.judgedScores!.judged_recall_at_3 ?? 0)))!;
       entry.judged_mrr_at_10 = round(mean(jq.map((q) => q.judgedScores!.judged_mrr ?? 0)))!;
@@ -355,17 +467,22 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   const buckets: Record<string, number> = {};
   for (const b of BUCKETS) buckets[b] = 0;
   for (const q of ranked) buckets[q.retrieval!.bucket] = (buckets[q.retrieval!.bucket] ?? 0) + 1;
-  const lat = qs.map((q) => q.latencyMs).filter((x): x is number => x !== null);
-  const jq = qs.filter((q) => q.judgedScores != null);
+  // an errored query's wait (a timeout, a dead reranker's retries) is not a latency of the search
+  const lat = measured.map((q) => q.latencyMs).filter((x): x is number => x !== null);
+  // the judge's bill covers every row it scored; the judged MEANS only the queries it judged without an error: a query
+  // whose judgements failed has no judged figure (its results matching an expected passage alone would read as the
+  // strict figure), so with every judgement failed the judged metrics are n/a, never the strict ones
+  const scored = qs.filter((q) => q.judgedScores != null);
+  const jq = scored.filter(judgedClean);
   const judged = jq.length;
   let judgedMetrics: Record<string, number | null> | null = null;
   let judgeStats: JudgeStats | null = null;
-  if (judged) {
+  if (scored.length) {
     judgedMetrics = {};
     for (const k of JUDGED_KEYS) judgedMetrics[k] = round(mean(jq.map((q) => q.judgedScores![k] ?? 0)));
-    const sum = (k: string) => jq.reduce((a, q) => a + (q.judgedScores![k] ?? 0), 0);
+    const sum = (k: string) => scored.reduce((a, q) => a + (q.judgedScores![k] ?? 0), 0);
     judgeStats = {
-      heuristic: jq.some((q) => q.judgeHeuristic),
+      heuristic: scored.some((q) => q.judgeHeuristic),
       judged_queries: judged,
       judged_results: sum('judged_results'),
       high: sum('judged_high'),
@@ -383,7 +500,7 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   if (judgeStats && failedJudge.length) judgeStats.errors += failedJudge.length;
   const label = qs.map((q) => q.judgeLabel).find((l): l is string => typeof l === 'string' && l !== 'judge: off') ?? null;
   // a query some of whose judgements failed (a dead endpoint: every one) is a failed query, never "judged"
-  const erroredJudge = jq.filter((q) => typeof q.judgeErrors === 'string');
+  const erroredJudge = scored.filter((q) => typeof q.judgeErrors === 'string');
   const failedN = failedJudge.length + erroredJudge.length;
   const failReason = failedJudge[0]?.judgeFailure ?? erroredJudge[0]?.judgeErrors ?? '';
   const relevanceText = failedN
@@ -419,10 +536,11 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     gate: [],
     judge: judgeText,
     metrics,
-    routing: { accuracy: round(mean(routed(qs).map((q) => (q.routing!.ok ? 1 : 0)))), count: routed(qs).length },
+    routing: { accuracy: round(mean(routed(measured).map((q) => (q.routing!.ok ? 1 : 0)))), count: routed(measured).length },
     failure_buckets: buckets,
-    errors: qs.filter((q) => q.error !== null).length,
-    latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2) },
+    errors: qs.length - measured.length,
+    measured_queries: measured.length,
+    latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2), n: lat.length },
     rerank: rerankReport(qs),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
@@ -449,8 +567,9 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
  * The report of a column that has no rows but promptfoo's per-column SUMS (a `promptfoo eval --no-write` results
  * file, or the afterAll hook of such a run: promptfoo then keeps no rows). Means = sum / counter exactly as the
  * derived metrics compute them (recall_at_3 / n_ranked, routing_ok / n_routing, `<k>_<cat>` / `n_<cat>`); categories
- * are keyed by their namedScores key (src/results/score.ts categoryKey). Errored rows have no sums: they are counted
- * by promptfoo (testErrorCount) and reported as errors, never as scores. No per-query detail, no failures list.
+ * are keyed by their namedScores key (src/results/score.ts categoryKey). Errored rows have no sums (promptfoo runs no
+ * assertion on them): the figures are over the measured rows already; they are counted by promptfoo (testErrorCount)
+ * and reported as errors, never as scores. No per-query detail, no failures list.
  */
 export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des058Report {
   const ns = col.namedScores;
@@ -485,6 +604,9 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
   }
   const counted = col.counts ? col.counts.pass + col.counts.fail + col.counts.error : 0;
   const latMean = div('latency_ms', 'n_latency');
+  // the sums cannot tell a query judged cleanly from one whose judgements failed: with any judge error, no judged figure
+  const judgedOk = typeof ns.n_judged === 'number' && !((ns.judge_errors ?? 0) > 0);
+  const jdiv = (k: string) => (judgedOk ? div(k, 'n_judged') : null);
   return {
     timestamp: opts.timestamp ?? new Date().toISOString(),
     language: opts.language ?? 'unknown',
@@ -492,9 +614,9 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
     total_queries: counted,
     overall_recall_at_3: metrics.recall_at_3 ?? null,
     overall_mrr_at_10: metrics.mrr ?? null,
-    overall_judged_recall_at_3: div('judged_recall_at_3', 'n_judged'),
-    overall_judged_mrr_at_10: div('judged_mrr', 'n_judged'),
-    judged_metrics: typeof ns.n_judged === 'number' ? Object.fromEntries(JUDGED_KEYS.map((k) => [k, div(k, 'n_judged')])) : null,
+    overall_judged_recall_at_3: jdiv('judged_recall_at_3'),
+    overall_judged_mrr_at_10: jdiv('judged_mrr'),
+    judged_metrics: typeof ns.n_judged === 'number' ? Object.fromEntries(JUDGED_KEYS.map((k) => [k, jdiv(k)])) : null,
     judge_stats: null,
     categories,
     failures: [],
@@ -508,7 +630,8 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
       BUCKETS.map((b) => [b, (ns[`bucket_${b}`] ?? 0) + Object.entries(LEGACY_BUCKETS).reduce((a, [old, now]) => a + (now === b ? (ns[`bucket_${old}`] ?? 0) : 0), 0)]),
     ),
     errors: col.counts?.error ?? 0,
-    latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2) },
+    measured_queries: counted - (col.counts?.error ?? 0),
+    latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2), n: ns.n_latency ?? 0 },
     rerank: rerankFromSums(ns),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
@@ -536,7 +659,13 @@ export function expansionSummary(col: Column): string | null {
     const calls = rows.reduce((a, q) => a + (q.expansion!.requests ?? 0), 0);
     const cached = rows.filter((q) => q.expansion!.cached).length;
     const cost = rows.reduce((a, q) => a + (q.expansion!.costUsd ?? 0), 0);
-    line += ` · model calls ${calls}, from the cache ${cached}, ~$${cost.toFixed(4)}`;
+    line += ` · model calls ${calls}, ~$${cost.toFixed(4)}`;
+    if (cached) {
+      // read from the cache: nothing was sent, nothing paid; what those calls cost when they were made is the estimate
+      const unc = rows.map((q) => (q.expansion!.cached ? q.expansion!.uncachedCostUsd : q.expansion!.costUsd));
+      const known = unc.every((x) => typeof x === 'number');
+      line += ` · cache: ${cached} of ${rows.length}${known ? ` (uncached ~$${unc.reduce((a: number, x) => a + (x as number), 0).toFixed(4)})` : ' (uncached cost n/a: the cached calls recorded none)'}`;
+    }
   }
   return line;
 }

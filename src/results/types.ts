@@ -92,7 +92,7 @@ export const BUCKETS = [
 ] as const;
 export type FailureBucket = (typeof BUCKETS)[number];
 
-/** Each bucket as the blind-test framework names it (seed 002), for people: the PR comment, the HTML report, the matrix cell. */
+/** Each bucket as the blind-test framework names it, for people: the PR comment, the HTML report, the matrix cell. */
 export const BUCKET_LABELS: Readonly<Record<FailureBucket, string>> = {
   rank1_hit: 'rank-1 hit',
   topk_ordering_gap: 'top-10 ordering gap',

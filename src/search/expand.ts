@@ -254,6 +254,8 @@ export interface Generated {
   inputTokens: number;
   outputTokens: number;
   costUsd: number | null;
+  /** A cache hit: what the call cost when it was made (the cache entry's), i.e. this query's cost uncached. */
+  uncachedCostUsd?: number | null;
 }
 
 export const DEFAULT_EXPANSION_CACHE_DIR = join('.rankgate', 'cache', 'expansion');
@@ -271,7 +273,7 @@ export class LlmExpander {
     const key = { provider: s.provider, endpoint: providerEndpoint(providerFamily(s.provider)), promptSha256: sha256(prompt.text), input: JSON.stringify([query, s.n]) };
     const cache = this.cacheDir === false ? undefined : new GeneratedTextCache(this.cacheDir, `expansion-${s.kind}`);
     const hit = cache?.get(key);
-    if (hit) return { texts: hit.texts, requests: 0, cached: true, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    if (hit) return { texts: hit.texts, requests: 0, cached: true, inputTokens: 0, outputTokens: 0, costUsd: 0, uncachedCostUsd: typeof hit.costUsd === 'number' ? hit.costUsd : null };
     let answer;
     try {
       answer = await chatCall(s.provider, { system: fill(prompt.system), user: fill(prompt.user) }, { deadlineMs: LLM_DEADLINE_MS, maxTokens: MAX_TOKENS[s.kind] });
@@ -348,7 +350,17 @@ export class ExpansionStage {
       return { lists: [{ keyword, vector }], diagnostics: { source: 'rm3', expanded, terms: rounded, feedbackDocs: fb.length, ms: ms() } };
     }
     const g = await this.llm.generate(query, s);
-    const llmDiag = { source: 'llm' as const, kind: s.kind, provider: s.provider, requests: g.requests, cached: g.cached, inputTokens: g.inputTokens, outputTokens: g.outputTokens, costUsd: g.costUsd };
+    const llmDiag = {
+      source: 'llm' as const,
+      kind: s.kind,
+      provider: s.provider,
+      requests: g.requests,
+      cached: g.cached,
+      inputTokens: g.inputTokens,
+      outputTokens: g.outputTokens,
+      costUsd: g.costUsd,
+      ...(g.cached ? { uncachedCostUsd: g.uncachedCostUsd ?? null } : {}),
+    };
     if (s.kind === 'hyde') {
       const passage = g.texts[0]!;
       const [keyword, vector] = await Promise.all([runner.keyword(query, depth), runner.vector(passage, depth)]);

@@ -16,6 +16,7 @@
  */
 import { UserError } from '../errors.ts';
 import { createReranker, parseRerankerId, RerankCache, RerankerCallError, scorePassages, type Reranker, type RerankerOptions } from '../rerank/index.ts';
+import { countTokens } from '../util/tokens.ts';
 import type { RerankDiagnostics, RerankSettings } from './types.ts';
 import { RERANK_K } from './settings.ts';
 
@@ -204,6 +205,7 @@ export class RerankStage {
       .sort((a, b) => scores.get(b)! - scores.get(a)! || rankOf.get(a)! - rankOf.get(b)!);
     const order = [...reranked, ...pool.slice(s.k).map((p) => p.id)];
     const u = scored.usage;
+    const uncached = scored.cached > 0 ? listCostUsd(reranker.id, query, budget.map((p) => p.content)) : undefined;
     return {
       order,
       scores,
@@ -218,7 +220,31 @@ export class RerankStage {
         ...(u.searchUnits !== undefined ? { searchUnits: u.searchUnits } : {}),
         ...(u.tokens !== undefined ? { tokens: u.tokens } : {}),
         ...(u.costUsd !== undefined ? { costUsd: u.costUsd } : {}),
+        ...(uncached !== undefined ? { uncachedCostUsd: uncached } : {}),
       },
     };
   }
+}
+
+/**
+ * What scoring `passages` against `query` in one go would cost at the reranker's list price (src/rerank/catalog.ts),
+ * an estimate for the rows the score cache answered: search units as the vendors bill them (one per query of up to
+ * 100 documents; documents taken as under 500 tokens), or tokens counted with o200k (the query with every passage, as
+ * Voyage counts them). undefined when no list price is known (TEI, vLLM, an LLM reranker).
+ */
+export function listCostUsd(rerankerId: string, query: string, passages: readonly string[]): number | undefined {
+  let price: ReturnType<typeof parseRerankerId>['price'];
+  try {
+    price = parseRerankerId(rerankerId).price;
+  } catch {
+    return undefined;
+  }
+  if (!price || !passages.length) return undefined;
+  if (price.perThousandSearchUnits !== undefined) return (Math.ceil(passages.length / 100) * price.perThousandSearchUnits) / 1000;
+  if (price.perMTok !== undefined) {
+    const q = countTokens(query);
+    const tokens = passages.reduce((a, p) => a + q + countTokens(p), 0);
+    return (tokens * price.perMTok) / 1e6;
+  }
+  return undefined;
 }

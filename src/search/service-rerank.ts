@@ -16,8 +16,8 @@ const MAX_NAME_CHARS = 200;
 const DOC = 'docs/search.md#a-reranked-service';
 
 /** snake_case spellings a url: service may use -> the field. */
-const ALIASES: Record<string, string> = { first_stage: 'firstStage', search_units: 'searchUnits', cost_usd: 'costUsd' };
-const FIELDS = ['reranker', 'budget', 'firstStage', 'reranked', 'ms', 'requests', 'cached', 'searchUnits', 'tokens', 'costUsd'];
+const ALIASES: Record<string, string> = { first_stage: 'firstStage', search_units: 'searchUnits', cost_usd: 'costUsd', uncached_cost_usd: 'uncachedCostUsd' };
+const FIELDS = ['reranker', 'budget', 'firstStage', 'reranked', 'ms', 'requests', 'cached', 'searchUnits', 'tokens', 'costUsd', 'uncachedCostUsd'];
 
 const show = (v: unknown) => {
   const s = JSON.stringify(v);
@@ -69,11 +69,11 @@ export function parseServiceRerank(raw: unknown, where = 'diagnostics.rerank'): 
     });
     out.reranked = rr;
   }
-  for (const k of ['ms', 'requests', 'cached', 'searchUnits', 'tokens', 'costUsd'] as const) {
+  for (const k of ['ms', 'requests', 'cached', 'searchUnits', 'tokens', 'costUsd', 'uncachedCostUsd'] as const) {
     const v = o[k];
     if (v === undefined) continue;
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(k, 'a finite number >= 0', v);
-    if (k !== 'ms' && k !== 'costUsd' && k !== 'searchUnits' && !Number.isInteger(v)) bad(k, 'a whole number >= 0', v);
+    if (k !== 'ms' && k !== 'costUsd' && k !== 'uncachedCostUsd' && k !== 'searchUnits' && !Number.isInteger(v)) bad(k, 'a whole number >= 0', v);
     out[k] = v as number;
   }
   return out;

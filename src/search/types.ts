@@ -78,6 +78,8 @@ export interface ExpansionDiagnostics {
   inputTokens?: number;
   outputTokens?: number;
   costUsd?: number | null;
+  /** llm, read from the cache: what the call cost when it was made (null: unknown); the query's cost uncached. */
+  uncachedCostUsd?: number | null;
   /** The stage's time, ms: its channel searches, RM3's feedback query, the model's call (timings.expand is the same). */
   ms?: number;
 }
@@ -116,6 +118,11 @@ export interface RerankDiagnostics {
   tokens?: number;
   /** USD for this query's rerank calls, when the price is known. */
   costUsd?: number;
+  /**
+   * When some scores came from the cache: what scoring the whole budget would have cost without it, at the reranker's
+   * list price (an estimate: search units or tokens counted here, not billed); absent when no list price is known.
+   */
+  uncachedCostUsd?: number;
 }
 
 export interface ChannelHit {

@@ -6,6 +6,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -75,6 +76,14 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.equal(cfg.tests[0]!.path, 'file://node_modules/rankgate/datasets/tests.ts');
     assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^\.rankgate\/$/m);
     assert.match(readFileSync(join(repo, '.gitignore'), 'utf8'), /^node_modules\/$/m, 'a repository without a .gitignore never commits node_modules');
+    // eval outputs, reports and the blind review's unblinding key are never committed by a first `git add -A`
+    const gi = tempDir('gitignore');
+    writeFileSync(join(gi, '.gitignore'), readFileSync(join(repo, '.gitignore'), 'utf8'));
+    spawnSync('git', ['init', '-q', gi]);
+    const ignored = spawnSync('git', ['-C', gi, 'check-ignore', '--no-index', 'data/eval/results/eval-en-x.json', 'sweep-results/eval-en-x.md', 'report.html', 'review/review.key.json', 'review.key.json', 'review/pair-a.key.json'], { encoding: 'utf8' });
+    assert.deepEqual(ignored.stdout.trim().split('\n'), ['data/eval/results/eval-en-x.json', 'sweep-results/eval-en-x.md', 'report.html', 'review/review.key.json', 'review.key.json', 'review/pair-a.key.json'], ignored.stderr);
+    assert.equal(spawnSync('git', ['-C', gi, 'check-ignore', '--no-index', 'review/review.html', 'config/search-baseline.json'], { encoding: 'utf8' }).stdout, '', 'the page and the baseline stay');
+    removeDir(gi);
     // the judge assertion is there, off until configured (and saying so), so RANKGATE_JUDGE works as in the demo
     const judgeAssert = (cfg as unknown as { defaultTest: { assert: { value: string; config?: { mode?: string } }[] } }).defaultTest.assert.find((a) => /judge\.ts:judged$/.test(a.value));
     assert.deepEqual(judgeAssert?.config, { mode: 'off' });
@@ -83,7 +92,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     // the documented way: JSONL results, and the baseline written from them
     const ev = await run('npx', ['--no-install', 'promptfoo', 'eval', '-o', 'results.jsonl', '--no-progress-bar', '--no-table'], { cwd: repo, env, timeoutMs: 240_000 });
     assert.equal(ev.code, 0, ev.stderr.slice(-3000));
-    assert.match(ev.stderr, /16 queries · Recall@3 \d\.\d+/);
+    assert.match(ev.stderr, /16 queries · Success@3 \d\.\d+/);
     assert.match(ev.stderr, /gate PASSED/);
     assert.doesNotMatch(ev.stderr, /ExperimentalWarning/, 'the .npmrc init wrote silences DecompressInterceptor');
     assert.doesNotMatch(ev.stderr, /\n\s+at /, 'no stack trace');
@@ -240,7 +249,7 @@ test('init --url: the written config evaluates a team\'s HTTP search service, an
     assert.doesNotMatch(ev.stderr, /ingesting/, 'no index is built for a url: service');
     const gate = await run('npx', ['--no-install', 'rankgate', 'gate', 'results.json'], { cwd: repo, env });
     assert.equal(gate.code, 0, gate.stderr + gate.stdout);
-    assert.match(gate.stdout, /16 queries · Recall@3 \d\.\d+/);
+    assert.match(gate.stdout, /16 queries · Success@3 \d\.\d+/);
   } finally {
     server.close();
     removeDir(tmp);

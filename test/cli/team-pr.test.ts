@@ -99,7 +99,7 @@ test('(a) a PR that edits one document: compared on the shared queries, the chan
     console.log(`# transcript (a''): npx rankgate gate gone.json (exit ${goneGate.code})\n${goneGate.stdout.trimEnd()}\n${goneGate.stderr.trimEnd()}`);
     assert.equal(goneGate.code, 2, goneGate.stdout + goneGate.stderr);
     const goneOut = goneGate.stdout + readFileSync(join(repo, 'gone.md'), 'utf8');
-    assert.match(goneOut, /on the 15 queries measured: overall Recall@3/);
+    assert.match(goneOut, /on the 15 queries measured: overall Success@3/);
     assert.match(goneOut, /\*\*1 of 16 queries errored\*\*: 1× golden set: an expected document is not in the corpus .*\(left out of the comparison/);
     assert.match(goneOut, /\*\*0 regressed, 0 improved\*\*, 15 unchanged\./, 'the errored query is in no regressed or improved list');
     assert.doesNotMatch(goneOut, /▼/, 'no drop drawn');

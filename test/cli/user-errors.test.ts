@@ -156,3 +156,35 @@ test('every rankgate subcommand has an unknown-option, a missing-file and a bad-
     }
   }
 });
+
+test('rankgate --version and -v print the package version (package.json, through src/version.ts)', async () => {
+  const { main } = await import('../../src/cli/index.ts');
+  const { capture } = await import('../helpers/capture.ts');
+  const { readFileSync } = await import('node:fs');
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  for (const flag of ['--version', '-v']) {
+    const r = await capture(() => main([flag]));
+    assert.deepEqual([r.code, r.out.trim(), r.err], [0, version, ''], flag);
+  }
+});
+
+test('rankgate ingest without --corpus ingests the corpus the promptfoo config names, never the demo\'s; none named: one line, exit 2', async () => {
+  const { corpusOfConfig, run } = await import('../../src/cli/ingest.ts');
+  const dir = tempDir('ingest-corpus');
+  try {
+    const cfg = join(dir, 'promptfooconfig.yaml');
+    await assert.rejects(run(['--config', cfg, '--db', join(dir, 'db')]), (e: Error & { exitCode?: number }) => e.name === 'UserError' && e.exitCode === 2 && /^--config .*promptfooconfig\.yaml: no such file$/.test(e.message));
+    assert.throws(() => corpusOfConfig(cfg, false), /: no corpus to ingest: no --corpus and no .*promptfooconfig\.yaml here; give the corpus with --corpus PATH, or name it as corpus: in the provider config/);
+    writeFileSync(cfg, 'providers:\n  - id: file://node_modules/rankgate/providers/search.ts\n    config: { mode: hybrid }\n');
+    assert.throws(() => corpusOfConfig(cfg, true), /names none \(no corpus: in a providers\/search\.ts entry's config\); give the corpus with --corpus PATH/);
+    writeFileSync(cfg, 'providers:\n  - id: file://node_modules/rankgate/providers/search.ts\n    config: { corpus: help, corpusFormat: markdown }\n  - id: file://node_modules/rankgate/providers/search.ts\n    label: b\n    config: { corpus: ./help }\n');
+    const got = corpusOfConfig(cfg, true);
+    assert.equal(got.format, 'markdown');
+    assert.match(got.corpus, /help$/);
+    assert.match(got.where, /named by .*promptfooconfig\.yaml providers\[0\]\.config\.corpus/);
+    writeFileSync(cfg, 'providers:\n  - id: file://providers/search.ts\n    config: { corpus: a }\n  - id: file://providers/search.ts\n    config: { corpus: b }\n');
+    assert.throws(() => corpusOfConfig(cfg, true), /names 2 corpora \(.*a, .*b\): say which with --corpus PATH/);
+  } finally {
+    removeDir(dir);
+  }
+});

@@ -55,7 +55,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
   it('the demo fails the 0.80 Recall@3 floor with exit 1, and the verdict is the last thing promptfoo eval prints', async () => {
     assert.equal(fullRun.code, 1, fullRun.stdout.slice(-3000));
     const lines = fullRun.stdout.trimEnd().split('\n');
-    const head = lines.findIndex((l) => /^rankgate gate FAILED \(exit 1\) for 'hybrid rrf60 w1:1 c300 use-lite': 66 (of 66 )?queries · Recall@3 0\.5741/.test(l));
+    const head = lines.findIndex((l) => /^rankgate gate FAILED \(exit 1\) for 'hybrid rrf60 w1:1 c300 use-lite': 66 (of 66 )?queries · Success@3 0\.5741/.test(l));
     assert.ok(head > lines.findIndex((l) => /^Writing output to /.test(l)) && head > lines.findIndex((l) => /passed \(/.test(l)), 'after promptfoo\'s summary');
     assert.ok(lines.slice(head + 1).every((l) => l.startsWith('  ')), `only the verdict's reasons follow it:\n${lines.slice(head).join('\n')}`);
     assert.match(lines.at(-1)!, /✗ floor: overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
@@ -76,20 +76,20 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
     assert.equal(JSON.parse(readFileSync(nw, 'utf8')).results.results.length, nwRows ? 66 : 0, `promptfoo ${PROMPTFOO_VERSION} keeps ${nwRows ? 'every' : 'no'} row under --no-write`);
     if (nwRows) {
       // the rows are evidence like a kept run's: same verdict, from the rows
-      assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*66 of 66 queries · Recall@3 0\.5741 · MRR@10 [\d.]+\n/);
+      assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*66 of 66 queries · Success@3 0\.5741 \(DES-058 Recall@3\) · MRR@10 [\d.]+\n/);
       const g = await rankgate(['gate', nw]);
       assert.equal(g.code, 1, g.stderr);
-      assert.match(g.stderr, /66 of 66 queries · Recall@3 0\.5741 · MRR@10 [\d.]+\n/);
+      assert.match(g.stderr, /66 of 66 queries · Success@3 0\.5741 \(DES-058 Recall@3\) · MRR@10 [\d.]+\n/);
       assert.match(tail(g, 1), /overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
       return;
     }
-    assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*Recall@3 0\.5741 · MRR@10 [\d.]+ \(from the column sums\)/);
+    assert.match(r.stderr, /rankgate gate FAILED \(exit 1\) .*Success@3 0\.5741 \(DES-058 Recall@3\) · MRR@10 [\d.]+ \(from the column sums\)/);
     const g = await rankgate(['gate', nw]);
     assert.equal(g.code, 1, g.stderr);
     // With the golden selection on the test cases (datasets/tests.ts, contract A) the hook records its size in the sums.
     const withSelection = JSON.parse(readFileSync(full, 'utf8')).results.results[0].testCase.metadata.selection !== undefined;
-    if (withSelection) assert.match(g.stderr, /66 of 66 queries · Recall@3 0\.5741 .*\(from the column sums\)/, 'the hook recorded the selection size in the sums');
-    else assert.match(g.stderr, /66 queries · Recall@3 0\.5741 .*\(from the column sums\)\n.*\n\s+note: golden selection unknown/);
+    if (withSelection) assert.match(g.stderr, /66 of 66 queries · Success@3 0\.5741 .*\(from the column sums\)/, 'the hook recorded the selection size in the sums');
+    else assert.match(g.stderr, /66 queries · Success@3 0\.5741 .*\(from the column sums\)\n.*\n\s+note: golden selection unknown/);
     assert.match(tail(g, 1), /overall recall_at_3 = 0\.5741 is below the floor 0\.8/);
   });
 
@@ -128,7 +128,7 @@ describe('the gate on the demo eval (real promptfoo, PGlite)', () => {
       assert.equal(said.length, 1, r.stderr.slice(-3000));
       assert.match(said[0]!, /^rankgate: \S*(dead|corpus)\.yaml: providers\[\d+\] \(label '[^']+'\): config\.(url|corpus): /);
       assert.match(said[0]!, c.says);
-      assert.doesNotMatch(r.stdout + r.stderr, /queries errored|rankgate gate|Recall@3/, 'no row ran, no verdict on nothing');
+      assert.doesNotMatch(r.stdout + r.stderr, /queries errored|rankgate gate|Success@3/, 'no row ran, no verdict on nothing');
       assert.ok(!existsSync(out), 'no results written');
     }
   });

@@ -155,10 +155,10 @@ const MUTATIONS: Mutation[] = [
   { name: 'floor out of range', from: 'pass', floors: 'overall: { recall_at_3: 60 }\n', expect: 2, says: /expected a floor between 0 and 1, got 60/ },
   { name: 'floor on a metric no query of the category measures', from: 'pass', floors: 'categories:\n  adversarial: { recall_at_3: 0.5 }\n', expect: 2, says: /cannot be checked: no adversarial query measures recall_at_3/ },
   // promptfoo 0.121 keeps no rows under --no-write (the gate reads the sums), 0.123 keeps them (the gate reads the rows)
-  { name: `--no-write output (real run, passing; promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-pass', expect: 0, says: NW_ROWS ? /gate PASSED \(exit 0\) for 'fixture-keyword': 10 of 10 queries · Recall@3 0\.6250 · MRR@10 0\.5625\n/ : /from the column sums/ },
+  { name: `--no-write output (real run, passing; promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-pass', expect: 0, says: NW_ROWS ? /gate PASSED \(exit 0\) for 'fixture-keyword': 10 of 10 queries · Success@3 0\.6250 \(DES-058 Recall@3\) · MRR@10 0\.5625\n/ : /from the column sums/ },
   { name: `--no-write output (real run, failing; promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-fail', expect: 1, says: /overall recall_at_3 = 0\.5000 is below the floor 0\.6/ },
   { name: `--no-write output vs a baseline (promptfoo ${PROMPTFOO_VERSION})`, from: 'nw-pass', baseline: (b) => b, expect: NW_ROWS ? 0 : 2, says: NW_ROWS ? /regression check .* on 10 shared queries/ : /needs per-query rows/ },
-  { name: 'sums only (passing)', from: 'sums-pass', expect: 0, says: /Recall@3 0\.6250 · MRR@10 0\.5625 \(from the column sums\)/ },
+  { name: 'sums only (passing)', from: 'sums-pass', expect: 0, says: /Success@3 0\.6250 \(DES-058 Recall@3\) · MRR@10 0\.5625 \(from the column sums\)/ },
   { name: 'sums only vs a baseline', from: 'sums-pass', baseline: (b) => b, expect: 2, says: /needs per-query rows/ },
   { name: 'partial run --filter-first-n 3 (real run)', from: 'first3', expect: 2, says: /partial: 3 of 10 queries/ },
   { name: 'partial run accepted with --allow-partial', from: 'first3', args: ['--allow-partial'], expect: 0, says: /NOT CHECKED/ },
@@ -232,7 +232,7 @@ const MUTATIONS: Mutation[] = [
   { name: '--no-write: every copy of Recall@3 edited (sums, view key, means)', from: 'sums-fail', mutate: (d) => {
       const ns = sums(d);
       ns.recall_at_3 += 1;
-      ns['#1 Recall@3'] += 1;
+      ns['#1 Success@3'] += 1;
       ns.recall_at_3_emotional += 1;
       ns.avg_recall_at_3 = ns.recall_at_3 / ns.n_ranked;
       ns.avg_recall_at_3_emotional = ns.recall_at_3_emotional / ns.n_emotional;
@@ -381,6 +381,11 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /note: the baseline to be replaced is not compared: .*edited-baseline\.json: summary\.total_queries is 3 but the file holds 10/);
     assert.equal(JSON.parse(readFileSync(target, 'utf8')).summary.total_queries, 10);
+    // replacing an existing baseline (gate.yaml's): never "No baseline: this is the first run"
+    const again = await rankgate(['gate', files.pass!, '--floors', join(dir, 'with-baseline.yaml'), '--update-baseline']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stdout + again.stderr, /first run/);
+    assert.match(again.stdout, /Nothing compared: regression check not run: --update-baseline replaces the baseline \S*kept-baseline\.json with this run \(not compared with it\)/);
   });
 
   it('--update-baseline refuses a 0-row run, a --no-write run and a dead-service run, keeping the old baseline', async () => {
@@ -428,10 +433,10 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
     const comment = join(dir, 'head-comment.md');
     const r = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', head, '--comment', comment]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    const line = /LOUD: this pull request CHANGES the baseline \S*head-baseline\.json: Recall@3 0\.6250 -> 1\.0000, MRR@10 0\.5625 -> 0\.9375, queries 10 -> 10 \(\d+ changed\); this run is compared with the base branch's baseline/;
+    const line = /LOUD: this pull request CHANGES the baseline \S*head-baseline\.json: Success@3 0\.6250 -> 1\.0000, MRR@10 0\.5625 -> 0\.9375, queries 10 -> 10 \(\d+ changed\); this run is compared with the base branch's baseline/;
     assert.match(r.stdout.split('\n').find((l) => l.startsWith('LOUD')) ?? '', line);
     assert.match(r.stdout, /note: LOUD: this pull request CHANGES the baseline/, 'in the verdict too');
-    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*this pull request CHANGES the baseline .*Recall@3 0\.6250 -> 1\.0000/);
+    assert.match(readFileSync(comment, 'utf8').split('\n')[0]!, /^> \*\*this pull request CHANGES the baseline .*Success@3 0\.6250 -> 1\.0000/);
     // the PR leaves the baseline as it is: nothing said
     const same = await rankgate(['gate', files.pass!, '--floors', join(dir, 'floors.yaml'), '--baseline', base, '--head-baseline', base]);
     assert.equal(same.code, 0);

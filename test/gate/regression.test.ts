@@ -99,7 +99,7 @@ describe('regression check', () => {
     assert.match(md, /- ⚠️ overall recall_at_3: unconfirmed drop: −25\.0 pts \(p 0\.250; 12 queries cannot confirm less than 36\.6 pts; 26 queries would confirm it\)/);
     const view = regressionView(v, floors);
     assert.deepEqual([view.failed, view.unconfirmed], [0, 2], 'overall and its one category');
-    assert.match(verdictConclusion(v, floors), /Recall@3 fell from 0\.8333 to 0\.5833, more than max_drop \(unconfirmed drop: −25\.0 pts/);
+    assert.match(verdictConclusion(v, floors), /Success@3 fell from 0\.8333 to 0\.5833, more than max_drop \(unconfirmed drop: −25\.0 pts/);
     const html = renderHtml(buildReportData({ evalId: null, timestamp: '2026-11-27T00:00:00Z', columns: [worse] }, { gate: { verdicts: [v], floors, floorsSource: 'gate.yaml' } }), '');
     assert.match(html, /Regression check: <span class="warn">2 unconfirmed drop\(s\) beyond max_drop<\/span>/);
     assert.doesNotMatch(html, /no significant drop/);
@@ -268,7 +268,7 @@ describe('the committed baseline as the reference: errored queries never a drop,
     assert.deepEqual(v.delta!.errored!.ids, ['q00', 'q01']);
     // the 10 measured: baseline 9 of 10 hits, this run 8 of 10
     assert.deepEqual(v.delta!.overall_recall_at_3, [0.9, 0.8]);
-    assert.match(deltaSection(v.delta), /on the 10 queries measured: overall Recall@3 90\.0% → 80\.0% \(▼ 10\.0 pts\)/);
+    assert.match(deltaSection(v.delta), /on the 10 queries measured: overall Success@3 90\.0% → 80\.0% \(▼ 10\.0 pts\)/);
     assert.match(v.reasons.join('\n'), /2 of 12 queries errored: 2× golden set: .*update the golden set \(the query's expected document\), or the document's path in the corpus/);
     assert.doesNotMatch(v.reasons.join('\n'), /fix the service/);
     assert.match(verdictLines(v).join('\n'), /^ {2}regressed against the baseline \(1 of 10 queries\): q05 \(recall_at_3 1→0, mrr 1→0, trec_recall_at_10 1→0\)$/m);
@@ -317,5 +317,19 @@ describe('baseline notes that are true (issue 42.4)', () => {
     const shrunk = ours('hybrid', { corpus: 'datasets/corpus' }, [...qs.slice(1), q('q6', 'a', 1)]);
     shrunk.selection = { id: 'sel-other', size: 6 };
     assert.equal(identityMismatches(b, shrunk, buildReport(shrunk))[0]!.note, undefined);
+  });
+});
+
+describe('the minimum-detectable-drop line on tiny sets (issue 42.7)', () => {
+  const result = (n: number, needed: number) =>
+    ({ alpha: 0.05, max_drop: 9, shared: n, baseline_queries: n, run_queries: n, partial: false, excluded_errors: 0, mismatches: [], tests: [], mdd: [{ metric: 'mrr_at_10', n, sd_diff: 0.003, sd_assumed: false, mdd_pts: 0.2, needed_for_max_drop: needed }] }) as Parameters<typeof regressionLines>[0];
+  it('never "needs ~1 queries": the randomization test confirms nothing with fewer than 6 changed queries at alpha 0.05', () => {
+    // one changed query of 12 fed the approximation an s_d that asks for ~1 query
+    const line = regressionLines(result(12, 1)).at(-1)!;
+    assert.doesNotMatch(line, /needs ~1 queries/);
+    assert.match(line, /over 12 queries: 0\.2 pts \(these 12 queries can detect a 9\.0 pts drop, if at least 6 of them change\)$/);
+    assert.match(regressionLines(result(3, 1)).at(-1)!, /over 3 queries: 0\.2 pts \(detecting a 9\.0 pts drop needs ~6 queries\)$/);
+    assert.match(regressionLines(result(12, 81)).at(-1)!, /\(detecting a 9\.0 pts drop needs ~81 queries\)$/);
+    assert.match(regressionLines(result(1, 81)).at(-1)!, /over 1 query: /);
   });
 });

@@ -30,7 +30,7 @@ describe('rankgate eval', () => {
     assert.equal(rep.overall_recall_at_3, 0.5);
     assert.equal(rep.gate_passed, false);
     assert.equal(rep.queries.length, 10, '--verbose adds per-query detail');
-    assert.match(r.stdout, /fx-conceptual-001\s+conceptual\s+R@3 0\s+MRR 0\s+rank -\s+first_stage_top10_miss/);
+    assert.match(r.stdout, /fx-conceptual-001\s+conceptual\s+Success@3 0\s+MRR 0\s+rank -\s+first_stage_top10_miss/);
     assert.match(readFileSync(join(out, files[1]!), 'utf8'), /^# Search quality: fixture-hybrid/);
 
     const floors = join(dir, 'floors.yaml');

@@ -170,9 +170,16 @@ describe('promptfoo eval of the harness fixture', () => {
     const lines = c.split('\n');
     assert.equal(lines[0], '<!-- rankgate:search-eval -->', 'the marker the workflow finds its comment by');
     assert.match(c, /## Search quality gate: passed/);
-    assert.match(c, /Overall \*\*Recall@3 50\.0%\*\* · MRR@10 /);
+    assert.match(c, /Overall \*\*Success@3 50\.0%\*\* \(DES-058 Recall@3\) · MRR@10 /);
     assert.match(c, /\| direct \| 2 \| 100\.0% \|/, 'per-category table row for direct (2 queries, both found in the top 3)');
-    assert.match(c, /No baseline: this is the first run/);
+    // these floors configure no regression check: said as such, not as "the first run"
+    assert.match(c, /Nothing compared: no regression check against a baseline for this column/);
+    // with a regression check and no baseline file yet: the check is off, and the comment says why
+    const withReg = join(dir, 'floors-reg.yaml');
+    writeFileSync(withReg, `overall:\n  recall_at_3: 0.5\nregression:\n  baseline: ${join(dir, 'no-such-baseline.json')}\n`);
+    const first = await rankgate(['gate', out, '--floors', withReg, '--comment', comment]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(readFileSync(comment, 'utf8'), /Nothing compared: regression check off: no baseline at \S*no-such-baseline\.json/);
     assert.doesNotMatch(c, /regressed/, 'nothing to compare with, so no regressions are claimed');
     // Under a failing floor the same comment says FAILED and names the floor.
     const strict = join(dir, 'floors-strict.yaml');
@@ -211,7 +218,7 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.match(d.stdout, /Improved:\n\n- `fx-direct-001` \(direct\): mrr 0\.50 → 1\.00/);
     const c = readFileSync(comment, 'utf8');
     assert.match(c, /^<!-- rankgate:search-eval -->/);
-    assert.match(c, /Overall \*\*Recall@3 50\.0%\*\*/);
+    assert.match(c, /Overall \*\*Success@3 50\.0%\*\*/);
   });
 
   it('rankgate gate: bad input exits 2 with a message naming the file and no stack trace', async () => {

@@ -50,6 +50,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   let offRun: RunResult;
   let badRun: RunResult;
   let bogusRun: RunResult;
+  let keylessRun: RunResult;
   let on: Doc;
   let off: Doc;
 
@@ -96,7 +97,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       AWS_ENDPOINT_URL_BEDROCK_RUNTIME: fake.url,
       RANKGATE_GATE_FLOORS: judgedFloors,
     };
-    [onRun, offRun, badRun, bogusRun] = await Promise.all([
+    [onRun, offRun, badRun, bogusRun, keylessRun] = await Promise.all([
       // Each eval's promptfoo config dir inside `dir`, so it goes when the test ends.
       promptfooEval(config, onOut, { ...aws, RANKGATE_JUDGE: 'bedrock', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-on') }),
       promptfooEval(config, offOut, { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'off', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-off') }),
@@ -104,6 +105,8 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
       promptfooEval(config, badOut, { ...aws, RANKGATE_JUDGE: 'bedrock', RANKGATE_JUDGE_PRICE: 'garbage', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bad') }),
       // a judge setting nobody knows: refused before any query
       promptfooEval(config, join(dir, 'bogus.json'), { RANKGATE_GATE_FLOORS: judgedFloors, RANKGATE_JUDGE: 'openai:chta:gpt-4.1-mini', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-bogus') }),
+      // a judge configured on a local OpenAI-compatible server without a key (promptfoo's provider demands one)
+      promptfooEval(config, join(dir, 'keyless.json'), { RANKGATE_GATE_FLOORS: strictFloors, RANKGATE_JUDGE: 'openai:chat:M', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: '', PROMPTFOO_CONFIG_DIR: join(dir, 'pf-keyless') }),
     ]);
     on = JSON.parse(readFileSync(onOut, 'utf8'));
     off = JSON.parse(readFileSync(offOut, 'utf8'));
@@ -133,7 +136,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
   it('judge on: the afterAll gate with metric_family: judged passes on judged Recall@3 0.75 (strict is 0.5)', () => {
     assert.equal(onRun.code, 0, onRun.stderr.slice(-2000));
     assert.match(onRun.stderr, /metric family: judged/);
-    assert.match(onRun.stderr, /judged R@3 0\.7500, MRR@10 0\.5417 \(judge calls 13, cache hits 0, errors 0/);
+    assert.match(onRun.stderr, /judged Success@3 0\.7500, MRR@10 0\.5417 \(judge calls 13, cache hits 0, errors 0/);
     assert.match(onRun.stderr, /gate PASSED/);
   });
 
@@ -160,7 +163,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.ok(close(j.judge_stats.estimated_cost_usd, 0.001495, 1e-9));
     assert.ok(j.gate.some((c: { name: string; passed: boolean }) => c.name === 'overall recall_at_3 (judged) >= 0.7' && c.passed));
     const m = readFileSync(md, 'utf8');
-    assert.match(m, /\| Recall@3 \| 50\.0% \| 75\.0% \|/);
+    assert.match(m, /\| Success@3 \(DES-058 Recall@3\) \| 50\.0% \| 75\.0% \|/);
     assert.match(m, /\| MRR@10 \| 0\.354 \| 0\.542 \|/);
     assert.match(m, /calls 13 · cache hits 0 · tokens 1300 in \/ 39 out · estimated cost \$0\.0015 · judge errors 0/);
     assert.match(m, /\| conceptual \| 3 \| 0\.0% \| .* \| 66\.7% \| 0\.444 \|/);
@@ -212,7 +215,7 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     const m = renderMarkdown(report);
     assert.match(m, /\*\*HEURISTIC\*\* \(similarity thresholds, not a model judge\)/);
     assert.match(m, /\| metric \| strict \| judged, HEURISTIC \|/);
-    assert.match(m, /Recall@3 \(judged, HEURISTIC\)/);
+    assert.match(m, /Success@3 \(judged, HEURISTIC\)/);
     const goldens = doc.results.results.map((r: { testCase: { metadata: { golden: unknown } } }) => r.testCase.metadata.golden);
     const names = derivedMetricsFor(goldens, [], ['heuristic_']);
     assert.deepEqual(
@@ -259,6 +262,16 @@ describe('judged metrics beside the strict ones: promptfoo, DES-058 report, gate
     assert.match(bogusRun.stderr, /rankgate gate ERROR \(exit 2\): .*judge mode "openai:chta:gpt-4\.1-mini" \(RANKGATE_JUDGE\).*did you mean 'openai:chat:gpt-4\.1-mini'\?/);
     assert.doesNotMatch(bogusRun.stderr, /\n\s+at /, 'no stack trace');
     assert.doesNotMatch(bogusRun.stderr + bogusRun.stdout, /fx-direct-001|Evaluating/, 'no query ran');
+  });
+
+  it('a configured judge that cannot run (no API key) is exit 2 before any row, in one line naming the variable to set', () => {
+    assert.equal(keylessRun.code, 2, keylessRun.stderr.slice(-2000));
+    assert.match(
+      keylessRun.stderr,
+      /rankgate gate ERROR \(exit 2\): judge openai:chat:M \(RANKGATE_JUDGE=openai:chat:M\) cannot run: no API key: set OPENAI_API_KEY \(a local server that checks no key still needs one for promptfoo's provider: OPENAI_API_KEY=dummy; docs\/judge\.md\)\n/,
+    );
+    assert.doesNotMatch(keylessRun.stderr, /\n\s+at /, 'no stack trace');
+    assert.doesNotMatch(keylessRun.stderr + keylessRun.stdout, /fx-direct-001|Evaluating|API key is not set|judged (R|Success)@3/, 'no row ran, no judged figure');
   });
 
   it('the eval says which judge it picked and why, in its first lines', () => {

@@ -66,8 +66,8 @@ test('the rank assertion says on a miss what was expected and where it ranked', 
   const ctx = () => ({ test: { metadata: { golden } }, config: { passAt: 3 }, vars: { query: 'calm' } });
   const miss = rank(out([hit(1, 'x', 'x', 'X.'), hit(2, 'y', 'y', 'Y.')]), ctx());
   assert.equal(miss.pass, false);
-  assert.match(miss.reason, /: no relevant reference returned: expected The Lamp Within · ch\. 3 \(grade 3\), not in the top 2 · R@3 0/);
+  assert.match(miss.reason, /: no relevant reference returned: expected The Lamp Within · ch\. 3 \(grade 3\), not in the top 2 · Success@3 0 · Recall@10 0 /);
   const low = rank(out([1, 2, 3, 4].map((r) => hit(r, r === 4 ? 'the-lamp-within#c300-4' : `o${r}`, 'd', 'T.'))), ctx());
   assert.equal(low.pass, false);
-  assert.match(low.reason, /: best relevant rank 4 \(expected The Lamp Within · ch\. 3 \(grade 3\) in the top 3\) · R@3 0/);
+  assert.match(low.reason, /: best relevant rank 4 \(expected The Lamp Within · ch\. 3 \(grade 3\) in the top 3\) · Success@3 0/);
 });

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import SearchProvider from '../../providers/search.ts';
+import SearchProvider, { warmupParams } from '../../providers/search.ts';
 import { startSearchServer, type RunningServer } from '../../src/search/http.ts';
 import { GoldenQuerySchema } from '../../src/golden/schema.ts';
 import { createSearchService } from '../fixtures/harness/fixture-service.ts';
@@ -87,6 +87,37 @@ describe('provider: module: services', () => {
     const missing = new SearchProvider({ config: { module: './nope.ts', basePath: FIXTURE } });
     assert.match((await missing.callApi('', ctx('what is love'))).error!, /search service unavailable: /);
     await Promise.all([p.cleanup(), slow.cleanup(), missing.cleanup()]);
+  });
+});
+
+describe('provider: the warm-up runs the column\'s whole pipeline once (issue 42.3)', () => {
+  it('its expansion and rerank settings go with the untimed warm-up search, which is no row', async () => {
+    const seen: { query: string; params: Record<string, unknown> }[] = [];
+    // rankgate's own service's column, its service replaced by a recording one (no index needed)
+    class Recording extends SearchProvider {
+      override service() {
+        return Promise.resolve({
+          async search(query: string, params?: Record<string, unknown>) {
+            seen.push({ query, params: params ?? {} });
+            return { hits: [{ chunkId: 'a', documentId: 'a', rank: 1, score: 1, content: 'x' }], routing: null };
+          },
+          async close() {},
+        } as never);
+      }
+    }
+    const p = new Recording({ config: { basePath: FIXTURE, rerank: { provider: 'tei:rerank', k: 20 }, expansion: 'golden' as never } });
+    const r = await p.callApi('', ctx('what is love'));
+    assert.equal(r.error, undefined);
+    assert.deepEqual(seen.map((x) => x.query), ['warm up', 'what is love'], 'one warm-up, then the row');
+    assert.deepEqual(seen[0]!.params.rerank, { provider: 'tei:rerank', k: 20 }, 'the reranker is called in the warm-up');
+    assert.deepEqual(seen[0]!.params.expansion, { source: 'golden', mode: 'rrf', queries: ['warm up expansion'] }, 'so is the expansion');
+    await p.callApi('', ctx('what is love'));
+    assert.equal(seen.filter((x) => x.query === 'warm up').length, 1, 'once per column');
+  });
+
+  it('warmupParams keeps the column\'s stages and drops a query\'s filters', () => {
+    const rm3 = { source: 'rm3' as const, fbDocs: 10, fbTerms: 10, originalQueryWeight: 0.5 };
+    assert.deepEqual(warmupParams({ expansion: rm3, rerank: { provider: 'tei:rerank', k: 50 }, filters: { language: 'en' } }), { expansion: rm3, rerank: { provider: 'tei:rerank', k: 50 }, filters: undefined });
   });
 });
 

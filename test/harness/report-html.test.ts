@@ -46,9 +46,9 @@ test('Mermaid xychart for the PR comment: per-category Recall@3, bars = head, li
     [
       '```mermaid',
       'xychart-beta',
-      '  title "Recall@3 per category (%): bars = this PR, line = baseline"',
+      '  title "Success@3 per category (%): bars = this PR, line = baseline"',
       '  x-axis ["direct", "emotional"]',
-      '  y-axis "Recall@3 (%)" 0 --> 100',
+      '  y-axis "Success@3 (%)" 0 --> 100',
       '  bar [50, 100]',
       '  line [25, 100]',
       '```',
@@ -118,15 +118,15 @@ test('report: the verdict block comes first, from gateColumn, with every floor, 
   assert.ok(h.indexOf('<section id="verdict"') < h.indexOf('id="overall"'), 'the verdict opens the report');
   assert.match(block, /data-verdict="FAIL" data-exit-code="1"/);
   assert.match(block, /<span class="badge">FAIL<\/span> rankgate gate, exit 1/);
-  assert.match(block, /overall Recall@3 &ge; 0\.8<\/td><td data-label="measured">0\.5000<\/td><td data-label="result" class="bad">fail/);
+  assert.match(block, /overall Success@3 &ge; 0\.8<\/td><td data-label="measured">0\.5000<\/td><td data-label="result" class="bad">fail/);
   assert.match(block, /technique_boundary routing accuracy &ge; 1<\/td><td data-label="measured">1\.0000<\/td><td data-label="result" class="good">pass/);
   assert.match(block, /Regression check: not configured/);
-  assert.match(block, /The search is below 1 of 2 quality floors on 16 queries: Recall@3 is 0\.5000 where the gate requires at least 0\.8\./);
+  assert.match(block, /The search is below 1 of 2 quality floors on 16 queries: Success@3 is 0\.5000 where the gate requires at least 0\.8\./);
   assert.match(block, /The gate fails \(exit 1\)/);
 
   const passing = reportHtml(resultsDoc([{ label: 'cand', rankOf: () => 1 }], 16), { ...DEFAULT_FLOORS, regression: { baseline: '/nonexistent/baseline.json', max_drop: 0.02, alpha: 0.05, metrics: ['recall_at_3'], accept_mismatch: false } });
   assert.match(passing.html, /data-verdict="PASS" data-exit-code="0"/);
-  assert.match(passing.html, /The search meets every quality floor on 16 queries: Recall@3 1\.0000 \(floor 0\.8\)/);
+  assert.match(passing.html, /The search meets every quality floor on 16 queries: Success@3 1\.0000 \(floor 0\.8\)/);
   assert.match(passing.html, /Regression check: <span class="warn">off<\/span>/);
   assert.match(passing.html, /no baseline at \/nonexistent\/baseline\.json/);
 
@@ -134,7 +134,7 @@ test('report: the verdict block comes first, from gateColumn, with every floor, 
   const error = reportHtml(resultsDoc([{ label: 'cand', rankOf: () => 1 }], 16), { ...DEFAULT_FLOORS, categories: { emotional: { recall_at_3: 0.5 } } });
   assert.match(error.html, /data-verdict="ERROR" data-exit-code="2"/);
   assert.match(error.html, /Nothing trustworthy was measured for &#39;cand&#39;/);
-  assert.match(error.html, /emotional Recall@3 &ge; 0\.5<\/td><td data-label="measured">–<\/td><td data-label="result" class="bad">not measured/);
+  assert.match(error.html, /emotional Success@3 &ge; 0\.5<\/td><td data-label="measured">–<\/td><td data-label="result" class="bad">not measured/);
 });
 
 test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, routing), and each column gated', () => {
@@ -149,7 +149,7 @@ test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, ro
   assert.deepEqual(
     data.significance.map((s) => [s.label, s.queries, s.comparisons.length]),
     [
-      ['Recall@3', 18, 1],
+      ['Success@3', 18, 1],
       ['MRR@10', 18, 1],
       ['nDCG@10', 18, 1],
       ['routing accuracy', 24, 1],
@@ -157,7 +157,7 @@ test('report: significance for every gated metric (Recall@3, MRR@10, nDCG@10, ro
   );
   const r3 = data.significance[0]!.comparisons[0]!;
   assert.ok(r3.diff < -0.5 && r3.p_holm < 0.05, `Recall@3 drop is significant: ${r3.diff} p ${r3.p_holm}`);
-  assert.match(html, /<h2>Significance against base: Recall@3, MRR@10, nDCG@10, routing accuracy<\/h2>/);
+  assert.match(html, /<h2>Significance against base: Success@3, MRR@10, nDCG@10, routing accuracy<\/h2>/);
   assert.deepEqual(data.gate!.columns.map((c) => [c.label, c.word]), [['base', 'PASS'], ['worse', 'FAIL']]);
   assert.equal(data.gate!.combined, 1);
   assert.match(html, /every column against the same floors: 1 pass, 1 fail, 0 error \(the eval's exit code: 1\)/);
@@ -171,12 +171,12 @@ test('the eval description starts with the verdict; rankgate merge takes it off 
   const parsed = parseResultsObject(doc, 'r.json');
   const v = gateColumn(parsed.columns[0]!, { floors: DEFAULT_FLOORS, floorsSource: 'gate.yaml' });
   const d = describeWithVerdict('my eval [draft]', [v], 1);
-  assert.equal(d, '[gate FAIL (exit 1): Recall@3 0.5000 < 0.8] my eval [draft]');
+  assert.equal(d, '[gate FAIL (exit 1): Success@3 0.5000 < 0.8] my eval [draft]');
   assert.equal(withoutVerdictTag(d), 'my eval [draft]');
-  assert.equal(describeWithVerdict(undefined, [v], 1, true), '[gate report only, would be FAIL (exit 1): Recall@3 0.5000 < 0.8]');
+  assert.equal(describeWithVerdict(undefined, [v], 1, true), '[gate report only, would be FAIL (exit 1): Success@3 0.5000 < 0.8]');
   assert.equal(describeWithVerdict('x', 'config/gate.yaml: overall: unknown metric [recall]', 2), '[gate ERROR (exit 2): config/gate.yaml: overall: unknown metric (recall)] x');
   const two = describeWithVerdict('sweep', [v, { ...v, column: 'b', code: 0, reasons: [] }], 1);
-  assert.equal(two, "[gate FAIL (exit 1): 1 of 2 columns fails; first 'cand': Recall@3 0.5000 < 0.8] sweep");
+  assert.equal(two, "[gate FAIL (exit 1): 1 of 2 columns fails; first 'cand': Success@3 0.5000 < 0.8] sweep");
 });
 
 test('report from the committed baseline only: significance for every gated metric and the regressed queries with their miss cell; tables stack at 390 px', async () => {
@@ -191,7 +191,7 @@ test('report from the committed baseline only: significance for every gated metr
   const data = buildReportData(parsed, { gate: { verdicts, floors, floorsSource: 'gate.yaml' }, committedBaseline: committed });
   const html = renderHtml(data, '/* echarts */');
   assert.equal(data.reference, 'baseline config/search-baseline.json');
-  assert.deepEqual(data.significance.map((s) => [s.label, s.queries]), [['Recall@3', 18], ['MRR@10', 18], ['nDCG@10', 18], ['routing accuracy', 24]]);
+  assert.deepEqual(data.significance.map((s) => [s.label, s.queries]), [['Success@3', 18], ['MRR@10', 18], ['nDCG@10', 18], ['routing accuracy', 24]]);
   assert.ok(data.significance[0]!.comparisons[0]!.diff < 0);
   assert.doesNotMatch(html, /nothing to compare|Nothing to compare against/);
   const changes = data.changes[0]!;

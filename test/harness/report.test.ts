@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../../src/golden/schema.ts';
 import { categoryKey, checkIntegrity, parseOutput, rankNamedScores, rerankCostOf, rerankNamedScores, routingChecked, routingNamedScores, scoreRanking, scoreRouting } from '../../src/results/score.ts';
 import { applyGate, loadFloors } from '../../src/gate/floors.ts';
-import { buildReport, buildReportFromSums, percentile } from '../../src/results/summary.ts';
+import { buildReport, buildReportFromSums, percentile, rerankCacheNote, rerankUncachedNote } from '../../src/results/summary.ts';
+import { rerankPart } from '../../src/report/column-line.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import { listCostUsd } from '../../src/search/rerank-step.ts';
 import { shippingCriteria } from '../../src/gate/shipping.ts';
 import { parseResultsJson, sumsInconsistency, type Column, type QueryRecord } from '../../src/results/read.ts';
 import { mulberry32 } from '../../src/metrics/significance.ts';
@@ -134,6 +137,12 @@ describe('scoreRanking', () => {
     const ns = rankNamedScores('direct', s);
     assert.equal(ns.first_stage_recall_at_budget, 1);
     assert.equal(ns.n_rerank_ranked, 1);
+    // the gain is no named score (promptfoo's dialog would colour it as a pass rate): the final measures beside the
+    // first stage's, all 0..1 shares, and the gain their difference
+    assert.equal(Object.keys(ns).some((k) => /gain/.test(k)), false);
+    assert.equal(ns.reranked_recall_at_3, 1);
+    assert.equal(ns.reranked_recall_at_3! - ns.first_stage_recall_at_3!, st.rerank_gain_recall_at_3);
+    assert.ok(Math.abs(ns.reranked_ndcg_at_10! - ns.first_stage_ndcg_at_10! - st.rerank_gain_ndcg_at_10) < 1e-12);
     assert.equal(ns.bucket_rank1_hit, 1);
     const plain = rankNamedScores('direct', scoreRanking(q, out([hit('e', 'E')]))!);
     assert.equal(Object.keys(plain).some((k) => /first_stage|rerank/.test(k)), false);
@@ -143,6 +152,9 @@ describe('scoreRanking', () => {
     // the rerank latency and cost of the row, as the routing assertion records them
     const rs = rerankNamedScores(rerankCostOf({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 5, firstStage: fsIds, ms: 12.5, requests: 1, costUsd: 0.002 } } }));
     assert.deepEqual(rs, { n_reranked: 1, rerank_ms: 12.5, rerank_requests: 1, rerank_cost_usd: 0.002, n_rerank_cost: 1 });
+    // a row the score cache answered: counted as such, with what it would have cost uncached at list price
+    const cachedRow = rerankNamedScores(rerankCostOf({ diagnostics: { variant: 'v', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank: { budget: 5, firstStage: fsIds, ms: 0.3, requests: 0, cached: 5, uncachedCostUsd: 0.002 } } }));
+    assert.deepEqual(cachedRow, { n_reranked: 1, rerank_ms: 0.3, rerank_requests: 0, n_rerank_cached: 1, rerank_uncached_cost_usd: 0.002, n_rerank_uncached_cost: 1 });
     assert.equal(rerankCostOf({ diagnostics: null }), null);
     assert.deepEqual(rerankNamedScores(null), {});
   });
@@ -222,6 +234,91 @@ function column(label: string, latencies: number[], r10: number[]): Column {
   return { index: 0, label, providerId: 'p', config: {}, namedScores: {}, queries, counts: null, selection: null, identity: null };
 }
 
+/** The killed-reranker run of issue 42: 12 queries, the last 3 errored after waiting out the reranker (8 s each). */
+function killedRerankerColumn(): Column {
+  const c = column('B', [192, 263, 210, 230, 200, 220, 240, 250, 205, 8184, 8184, 8184], [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
+  c.queries.forEach((q, i) => {
+    q.category = i % 2 ? 'odd' : 'even';
+    q.rerank = { reranker: 'tei:rerank', budget: 50, ms: 10 + i, requests: 1, cached: 0 };
+    if (i >= 9) {
+      q.error = 'search failed: tei:rerank at http://127.0.0.1:1/rerank unreachable';
+      q.rerank = null;
+    }
+  });
+  return c;
+}
+
+describe('measured queries only (issue 42.3, 42.5)', () => {
+  it('every figure of the report leaves errored queries out and says how many', () => {
+    const r = buildReport(killedRerankerColumn());
+    assert.equal(r.total_queries, 12);
+    assert.equal(r.errors, 3);
+    assert.equal(r.measured_queries, 9);
+    assert.equal(r.overall_recall_at_3, 0.8889, 'over the 9 measured, not 8 of 12 = 0.6667');
+    assert.equal(r.latency_ms.p95, 263, 'the errored rows waited 8,184 ms: not a latency');
+    assert.equal(r.latency_ms.n, 9);
+    // per category: the measured ones, the errored counted beside (odd: 1, 3, 5, 7 measured; 9, 11 errored)
+    assert.deepEqual([r.categories.odd!.count, r.categories.odd!.errors, r.categories.odd!.recall_at_3], [6, 2, 1]);
+    assert.deepEqual([r.categories.even!.count, r.categories.even!.errors, r.categories.even!.recall_at_3], [6, 1, 0.8]);
+    assert.equal(Object.values(r.failure_buckets).reduce((a, n) => a + n, 0), 9, 'a bucket per measured ranked query');
+    assert.equal(r.rerank!.queries, 9);
+    assert.equal(r.failures.filter((f) => f.bucket === 'error').length, 3, 'still named as failures');
+  });
+
+  it('criterion 5 compares the measured queries\' p95 and says how many errored were left out', () => {
+    const base = column('A', [500, 520, 544.1, 510, 505, 515, 530, 525, 540, 535, 528, 532], Array(12).fill(0));
+    const v = shippingCriteria(base, killedRerankerColumn());
+    const c5 = v.criteria[4]!;
+    assert.equal(c5.passed, true);
+    assert.match(c5.detail, /^p95 544\.1 ms -> 263\.0 ms \(budget 1632\.3 ms\) · candidate p95 over 9 measured queries; 3 errored left out · whole pipeline; its rerank stage p95 18\.0 ms$/);
+    assert.equal(v.criteria[5]!.passed, false, 'the errored queries fail their own criterion');
+  });
+
+  it('a rerank stage read from its score cache says so beside its p95 and cost, with the uncached estimate', () => {
+    const c = column('B', [5, 6, 7], [1, 1, 1]);
+    c.queries.forEach((q) => (q.rerank = { reranker: 'cohere:rerank:rerank-v3.5', budget: 50, ms: 0.3, requests: 0, cached: 50, uncachedCostUsd: 0.002 }));
+    const r = buildReport(c).rerank!;
+    assert.deepEqual([r.cached_queries, r.partly_cached_queries, r.cost_per_query_usd, r.uncached_cost_per_query_usd], [3, 0, null, 0.002]);
+    assert.equal(rerankCacheNote(r), 'cache: 3 of 3');
+    assert.equal(rerankUncachedNote(r), 'uncached ~$0.002000 per query at list price');
+    assert.match(rerankPart(r), /stage p95 0\.3 ms \(cache: 3 of 3\), cost – \(cache: 3 of 3; uncached ~\$0\.002000 per query at list price\)/);
+    assert.match(shippingCriteria(column('A', [5, 6, 7], [0, 0, 0]), c).criteria[4]!.detail, /its rerank stage p95 0\.3 ms \(cache: 3 of 3\)$/);
+    // list prices: Cohere bills a search unit per query of up to 100 documents; Voyage per token; TEI has none
+    assert.equal(listCostUsd('cohere:rerank:rerank-v3.5', 'q', Array(50).fill('passage')), 0.002);
+    assert.ok(listCostUsd('voyage:rerank:rerank-2.5', 'a query', ['one passage'])! > 0);
+    assert.equal(listCostUsd('tei:rerank', 'q', ['p']), undefined);
+  });
+
+  it('the Markdown lists the failure buckets of every column that has them, not only the first', () => {
+    const a = buildReport(column('A', [1, 1], [1, 0]));
+    const b = buildReport(killedRerankerColumn());
+    const md = renderMarkdown(a, null, [], undefined, [b]);
+    const section = md.slice(md.indexOf('## Failure buckets'));
+    assert.match(section, /\*\*A\*\*\n\n- rank-1 hit \(`rank1_hit`\): 2\n/);
+    assert.match(section, /\*\*B\*\*\n\n- rank-1 hit \(`rank1_hit`\): 9\n\nRerank stage `tei:rerank` \(budget 50\), 9 queries: /);
+    assert.match(md, /Overall \*\*Success@3 50\.0%\*\* \(DES-058 Recall@3\)/);
+    assert.match(renderMarkdown(b), /latency p50 [\d.]+ ms, p95 263\.0 ms \(over 9 measured queries; 3 errored left out\) \(\*\*3 of 12 queries errored\*\*: left out of every figure\)/);
+    assert.match(renderMarkdown(b), /\| odd \| 6 \(2 errored\) \| 100\.0% \|/);
+  });
+
+  it('judged metrics of queries the judge could not judge are n/a, never the strict figure', () => {
+    const c = column('A', [1, 1], [1, 1]);
+    for (const q of c.queries) {
+      // every judgement failed: the row still carries judged keys, with the expected passage's strict credit
+      q.judgedScores = { judged_recall_at_3: 1, judged_mrr: 1, n_judged: 1, judge_errors: 9, judge_calls: 0 };
+      q.judgeErrors = 'JUDGE ERROR x9 (API key is not set)';
+    }
+    const r = buildReport(c);
+    assert.equal(r.overall_judged_recall_at_3, null);
+    assert.equal(r.judge_stats!.judged_queries, 0);
+    assert.equal(r.judge_stats!.errors, 18);
+    assert.match(r.judge, /^judge: FAILED on 2 of 2 queries/);
+    c.queries[0]!.judgedScores = { judged_recall_at_3: 0, judged_mrr: 0.5, n_judged: 1, judge_errors: 0 };
+    c.queries[0]!.judgeErrors = null;
+    assert.equal(buildReport(c).overall_judged_recall_at_3, 0, 'the one judged query alone');
+  });
+});
+
 describe('report helpers', () => {
   it('nearest-rank percentiles', () => {
     const xs = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
@@ -292,7 +389,7 @@ describe('report helpers', () => {
     assert.deepEqual(readdirSync(dir), ['gate.yaml']);
   });
 
-  it('results JSON: a bad golden names the row and field; provider errors count as misses and routing failures', () => {
+  it('results JSON: a bad golden names the row and field; a provider error is an error row, left out of every figure', () => {
     const row = (extra: Record<string, unknown>) => ({ promptIdx: 0, testIdx: 0, testCase: { metadata: { golden: { id: 'x', query: 'q', language: 'en', category: 'direct', expected: [{ chunk_id: 'a', grade: 3, relevant: true }] } } }, ...extra });
     const doc = (rows: unknown[]) => JSON.stringify({ results: { prompts: [{ provider: 'col' }], results: rows } });
     const p = parseResultsJson(doc([row({ error: 'search failed: timed out after 5 ms', success: false })]), 'r.json');
@@ -302,6 +399,8 @@ describe('report helpers', () => {
     assert.equal(q.routing!.ok, false);
     const report = buildReport(p.columns[0]!);
     assert.equal(report.errors, 1);
+    assert.equal(report.overall_recall_at_3, null, 'nothing measured: no figure, not a 0');
+    assert.equal(report.routing.accuracy, null);
     assert.equal(report.failures[0]!.bucket, 'error');
     const bad = row({});
     (bad.testCase.metadata.golden as Record<string, unknown>).language = 'english';

@@ -102,12 +102,18 @@ describe('promptfoo eval with a reranked team service (diagnostics.rerank)', () 
     assert.equal(r.n_rerank_ranked, 8);
     assert.equal(r.first_stage_recall_at_budget, 4);
     assert.equal(r.avg_first_stage_recall_at_budget, 0.5);
-    assert.equal(r.avg_rerank_gain_recall_at_3, -1 / 8);
-    assert.ok(close(r.avg_rerank_gain_ndcg_at_10!, (-1.5 / (3 + 1 / Math.log2(3)) - 1 / Math.log2(5) - 0.5 / (2 + 1 / Math.log2(3))) / 8));
+    // the gain is no named score (promptfoo's dialog shows every one as a pass rate: a gain read "Pass -12.50%" in red):
+    // the final means of the reranked rows beside the first stage's, and the gain, signed, in the column header
+    assert.equal(Object.keys(r).some((k) => /gain/.test(k)), false);
+    assert.equal(r.avg_reranked_recall_at_3! - r.avg_first_stage_recall_at_3!, -1 / 8);
+    const gainNdcg = (-1.5 / (3 + 1 / Math.log2(3)) - 1 / Math.log2(5) - 0.5 / (2 + 1 / Math.log2(3))) / 8;
+    assert.ok(Math.abs(r.avg_reranked_ndcg_at_10! - r.avg_first_stage_ndcg_at_10! - gainNdcg) < 2e-4);
+    const header = JSON.parse(readFileSync(out, 'utf8')).results.prompts[1].label as string;
+    assert.match(header, /^\[gate [^\]]* · rerank gain nDCG@10 −0\.1292, Success@3 −12\.5 pts\] /);
     const row = rows.find((x) => x.provider.label === 'fixture-reranked' && x.testCase.metadata.id === 'fx-direct-002')!;
     assert.equal(row.namedScores.first_stage_recall_at_3, 1);
     assert.equal(row.namedScores.recall_at_3, 0);
-    assert.equal(row.namedScores.rerank_gain_recall_at_3, -1);
+    assert.equal(row.namedScores.reranked_recall_at_3, 0);
     // latency and cost: every row of the reranked column (routing-only ones too)
     assert.equal(r.n_reranked, 10);
     assert.equal(r.rerank_latency_p50_ms, 2.5);
@@ -146,15 +152,18 @@ describe('promptfoo eval with a reranked team service (diagnostics.rerank)', () 
     const comment = renderComment(rep);
     assert.match(comment, /- rerank-budget miss \(`rerank_budget_miss`\): 1/);
     assert.match(comment, /- reranker-ordering miss \(`reranker_ordering_miss`\): 1/);
-    assert.match(comment, /Rerank stage `fixture-reranker` \(budget 3\), 10 queries: first-stage Recall@budget 50\.0% · gain nDCG@10 -0\.129, Recall@3 -12\.5 pts/);
+    assert.match(comment, /Rerank stage `fixture-reranker` \(budget 3\), 10 queries: first-stage Success@budget 50\.0% · gain nDCG@10 -0\.129, Success@3 -12\.5 pts/);
     const html = renderHtml(buildReportData(parsed), '');
     assert.match(html, /<th>rerank-budget miss<\/th>/);
-    assert.match(html, /<th>first-stage Recall@budget<\/th>/);
+    assert.match(html, /<th>first-stage Success@budget<\/th>/);
     // the hook's column line
-    assert.match(run.stderr, /\[fixture-reranked\] 10 queries · .* · rerank budget 3: first-stage R@budget 0\.5000, gain nDCG@10 -0\.1292, stage p95 2\.5 ms/);
+    assert.match(run.stderr, /\[fixture-reranked\] 10 queries · .* · rerank budget 3: first-stage Success@budget 0\.5000, gain nDCG@10 -0\.1292, stage p95 2\.5 ms, cost \$0\.001000 per query/);
+    // every column's failure buckets under its line (the rerank buckets of the reranked one)
+    assert.match(run.stderr, /\[fixture-reranked\] [^\n]*\n    failure buckets: [^\n]*rerank-budget miss 1, reranker-ordering miss 1/);
+    assert.match(run.stderr, /\[fixture-first-stage\] [^\n]*\n    failure buckets: [^\n]*first-stage top-10 miss 2/);
     assert.doesNotMatch(run.stderr, /\[fixture-first-stage\].*rerank/);
     // the shipping criteria the hook prints: the latency criterion on the whole pipeline, with the rerank stage's own p95
     // the criteria one a line under the column's ship line (5: the whole pipeline's p95, and the rerank stage's own)
-    assert.match(run.stderr, /\[fixture-reranked\] ship: no \(\d+ queries\)\n(?:    .*\n)*?    [✓✗] 5\. p95 latency .*p95 [\d.]+ ms -> [\d.]+ ms \(budget [\d.]+ ms\), whole pipeline; its rerank stage p95 2\.5 ms/);
+    assert.match(run.stderr, /\[fixture-reranked\] ship: no \(\d+ queries\)\n(?:    .*\n)*?    [✓✗] 5\. p95 latency .*p95 [\d.]+ ms -> [\d.]+ ms \(budget [\d.]+ ms\) · whole pipeline; its rerank stage p95 2\.5 ms/);
   });
 });

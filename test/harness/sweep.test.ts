@@ -226,10 +226,13 @@ describe("the demo's RANKGATE_SWEEP=expansion through promptfoo: A, B (RM3, and 
     assert.ok(rm3!.queries.every((q) => q.expansion?.source === 'rm3' && q.expansion.feedbackDocs! > 0));
     assert.ok(rw!.queries.every((q) => q.expansion?.queries?.join('|') === 'calm steady mind|grief and mourning|quiet flame meditation'));
     assert.ok(hyde!.queries.every((q) => q.expansion?.kind === 'hyde' && q.expansion.requests === 1));
-    assert.equal(fake.requests.length, 2 * n, 'one call per query for the rewrites and one for HyDE');
+    // one call per query for the rewrites and one for HyDE, and each model column's warm-up (its provider loaded and
+    // called once before the first row, so no query pays the load: providers/search.ts warmupParams)
+    assert.equal(fake.requests.length, 2 * n + 2, 'one call per query for the rewrites and one for HyDE, plus one warm-up each');
+    assert.equal(fake.requests.filter((r) => /warm up/.test(r.text)).length, 2, 'the warm-up query went through each model column');
     // the column says it: the gate hook's column line, the verdict note
     assert.match(first.stderr, /\[C: golden expansion rrf · [^\]]+\] 16 queries .* · expansion golden rrf: 16 of 16 queries expanded/);
-    assert.match(first.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 16, from the cache 0/);
+    assert.match(first.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 16, ~\$\d+\.\d{4}(?! · cache)/);
     // the matrix cell
     const d = JSON.parse(readFileSync(out, 'utf8'));
     const cell = d.results.results.find((r: { provider: { label: string } }) => r.provider.label.startsWith('B: rewrites')).response.output as string;
@@ -256,6 +259,6 @@ describe("the demo's RANKGATE_SWEEP=expansion through promptfoo: A, B (RM3, and 
     assert.equal(fake.requests.length, before);
     const rw = readResultsFile(join(dir, 'again.json')).columns[2]!;
     assert.ok(rw.queries.every((q) => q.expansion?.cached === true && q.expansion.requests === 0));
-    assert.match(again.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 0, from the cache 16/);
+    assert.match(again.stderr, /expansion llm rewrites openai:chat:gpt-fake: 16 of 16 queries expanded · model calls 0, ~\$0\.0000 · cache: 16 of 16 \(uncached /);
   });
 });

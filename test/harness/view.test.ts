@@ -174,7 +174,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
 
   async function checkEval(t: { diagnostic(msg: string): void }, doc: PfDoc, shot: string): Promise<void> {
     const page = await evalPage(doc);
-    await page.locator('[data-testid="metric-name-#1 Recall@3"]').first().waitFor({ timeout: WAIT });
+    await page.locator('[data-testid="metric-name-#1 Success@3"]').first().waitFor({ timeout: WAIT });
     await page.getByText(/\d+\.\d\d% passing/).first().waitFor({ timeout: WAIT });
     const body = await page.innerText('body');
     // The eval's title (its description, set by the afterAll hook) starts with the gate's verdict.
@@ -196,7 +196,7 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
     assert.match(body, /#1 [✓~ ] (The Lamp Within|The River Of Sorrow|The Purposeful Life|Antar Deep|The Wave And The Ocean|La Lampara Interior)/i);
     assert.doesNotMatch(body, /\{"ids":\[/, 'no raw JSON in the cells');
     // Key metrics first: "#1 Recall@3" visible (not behind "Show more...") in the header and in the first row.
-    const chips = page.locator('[data-testid="metric-name-#1 Recall@3"]');
+    const chips = page.locator('[data-testid="metric-name-#1 Success@3"]');
     assert.ok((await chips.count()) >= doc.results.prompts.length + 1, 'in every column header and in the rows');
     assert.ok(await chips.first().isVisible());
     assert.ok(await page.locator('[data-testid="metric-name-#2 MRR@10"]').first().isVisible());
@@ -280,13 +280,13 @@ describe('promptfoo view and the HTML report in Chromium', { skip: existsSync(CH
       assert.equal(await verdict.getAttribute('data-verdict'), word, `the report says what rankgate gate said (exit ${gate.code})`);
       assert.equal(await page.locator('body > *').nth(1).getAttribute('id'), 'verdict', 'the verdict comes right after the title');
       const vtext = await verdict.innerText();
-      assert.match(vtext, /overall Recall@3 ≥ 0\.8\s+\d\.\d{4}\s+(pass|fail)/);
+      assert.match(vtext, /overall Success@3 ≥ 0\.8\s+\d\.\d{4}\s+(pass|fail)/);
       assert.match(vtext, /Regression check: /);
       assert.match(vtext, /The gate (passes|fails)|Nothing trustworthy was measured/);
       const vshot = join(SHOTS, 'view-report-verdict.png');
       await verdict.screenshot({ path: vshot });
       note(t, `screenshot: ${vshot}`);
-      assert.match(await page.locator('#significance h2').innerText(), /Recall@3, MRR@10, nDCG@10, routing accuracy/);
+      assert.match(await page.locator('#significance h2').innerText(), /Success@3, MRR@10, nDCG@10, routing accuracy/);
       const sections = await page.locator('section.chart-section').all();
       assert.ok(sections.length >= 5, 'overall, categories, sweep, latency, significance');
       for (const s of sections) {

@@ -49,7 +49,12 @@ function textOf(body: Record<string, unknown>): string {
   return parts.join('\n');
 }
 
-export async function startFakeLlm(reply: (req: LlmRequest) => LlmReply = () => 'HIGH'): Promise<FakeLlm> {
+/**
+ * `opts.apiKey`: the one key the fake accepts (as `Authorization: Bearer KEY` or `x-api-key: KEY`); any other request,
+ * `GET /v1/models` included, gets the vendors' 401 `invalid_api_key`. Without it every key (or none) is accepted and
+ * GET routes are 404, as a local server without a models list.
+ */
+export async function startFakeLlm(reply: (req: LlmRequest) => LlmReply = () => 'HIGH', opts: { apiKey?: string } = {}): Promise<FakeLlm> {
   const fake: FakeLlm = { url: '', port: 0, requests: [], reply, close: async () => {} };
   const server: Server = createServer(async (req, res) => {
     let raw = '';
@@ -57,6 +62,18 @@ export async function startFakeLlm(reply: (req: LlmRequest) => LlmReply = () => 
     const path = (req.url ?? '').split('?')[0]!;
     const api = path.endsWith('/messages') ? 'anthropic' : path.endsWith('/chat/completions') ? 'openai' : null;
     res.setHeader('content-type', 'application/json');
+    if (opts.apiKey !== undefined) {
+      const got = String(req.headers['x-api-key'] ?? String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
+      if (got !== opts.apiKey) {
+        res.statusCode = 401;
+        res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        return;
+      }
+      if (req.method === 'GET' && /\/models$/.test(path)) {
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model', object: 'model' }] }));
+        return;
+      }
+    }
     if (req.method !== 'POST' || !api) {
       res.statusCode = 404;
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));

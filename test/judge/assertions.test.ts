@@ -176,7 +176,10 @@ test("promptfoo's own Bedrock grader (bedrock:converse) runs llm-rubric against 
 test("the gate hook's first lines: one per kind of judge, the answer judge with its own prompt (never 'judge: off' while it runs)", async () => {
   const { beforeAll } = await import('../../assertions/gate.ts');
   const saved = process.env.RANKGATE_JUDGE;
+  const savedKeys = { OPENAI_API_KEY: process.env.OPENAI_API_KEY, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL };
   delete process.env.RANKGATE_JUDGE;
+  // the answer judge must be able to run (beforeAll refuses one without a key: src/judge/setup.ts); nothing listens here
+  Object.assign(process.env, { OPENAI_API_KEY: 'dummy', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
   const written: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
@@ -196,6 +199,10 @@ test("the gate hook's first lines: one per kind of judge, the answer judge with 
     process.stderr.write = write;
     if (saved === undefined) delete process.env.RANKGATE_JUDGE;
     else process.env.RANKGATE_JUDGE = saved;
+    for (const [k, v] of Object.entries(savedKeys)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
   const lines = written.join('').split('\n').filter((l) => l.startsWith('rankgate: '));
   assert.match(lines.find((l) => l.startsWith('rankgate: judge:')) ?? '', /^rankgate: judge: off \(configured \(.*config\.mode=off\)\)$/);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createJudge, resolveJudgeSpec, validateJudgeConfig, type JudgeOptions } from '../../src/judge/index.ts';
+import { createJudge, judgeSetupProblem, resolveJudgeSpec, validateJudgeConfig, type JudgeOptions } from '../../src/judge/index.ts';
 import { searchResultOf, startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts';
 
 // promptfoo's own response cache would answer a repeated request itself: the judge keeps its own cache.
@@ -198,6 +198,47 @@ test('judge settings: unknown values are refused with a did-you-mean; auto names
   assert.throws(() => resolveJudgeSpec('bogus', { ...keys, RANKGATE_JUDGE: 'off' }), /judge mode "bogus" \(config\.mode\)/);
   assert.throws(() => validateJudgeConfig({ mode: 'off', cachedir: 'x' }, 'promptfooconfig.yaml defaultTest.assert[2]'), /promptfooconfig\.yaml defaultTest\.assert\[2\]: config: unknown key 'cachedir'; did you mean 'cacheDir'\?/);
   assert.throws(() => validateJudgeConfig({ sample: 0 }, 'x'), /config\.sample: expected an integer >= 1, got 0/);
+});
+
+test('a judge that cannot run is one line naming the variable to set, before any call (issue 42.6)', async () => {
+  const spec = (id: string) => resolveJudgeSpec(undefined, { RANKGATE_JUDGE: id });
+  // a local OpenAI-compatible server and no key: promptfoo's provider demands one all the same
+  await withEnv({ OPENAI_BASE_URL: `${fake.url}/v1` }, async () => {
+    const why = await judgeSetupProblem(spec('openai:chat:M'), 'RANKGATE_JUDGE=openai:chat:M');
+    assert.equal(
+      why,
+      "judge openai:chat:M (RANKGATE_JUDGE=openai:chat:M) cannot run: no API key: set OPENAI_API_KEY (a local server that checks no key still needs one for promptfoo's provider: OPENAI_API_KEY=dummy; docs/judge.md)",
+    );
+  });
+  await withEnv({}, async () => {
+    assert.match((await judgeSetupProblem(spec('anthropic:messages:claude-haiku-4-5'), 'x'))!, /cannot run: no API key: set ANTHROPIC_API_KEY$/);
+  });
+  // a dummy key against a server that checks none (the fake without a key: GET /v1/models is 404): fine
+  await withEnv({ OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'dummy' }, async () => {
+    assert.equal(await judgeSetupProblem(spec('openai:chat:M'), 'x'), null);
+  });
+  assert.equal(fake.requests.length, 0, 'no chat completion was sent: the probe spends no tokens');
+  // a key the endpoint refuses: 401 at the free auth probe
+  const strict = await startFakeLlm(() => 'HIGH', { apiKey: 'sk-right' });
+  try {
+    await withEnv({ OPENAI_BASE_URL: `${strict.url}/v1`, OPENAI_API_KEY: 'sk-wrong' }, async () => {
+      assert.match((await judgeSetupProblem(spec('openai:chat:M'), 'RANKGATE_JUDGE=openai:chat:M'))!, /^judge openai:chat:M \(RANKGATE_JUDGE=openai:chat:M\) cannot run: http:\/\/127\.0\.0\.1:\d+\/v1 refused its API key \(HTTP 401 to GET \/v1\/models\): set a valid OPENAI_API_KEY$/);
+    });
+    await withEnv({ ANTHROPIC_BASE_URL: strict.url, ANTHROPIC_API_KEY: 'sk-wrong' }, async () => {
+      assert.match((await judgeSetupProblem(spec('anthropic:messages:claude-haiku-4-5'), 'x'))!, /refused its API key \(HTTP 401 to GET \/v1\/models\): set a valid ANTHROPIC_API_KEY$/);
+    });
+    await withEnv({ OPENAI_BASE_URL: `${strict.url}/v1`, OPENAI_API_KEY: 'sk-right' }, async () => {
+      assert.equal(await judgeSetupProblem(spec('openai:chat:M'), 'x'), null);
+    });
+    assert.equal(strict.requests.length, 0);
+  } finally {
+    await strict.close();
+  }
+  // a dead endpoint is not a setup error here: the judge's own dead-endpoint probe and the rows say it, as before
+  await withEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' }, async () => {
+    assert.equal(await judgeSetupProblem(spec('openai:chat:M'), 'x', { probeTimeoutMs: 500 }), null);
+  });
+  assert.equal(await judgeSetupProblem(resolveJudgeSpec('off', {}), 'x'), null);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,18 +1,20 @@
 /**
  * The numbers of rankgate's HTML report, from parsed promptfoo results (src/results/read.ts). Pure: no I/O.
  *
+ * Every figure is over the MEASURED queries (an errored query measured nothing: it is counted beside the figures,
+ * never as a miss or a latency).
  * - per column: query success rate (the row's golden expectation met: what promptfoo calls "% passing"),
- *   Recall@3, MRR@10, nDCG@10 (queries with a relevant reference) and routing accuracy (queries whose golden
- *   entry states a route), each with a seeded percentile-bootstrap 95% CI of the mean over queries;
- * - per category and column: Recall@3 and nDCG@10 with CIs;
- * - sweep panels: nDCG@10 and Recall@3 of the hybrid columns on an RRF k x weights grid, one panel per chunk size x embedder;
+ *   Success@3 (DES-058 Recall@3), MRR@10, nDCG@10 (queries with a relevant reference) and routing accuracy (queries
+ *   whose golden entry states a route), each with a seeded percentile-bootstrap 95% CI of the mean over queries;
+ * - per category and column: Success@3 and nDCG@10 with CIs;
+ * - sweep panels: nDCG@10 and Success@3 of the hybrid columns on an RRF k x weights grid, one panel per chunk size x embedder;
  * - latency per column: min, quartiles, p95, max (the whole pipeline);
- * - failure buckets per column, and a reranked column's stage: first-stage Recall@budget, the reranker's gain, its own
- *   latency p50/p95 and cost per query (src/results/summary.ts rerankReport);
+ * - failure buckets per column, and a reranked column's stage: first-stage Success@budget, the reranker's gain, its own
+ *   latency p50/p95 and cost per query, and how many rows its score cache answered (src/results/summary.ts rerankReport);
  * - the gate's verdict (decided by src/gate/verdict.ts gateColumn, passed in): every floor with its value, the
  *   regression check, the reasons, a plain-language conclusion (src/report/verdict-text.ts), every column's code;
  * - significance of every column against the reference (the first column, or the baseline file's first column) for
- *   each gated metric (Recall@3, MRR@10, nDCG@10, routing): paired over shared queries, randomization p
+ *   each gated metric (Success@3, MRR@10, nDCG@10, routing): paired over shared queries, randomization p
  *   Holm-adjusted across the comparisons of that metric (src/metrics compareVectors);
  * - regressed and improved queries (nDCG@10) of the candidate columns against the reference, with their top results;
  * - the cross-validated pick-the-best estimate (src/metrics/selection.ts).
@@ -38,7 +40,7 @@ export interface Estimate {
 
 export const KEY_METRICS = [
   { key: 'success', label: 'query success rate' },
-  { key: 'recall_at_3', label: 'Recall@3' },
+  { key: 'recall_at_3', label: 'Success@3' },
   { key: 'mrr', label: 'MRR@10' },
   { key: 'ndcg_at_10', label: 'nDCG@10' },
   { key: 'routing', label: 'routing accuracy' },
@@ -48,6 +50,7 @@ export type KeyMetric = (typeof KEY_METRICS)[number]['key'];
 export interface ColumnData {
   label: string;
   queries: number;
+  /** Errored queries: left out of every figure of the column (measured = queries - errors). */
   errors: number;
   overall: Record<KeyMetric, Estimate>;
   categories: Record<string, { recall_at_3: Estimate; ndcg_at_10: Estimate; routing: Estimate }>;
@@ -63,7 +66,7 @@ export interface SweepPanel {
   title: string;
   rrfK: number[];
   weights: string[];
-  /** [rrfK index, weights index, value] for nDCG@10 and Recall@3. */
+  /** [rrfK index, weights index, value] for nDCG@10 and Success@3. */
   ndcg: [number, number, number][];
   recall: [number, number, number][];
 }
@@ -88,7 +91,7 @@ export interface CandidateChanges {
 
 /** The metrics the gate checks, each tested for significance (metricVectors keys). */
 export const SIGNIFICANCE_METRICS = [
-  { key: 'recall_at_3', label: 'Recall@3' },
+  { key: 'recall_at_3', label: 'Success@3' },
   { key: 'mrr', label: 'MRR@10' },
   { key: 'ndcg_at_10', label: 'nDCG@10' },
   { key: 'routing_ok', label: 'routing accuracy' },
@@ -158,7 +161,9 @@ export function querySuccess(q: QueryRecord, passAt = 3): boolean {
   return rankOk && (q.routing === null || q.routing.ok);
 }
 
-function estimates(qs: QueryRecord[], seed: number): Record<KeyMetric, Estimate> {
+function estimates(all: QueryRecord[], seed: number): Record<KeyMetric, Estimate> {
+  // over the measured queries: an errored query is neither a miss nor a failed row here (it is counted beside)
+  const qs = all.filter((q) => !q.error);
   const ranked = qs.filter((q) => q.retrieval !== null);
   const routed = qs.filter((q) => q.routing !== null);
   return {
@@ -182,7 +187,7 @@ function columnData(c: Column, seed: number): ColumnData {
     const e = estimates(qs, seed);
     categories[cat] = { recall_at_3: e.recall_at_3, ndcg_at_10: e.ndcg_at_10, routing: e.routing };
   }
-  const lat = c.queries.map((q) => q.latencyMs).filter((x): x is number => x !== null && Number.isFinite(x));
+  const lat = c.queries.filter((q) => !q.error).map((q) => q.latencyMs).filter((x): x is number => x !== null && Number.isFinite(x));
   return {
     label: c.label,
     queries: c.queries.length,
@@ -220,7 +225,7 @@ export function sweepPanels(parsed: ParsedResults): SweepPanel[] {
     const rrfK = [...new Set(cells.map((c) => c.k))].sort((a, b) => a - b);
     const weights = [...new Set(cells.map((c) => c.w))].sort();
     const mean = (c: Column, k: 'ndcg_at_10' | 'recall_at_3') => {
-      const r = c.queries.filter((q) => q.retrieval);
+      const r = c.queries.filter((q) => q.retrieval && !q.error);
       return r.length ? +(r.reduce((a, q) => a + q.retrieval![k], 0) / r.length).toFixed(4) : 0;
     };
     panels.push({
@@ -250,7 +255,7 @@ export function missCell(q: QueryRecord): string {
   return `${what}: ${rank === null ? 'not in the top 10' : `rank ${rank}`}${bucket}`;
 }
 
-/** Queries whose nDCG@10 (Recall@3 for ties on nDCG) moved between the reference and the candidate. */
+/** Queries whose nDCG@10 (Success@3 for ties on nDCG) moved between the reference and the candidate. */
 export function queryChanges(ref: Column, cand: Column, limit = 15): CandidateChanges {
   const refById = new Map(ref.queries.map((q) => [q.id, q]));
   const changes: QueryChange[] = [];
@@ -332,7 +337,7 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
   // Candidates with their query changes: every column against a baseline file, else the most different columns.
   const ranked = [...cands].sort((a, b) => {
     const m = (c: Column) => {
-      const r = c.queries.filter((q) => q.retrieval);
+      const r = c.queries.filter((q) => q.retrieval && !q.error);
       return r.length ? r.reduce((s, q) => s + q.retrieval!.ndcg_at_10, 0) / r.length : 0;
     };
     return m(b) - m(a);

@@ -4,8 +4,8 @@ import type { Des058Report } from '../../results/summary.ts';
 import { mermaidLabel } from '../escape.ts';
 
 /**
- * A Mermaid xychart of per-category Recall@3, base vs head (bars: head; line: base), for the PR comment. Without a
- * baseline, the head's bars alone. Empty string when no category has a Recall@3.
+ * A Mermaid xychart of per-category Success@3 (DES-058 Recall@3), base vs head (bars: head; line: base), for the PR comment. Without a
+ * baseline, the head's bars alone. Empty string when no category has a Success@3.
  */
 export function mermaidCategoryChart(report: Des058Report, delta?: BaselineDelta | null): string {
   const cats = Object.entries(report.categories)
@@ -13,14 +13,14 @@ export function mermaidCategoryChart(report: Des058Report, delta?: BaselineDelta
     .map(([k]) => k);
   if (!cats.length) return '';
   const head = cats.map((c) => +(report.categories[c]!.recall_at_3! * 100).toFixed(1));
-  // with errored queries the bars count them as misses: no baseline line to read a drop from (the comment says why)
+  // with errored queries the bars are over the measured queries only: no baseline line (over other queries) to read a drop from
   const base = delta && !delta.errored && !delta.unmeasured ? cats.map((c) => delta.categories[c]?.recall_at_3?.[0]) : null;
   const lines = [
     '```mermaid',
     'xychart-beta',
-    `  title "Recall@3 per category (%)${base ? ': bars = this PR, line = baseline' : ''}"`,
+    `  title "Success@3 per category (%)${base ? ': bars = this PR, line = baseline' : ''}"`,
     `  x-axis [${cats.map(mermaidLabel).join(', ')}]`,
-    '  y-axis "Recall@3 (%)" 0 --> 100',
+    '  y-axis "Success@3 (%)" 0 --> 100',
     `  bar [${head.join(', ')}]`,
   ];
   if (base && base.some((v) => typeof v === 'number')) lines.push(`  line [${base.map((v) => (typeof v === 'number' ? +(v * 100).toFixed(1) : 0)).join(', ')}]`);

@@ -14,6 +14,7 @@ import type { ReportData } from './data.ts';
 import { KEY_METRICS } from './data.ts';
 import { BUCKETS, bucketLabel } from '../../results/types.ts';
 import { metricName } from '../verdict-text.ts';
+import { rerankCacheNote, rerankUncachedNote } from '../../results/summary.ts';
 
 const esc = (s: unknown) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -29,7 +30,7 @@ function overallTable(d: ReportData): string {
   const rows = d.columns
     .map(
       (c) =>
-        `<tr><td class="label">${esc(c.label)}</td><td>${c.queries}${c.errors ? ` <span class="bad">(${c.errors} errors)</span>` : ''}</td>` +
+        `<tr><td class="label">${esc(c.label)}</td><td>${c.queries}${c.errors ? ` <span class="bad">(${c.errors} of ${c.queries} errored: left out)</span>` : ''}</td>` +
         KEY_METRICS.map((m) => {
           const e = c.overall[m.key];
           return `<td>${f(e.mean)} <span class="ci">[${f(e.lo, 2)}, ${f(e.hi, 2)}] n=${e.n}</span></td>`;
@@ -49,12 +50,14 @@ function bucketsHtml(d: ReportData): string {
   const rr = d.columns.filter((c) => c.rerank);
   const sg = (x: number | null) => (x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(3)}`);
   const rerank = rr.length
-    ? `<h3>Rerank stage</h3><p>First-stage Recall@budget: a relevant result among the candidates the reranker saw (the ceiling it can reach). Gain: the final ranking's measure minus the first stage's, per query. Latency: the rerank stage's own; the whole pipeline's is above.</p>` +
+    ? `<h3>Rerank stage</h3><p>First-stage Success@budget: a relevant result among the candidates the reranker saw (the ceiling it can reach). Gain: the final ranking's measure minus the first stage's, per query. Latency: the rerank stage's own; the whole pipeline's is above. Rows the score cache answered are counted (<i>cache: N of M</i>): their latency is a cache read and their cost nothing; the uncached estimate is what they would cost at list price.</p>` +
       scroll(
-        `<table class="rerank"><thead><tr><th>column</th><th>reranker</th><th>budget</th><th>queries</th><th>first-stage Recall@budget</th><th>gain nDCG@10</th><th>gain Recall@3</th><th>rerank p50 ms</th><th>rerank p95 ms</th><th>pipeline p95 ms</th><th>cost per query</th></tr></thead><tbody>${rr
+        `<table class="rerank"><thead><tr><th>column</th><th>reranker</th><th>budget</th><th>queries</th><th>first-stage Success@budget</th><th>gain nDCG@10</th><th>gain Success@3</th><th>rerank p50 ms</th><th>rerank p95 ms</th><th>pipeline p95 ms</th><th>cost per query</th><th>from the cache</th></tr></thead><tbody>${rr
           .map((c) => {
             const r = c.rerank!;
-            return `<tr><td class="label">${esc(c.label)}</td><td class="label">${esc(r.reranker ?? '–')}</td><td>${r.budget ?? 'mixed'}</td><td>${r.queries}</td><td>${f(r.first_stage_recall_at_budget)}</td><td>${sg(r.rerank_gain_ndcg_at_10)}</td><td>${sg(r.rerank_gain_recall_at_3)}</td><td>${f(r.latency_ms.p50, 1)}</td><td>${f(r.latency_ms.p95, 1)}</td><td>${f(c.latency?.p95, 1)}</td><td>${r.cost_per_query_usd === null ? '–' : `$${r.cost_per_query_usd.toFixed(6)}`}</td></tr>`;
+            const cache = rerankCacheNote(r);
+            const uncached = rerankUncachedNote(r);
+            return `<tr><td class="label">${esc(c.label)}</td><td class="label">${esc(r.reranker ?? '–')}</td><td>${r.budget ?? 'mixed'}</td><td>${r.queries}</td><td>${f(r.first_stage_recall_at_budget)}</td><td>${sg(r.rerank_gain_ndcg_at_10)}</td><td>${sg(r.rerank_gain_recall_at_3)}</td><td>${f(r.latency_ms.p50, 1)}</td><td>${f(r.latency_ms.p95, 1)}${cache ? ` <span class="warn">(${esc(cache)})</span>` : ''}</td><td>${f(c.latency?.p95, 1)}</td><td>${r.cost_per_query_usd === null ? '–' : `$${r.cost_per_query_usd.toFixed(6)}`}${uncached ? ` <span class="warn">(${esc(uncached)})</span>` : ''}</td><td>${cache ? esc(cache) : 'none'}</td></tr>`;
           })
           .join('')}</tbody></table>`,
       )
@@ -197,12 +200,14 @@ table.stack td{display:block;border:0;text-align:left;white-space:normal;overflo
 ${verdictHtml(d)}
 <p class="meta">results of ${esc(d.generated)} · ${d.columns.length} column(s) · reference: <b>${esc(d.reference)}</b>${d.baselineFile ? ` (baseline file ${esc(d.baselineFile)})` : ' (the first column)'}</p>
 <p class="note"><b>Query success rate</b> is what promptfoo's view calls "% passing": the share of queries that met their golden expectation
-(a relevant reference in the top 3, and the stated route where the golden entry states one). Recall@3, MRR@10 and nDCG@10 are means over
-queries with a relevant reference; routing accuracy over queries whose golden entry states a route. Whiskers: 95% bootstrap CI over queries.</p>
+(a relevant reference in the top 3, and the stated route where the golden entry states one). Success@3 (DES-058's "Recall@3": a relevant
+reference in the top 3), MRR@10 and nDCG@10 are means over queries with a relevant reference; routing accuracy over queries whose golden entry
+states a route. Every figure is over the measured queries: an errored query is counted beside them, never as a miss or a latency.
+Whiskers: 95% bootstrap CI over queries.</p>
 <section class="chart-section" id="overall"><h2>Overall, per column</h2><div class="chart" id="chart-overall"></div>${overallTable(d)}</section>
-<section class="chart-section" id="categories"><h2>Recall@3 per category</h2><div class="chart" id="chart-categories"></div></section>
+<section class="chart-section" id="categories"><h2>Success@3 per category</h2><div class="chart" id="chart-categories"></div></section>
 ${sweep}
-<section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95. The whole pipeline per query (a reranker's stage included).</p><div class="chart" id="chart-latency"></div></section>
+<section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95. The whole pipeline per measured query (a reranker's stage included; an errored query's wait is not a latency).</p><div class="chart" id="chart-latency"></div></section>
 ${bucketsHtml(d)}
 <section class="chart-section" id="significance"><h2>Significance against ${esc(d.reference)}: ${d.significance.length ? d.significance.map((m) => esc(m.label)).join(', ') : 'the gated metrics'}</h2><p>The difference of each gated metric per column with its 95% bootstrap CI (one line per column, one colour per metric), paired over the shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance[0]?.comparisons.length ?? 0} comparison(s) of each metric; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
 ${selectionHtml(d)}
@@ -247,7 +252,7 @@ const CLIENT_JS = String.raw`
     data: getter, encode: { x: 0, y: [1, 2] },
   });
   // Overall: metrics on the x axis, one bar per column, CI whiskers.
-  const metrics = [['success', 'query success'], ['recall_at_3', 'Recall@3'], ['mrr', 'MRR@10'], ['ndcg_at_10', 'nDCG@10'], ['routing', 'routing acc.']];
+  const metrics = [['success', 'query success'], ['recall_at_3', 'Success@3'], ['mrr', 'MRR@10'], ['ndcg_at_10', 'nDCG@10'], ['routing', 'routing acc.']];
   const many = D.columns.length > 8;
   const ov = init('chart-overall', many ? Math.min(2400, 120 + D.columns.length * ROW) : 380);
   if (ov) {
@@ -267,7 +272,7 @@ const CLIENT_JS = String.raw`
         yAxis: { type: 'category', data: labels, inverse: true, axisLabel: colLabels }, xAxis: { type: 'value', min: 0, max: 1 }, series });
     }
   }
-  // Per category: categories on x, one bar per column (Recall@3), CI whiskers; at most 8 columns (the first ones).
+  // Per category: categories on x, one bar per column (Success@3), CI whiskers; at most 8 columns (the first ones).
   const cats = D.categories;
   const cc = D.columns.slice(0, 8);
   const cat = init('chart-categories');
