@@ -188,7 +188,7 @@ test('a pull request that degrades search and edits its floors, expectations and
   assert.match(out, /LOUD: this pull request CHANGES the expectations of 7 queries: 2fa \(expected -e\.md, \+d\.md\)/);
   // judged by the base's passage: its hit (rank 5 of the degraded search) kept its text because the eval knew the base
   assert.equal(JSON.parse(readFileSync(join(repo, 'report.json'), 'utf8')).metrics.answerable_at_10, 1);
-  assert.match(out, /LOUD: this pull request CHANGES the baseline eval\/baseline\.json: Recall@3 1\.0000 -> /);
+  assert.match(out, /LOUD: this pull request CHANGES the baseline eval\/baseline\.json: Success@3 1\.0000 -> /);
   assert.match(out, /floor: overall recall_at_1 = 0\.0000 is below the floor 0\.5/);
   assert.match(out, /✗ regression: overall mrr_at_10 1\.0000 -> 0\.3143/);
   const comment = readFileSync(join(repo, 'comment.md'), 'utf8');
