@@ -68,9 +68,14 @@ vpid=""
 stop() { if [ -n "$vpid" ]; then kill "$vpid" 2>/dev/null || true; wait "$vpid" 2>/dev/null || true; vpid=""; fi; }
 trap stop EXIT
 start() { # $1 = config
+  if curl -fsS "$url/-/ping" >/dev/null 2>&1; then
+    echo "leg-registry: something already answers on $url: stop it, or set RANKGATE_REGISTRY_PORT" >&2
+    exit 2
+  fi
   "$vbin" --config "$1" --listen "127.0.0.1:$PORT" >"$cache/verdaccio.log" 2>&1 &
   vpid=$!
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 150); do
+    kill -0 "$vpid" 2>/dev/null || break
     curl -fsS "$url/-/ping" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
