@@ -344,7 +344,7 @@ jobs:
           name: search-eval-results
           path: |
             results.jsonl
-            results.rankgate.jsonl
+            results.jsonl.rankgate.jsonl
             comment.md
             sweep-results/
           if-no-files-found: warn

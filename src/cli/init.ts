@@ -251,7 +251,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     files.push({ path: 'config/routing.yaml', content: routingConfig(plan, lists) });
   }
   files.push({ path: '.github/workflows/search-eval.yml', content: workflow(plan) });
-  files.push({ path: '.gitignore', append: true, content: '# rankgate: installed packages, the local index, promptfoo history, eval outputs\nnode_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
+  files.push({ path: '.gitignore', append: true, content: '# rankgate: installed packages, the local index, promptfoo history, eval outputs\nnode_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.jsonl.rankgate.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' });
   files.push({
     path: '.env',
     append: true,

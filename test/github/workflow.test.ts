@@ -98,7 +98,7 @@ function gatingJob(name: string) {
   assert.match(runs, /cat comment\.md >> "\$GITHUB_STEP_SUMMARY"/, `${name}: job summary`);
   assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
   const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
-  for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
+  for (const f of ['results.jsonl', 'results.jsonl.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
   // against the base branch's baseline; the PR's own copy given so that a change to it is said LOUD
   assert.match(runs, /rankgate gate results\.jsonl --baseline "\$BASELINE" --head-baseline data\/eval\/baseline\.json --comment comment\.md/);
 }

@@ -671,6 +671,6 @@ describe('hostile url: services through a real promptfoo eval: evidence bounded,
   });
 
   it('the results file and the record are never writable by others, whatever the umask', () => {
-    for (const f of [out, join(dir, 'results.rankgate.jsonl')]) assert.equal(statSync(f).mode & 0o022, 0, `${f}: ${(statSync(f).mode & 0o777).toString(8)}`);
+    for (const f of [out, join(dir, 'results.json.rankgate.jsonl')]) assert.equal(statSync(f).mode & 0o022, 0, `${f}: ${(statSync(f).mode & 0o777).toString(8)}`);
   });
 });
