@@ -335,7 +335,7 @@ export default class SearchProvider {
     if (this.config.module) {
       // a team's module may report its rerank stage (docs/search.md#a-reranked-service): checked, never trusted blindly
       try {
-        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`);
+        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`, this.config.timeoutMs ?? IN_PROCESS_TIMEOUT_MS);
       } catch (e) {
         return { error: (e as Error).message };
       }

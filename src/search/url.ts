@@ -196,7 +196,7 @@ export class HttpSearchService implements SearchServiceLike {
     if (diag !== undefined && diag !== null && (typeof diag !== 'object' || Array.isArray(diag))) {
       throw new Error(`POST ${target}: diagnostics: expected an object such as {"rerank": {...}}, got ${JSON.stringify(diag).slice(0, 80)} (docs/search.md#a-reranked-service)`);
     }
-    const rerank = parseServiceRerank((diag as Record<string, unknown> | null | undefined)?.rerank, `POST ${target}: diagnostics.rerank`);
+    const rerank = parseServiceRerank((diag as Record<string, unknown> | null | undefined)?.rerank, `POST ${target}: diagnostics.rerank`, { hits, maxMs: this.timeoutMs });
     const diagnostics = rerank ? { variant: '', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank } : null;
     return { hits, routing, diagnostics: diagnostics as unknown as SearchResponse['diagnostics'], ...(typeof doc.answer === 'string' ? { answer: doc.answer } : {}) };
   }
