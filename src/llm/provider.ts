@@ -11,10 +11,13 @@
  * so an endpoint nothing listens on ends the judging at once instead of after promptfoo's retries; and the endpoint
  * the calls go to, resolved the way the provider resolves it, for a cache key (verdicts, rewrites).
  *
+ * Every answer's text and error is redacted of every known secret (src/util/redact.ts) before any caller sees it.
+ *
  * `chatCall(id, prompt, {deadlineMs, maxTokens})` is the one-call form: the provider loaded once per (id, config),
  * the text, tokens and promptfoo's cost estimate back, a call with no answer a NoAnswerError.
  */
 import { connect } from 'node:net';
+import { redactText } from '../util/redact.ts';
 
 /** A chat prompt: the system and the user message. */
 export interface ChatPrompt {
@@ -129,13 +132,16 @@ export async function callChatProvider(provider: ChatProvider, providerId: strin
   try {
     const res = await Promise.race([provider.callApi(messages, undefined, { abortSignal: ac.signal }), deadline]);
     if (res.error) {
-      const msg = String(res.error).split('\n')[0]!.slice(0, 300);
+      const msg = redactText(String(res.error).split('\n')[0]!.slice(0, 300));
       if (NO_ANSWER.test(msg)) throw new NoAnswerError(`${providerId}: ${msg}`);
       throw new Error(`${providerId}: ${msg}`);
     }
     const out = res.output;
+    // a model that echoes a key (its own API key, a password it was shown) never hands it on: every caller (judges,
+    // expansion, the llm: reranker) gets, parses, caches and writes the redacted text (src/util/redact.ts)
+    const raw = typeof out === 'string' ? out : out === undefined || out === null ? undefined : JSON.stringify(out);
     return {
-      text: typeof out === 'string' ? out : out === undefined || out === null ? undefined : JSON.stringify(out),
+      text: raw === undefined ? undefined : redactText(raw),
       inputTokens: Number(res.tokenUsage?.prompt ?? 0) || 0,
       outputTokens: Number(res.tokenUsage?.completion ?? 0) || 0,
       costUsd: typeof res.cost === 'number' && Number.isFinite(res.cost) ? res.cost : null,

@@ -89,6 +89,7 @@ export function createLlmReranker(spec: RerankerSpec, opts: LlmRerankerOptions =
     endpoint,
     maxBatch: 1,
     scoreKey: [`prompt:${promptSha}`],
+    range: LLM_GRADE_RANGE,
     async score(query, passages) {
       const usage: RerankUsage = { requests: 0, documents: passages.length, tokens: 0 };
       let cost: number | undefined;

@@ -190,7 +190,7 @@ function validateLanguage(body: Record<string, unknown>): string | undefined {
 function rerankBlock(r: SearchResponse): { diagnostics?: { rerank: NonNullable<SearchResponse['diagnostics']['rerank']> } } {
   const rr = r.diagnostics?.rerank;
   // the candidates the reranker saw: a first stage shorter than the configured budget gave it only that many
-  return rr && rr.firstStage.length ? { diagnostics: { rerank: { ...rr, budget: Math.min(rr.budget, rr.firstStage.length) } } } : {};
+  return rr ? { diagnostics: { rerank: { ...rr, budget: Math.min(rr.budget, rr.firstStage.length) } } } : {};
 }
 
 function portalResult(h: SearchHit) {

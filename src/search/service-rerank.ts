@@ -8,13 +8,14 @@
  * never a pass or a quality drop). Only the documented fields are kept (ids, no contents). Beyond each field's type,
  * the block must agree with itself and with the results it came with (what the per-stage metrics and the reranker's
  * gain are computed from; a block that contradicts them would forge a gain):
- * - `budget` <= the ids of `firstStage` (the reranker cannot have seen more candidates than the first stage gave it);
+ * - `budget` <= the ids of `firstStage` (the reranker cannot have seen more candidates than the first stage gave it;
+ *   0 only for an empty first stage);
  * - `reranked` ids among the first `budget` of `firstStage`, each once;
  * - the returned results are the block's final order: the first min(results, |firstStage|) of them are ids of
  *   `firstStage` (a reranker only reorders its first stage), in the order `reranked` (when given), then the rest of
  *   `firstStage` past the budget in first-stage order;
- * - `ms` <= the call's deadline (a url: service's timeoutMs, else MAX_STAGE_MS), `requests` and `cached` <= budget,
- *   `searchUnits` <= budget, `tokens` <= MAX_TOKENS, `costUsd` <= MAX_COST_USD: finite and bounded, never 1e300.
+ * - `ms` <= the call's deadline (a url: service's timeoutMs, else MAX_STAGE_MS), `requests` and `searchUnits` <=
+ *   max(budget, 1), `cached` <= budget, `tokens` <= MAX_TOKENS, `costUsd` <= MAX_COST_USD: finite and bounded, never 1e300.
  */
 import type { RerankDiagnostics, SearchResponse } from './types.ts';
 
@@ -75,7 +76,9 @@ export function parseServiceRerank(
   if (o.firstStage === undefined) throw new Error(`${where}.firstStage: missing (the result ids of the first stage in its order, before the reranker) (${DOC})`);
   const firstStage = ids('firstStage', o.firstStage, MAX_FIRST_STAGE);
   const budget = o.budget;
-  if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1 || budget > MAX_FIRST_STAGE) bad('budget', `a positive integer of at most ${MAX_FIRST_STAGE} (the candidates the reranker saw)`, budget);
+  // 0 only for an empty first stage (a query with no candidates: the reranker saw none)
+  const empty = firstStage.length === 0 && budget === 0;
+  if (!empty && (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1 || budget > MAX_FIRST_STAGE)) bad('budget', `a positive integer of at most ${MAX_FIRST_STAGE} (the candidates the reranker saw; 0 only with an empty firstStage)`, budget);
   if ((budget as number) > firstStage.length) {
     throw new Error(`${where}.budget: ${budget} is more than the ${firstStage.length} id${firstStage.length === 1 ? '' : 's'} of firstStage: the reranker cannot have seen more candidates than the first stage gave it (report the number it saw) (${DOC})`);
   }
@@ -95,9 +98,9 @@ export function parseServiceRerank(
   const maxMs = ctx.maxMs ?? MAX_STAGE_MS;
   const limits: Record<'ms' | 'requests' | 'cached' | 'searchUnits' | 'tokens' | 'costUsd', [number, string]> = {
     ms: [maxMs, `${maxMs} ms (${ctx.maxMs !== undefined ? "the call's deadline, timeoutMs" : 'MAX_STAGE_MS'}: the stage ran inside the call)`],
-    requests: [budget as number, `the budget (${budget}: at most one request a candidate)`],
+    requests: [Math.max(1, budget as number), `the budget (${budget}: at most one request a candidate, or 1)`],
     cached: [budget as number, `the budget (${budget})`],
-    searchUnits: [budget as number, `the budget (${budget})`],
+    searchUnits: [Math.max(1, budget as number), `the budget (${budget}, or 1)`],
     tokens: [MAX_TOKENS, `${MAX_TOKENS}`],
     costUsd: [MAX_COST_USD, `${MAX_COST_USD} (USD for one query)`],
   };

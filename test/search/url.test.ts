@@ -193,6 +193,7 @@ test('a reranked service: diagnostics.rerank (camelCase or snake_case) is read, 
     [{ firstStage: ['a', 'b', 'c'], budget: 3, costUsd: 1e300 }, /diagnostics\.rerank\.costUsd: expected a number of at most 10 \(USD for one query\), got 1e\+300/],
     [{ firstStage: ['a', 'b', 'c'], budget: 3, tokens: 1e12 }, /diagnostics\.rerank\.tokens: expected a number of at most 100000000/],
     [{ firstStage: ['a', 'b', 'c'], budget: 2, requests: 3 }, /diagnostics\.rerank\.requests: expected a number of at most the budget \(2/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 0 }, /diagnostics\.rerank\.budget: expected a positive integer .*0 only with an empty firstStage/],
     [{ firstStage: ['x', 'b', 'y'], budget: 2 }, /diagnostics\.rerank: result 1 \("a"\) is not among the ids of firstStage: a reranker only reorders its first stage/],
     // forged gain: the first stage says b then a were its order past the budget, the results say a then b
     [{ firstStage: ['c', 'b', 'a'], budget: 1, reranked: ['c'] }, /diagnostics\.rerank: results 1 and 2 \("a", "b"\) are not in the block's final order .*: the results past the budget out of first-stage order/],
