@@ -111,8 +111,21 @@ export async function loadChatProvider(providerId: string, config: Record<string
   return loadApiProvider(providerId, { options: { config } });
 }
 
-/** One model call: the prompt as chat messages, bounded by `deadlineMs` and `signal`. */
+/**
+ * RANKGATE_LLM_TIMEOUT_MS: an upper bound (ms) on every model call's deadline, whoever makes it (judges, expansion,
+ * the llm: reranker, review judge); unset: each caller's own deadline. A value that is not a number >= 1 is refused.
+ */
+export function llmDeadlineCap(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.RANKGATE_LLM_TIMEOUT_MS?.trim();
+  if (!raw) return Infinity;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`RANKGATE_LLM_TIMEOUT_MS="${raw}": expected a number of milliseconds >= 1`);
+  return n;
+}
+
+/** One model call: the prompt as chat messages, bounded by `deadlineMs` (and RANKGATE_LLM_TIMEOUT_MS) and `signal`. */
 export async function callChatProvider(provider: ChatProvider, providerId: string, prompt: ChatPrompt, deadlineMs: number, signal?: AbortSignal): Promise<ModelAnswer> {
+  deadlineMs = Math.min(deadlineMs, llmDeadlineCap());
   const ac = new AbortController();
   const onAbort = () => ac.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
