@@ -91,7 +91,7 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
   if (str('rerank') !== undefined) {
     const s = parseRerankSetting({ provider: str('rerank'), ...(rerankK !== undefined ? { k: rerankK } : {}) }, '--rerank');
     if (s) {
-      checkReranker(s);
+      checkReranker(s, process.env, '--rerank');
       p.rerank = s;
     }
   }

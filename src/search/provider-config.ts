@@ -177,7 +177,7 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
   // A url: service's credentials never sit in the config: promptfoo stores every provider's config in its own database
   // (promptfoo.db, with the eval) before any hook can redact it, so they come from the environment (src/search/url.ts).
   if (kind === 'url') {
-    const envForm = 'leave it out of the config and pass it from the environment: RANKGATE_URL_PASSWORD=… (HTTP Basic, with the url\'s user name: http://user@host/…), RANKGATE_URL_API_KEY=… (Authorization: Bearer) or RANKGATE_URL_HEADERS=\'{"x-api-key": "…"}\' (docs/search.md#url-services)';
+    const envForm = 'leave it out of the config and pass it from the environment: RANKGATE_URL_PASSWORD=… (HTTP Basic, with the url\'s user name: http://user@host/…), RANKGATE_URL_API_KEY=… (Authorization: Bearer) or RANKGATE_URL_HEADERS=\'{"x-api-key": "…"}\' (docs/configuration.md: url:)';
     for (const k of Object.keys(config)) {
       if (isSecretKey(k) || /^(headers?|auth|basicauth|bearer)$/i.test(k.replace(/[-_]/g, ''))) {
         fail(k, config[k], (where) => `${file}: ${where}.${k}: a url: service's credentials (promptfoo would store them in its own database with the eval): ${envForm}`);

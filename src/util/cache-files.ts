@@ -19,7 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserError } from '../errors.ts';
 import { NotRegularFileError, openRegularSync } from './regular-file.ts';
 import { safeTerminal } from './terminal.ts';
@@ -60,6 +60,31 @@ export function trackedCacheFiles(dir: string, what: string, env: NodeJS.Process
   }
   tracked.set(abs, out);
   return out;
+}
+
+/**
+ * Cache files named one by one (`rankgate embed-cache import FILE`, `build --cache FILE`): those git tracks are refused
+ * in CI (a UserError naming them) and otherwise left out with a LOUD warning. Returns the files to use.
+ */
+export function untrackedCacheFiles(files: readonly string[], what: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const byDir = new Map<string, string[]>();
+  for (const f of files) {
+    const abs = resolve(f);
+    const d = dirname(abs);
+    byDir.set(d, [...(byDir.get(d) ?? []), abs]);
+  }
+  const tracked = new Set<string>();
+  for (const [d, fs] of byDir) {
+    if (!existsSync(d)) continue;
+    const r = spawnSync('git', ['-C', d, 'ls-files', '-z', '--', ...fs.map((f) => relative(d, f))], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    if (r.status === 0 && r.stdout) for (const f of r.stdout.split('\0')) if (f) tracked.add(join(d, f));
+  }
+  if (!tracked.size) return [...files];
+  const shown = files.filter((f) => tracked.has(resolve(f))).map((f) => safeTerminal(f));
+  const fix = 'caches are never evidence from the repository; remove them with git rm --cached and use the workflow cache (docs/gate.md#caches)';
+  if (inCi(env)) throw new UserError(`${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} tracked by git (the ${what} cache): ${fix}`);
+  process.stderr.write(`rankgate: LOUD: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} tracked by git (the ${what} cache): left out; ${fix}\n`);
+  return files.filter((f) => !tracked.has(resolve(f)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
