@@ -82,7 +82,7 @@ export class RerankCache {
     return join(this.dir, key.slice(0, 2), `${key}.json`);
   }
 
-  private read(path: string, scope: RerankCacheScope, query: string): { scores: Record<string, number>; answered: string | null } {
+  private read(path: string, scope: RerankCacheScope, query: string, quiet = false): { scores: Record<string, number>; answered: string | null } {
     const none = { scores: {}, answered: null };
     const text = readCacheFile(path, this.dir, this.ignored);
     if (text === undefined) return none;
@@ -100,7 +100,8 @@ export class RerankCache {
     const scores: Record<string, number> = {};
     for (const [h, s] of Object.entries(j.scores)) {
       if (typeof s !== 'number' || !inRange(s, scope.range)) {
-        noteCache(this.dir, `a score outside ${scope.reranker}'s documented range${scope.range ? ` (${rangeText(scope.range)})` : ''}`, `${resolve(path)}: ${JSON.stringify(s)}`);
+        if (!quiet)
+          noteCache(this.dir, `a score outside ${scope.reranker}'s documented range${scope.range ? ` (${rangeText(scope.range)})` : ''}`, `${resolve(path)}: ${JSON.stringify(s)}`);
         return none;
       }
       scores[h] = s;
@@ -117,7 +118,7 @@ export class RerankCache {
   /** Keep these passages' scores (merged with what is already there), and the model the answer named. */
   put(scope: RerankCacheScope, query: string, passages: readonly string[], scores: readonly number[]): void {
     const path = this.file(scope, query);
-    const old = this.read(path, scope, query);
+    const old = this.read(path, scope, query, true); // a refused file was noted when read; it is replaced
     const merged = old.scores;
     passages.forEach((p, i) => (merged[sha256(p)] = scores[i]!));
     const out: CacheFile = { v: 2, producer: { ...producerOf(scope), answered: scope.answered ?? old.answered }, query, scores: merged };

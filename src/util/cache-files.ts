@@ -33,7 +33,7 @@ export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
   return v !== '' && v !== '0' && v !== 'false' && v !== 'no' && v !== 'off';
 }
 
-const tracked = new Map<string, Set<string>>();
+const tracked = new Map<string, Set<string> | UserError>();
 
 /**
  * The files of cache folder `dir` that git tracks, refused in CI (a UserError, exit 2, naming them) and otherwise
@@ -42,6 +42,7 @@ const tracked = new Map<string, Set<string>>();
 export function trackedCacheFiles(dir: string, what: string, env: NodeJS.ProcessEnv = process.env): Set<string> {
   const abs = resolve(dir);
   const known = tracked.get(abs);
+  if (known instanceof UserError) throw known;
   if (known) return known;
   const out = new Set<string>();
   if (existsSync(abs)) {
@@ -53,8 +54,9 @@ export function trackedCacheFiles(dir: string, what: string, env: NodeJS.Process
     const list = `${shown.join(', ')}${out.size > 3 ? `, … (${out.size} files)` : ''}`;
     const fix = `caches are never evidence from the repository; remove them with git rm --cached -r ${safeTerminal(dir)} and use the workflow cache (docs/gate.md#caches)`;
     if (inCi(env)) {
-      tracked.set(abs, out);
-      throw new UserError(`${list} ${out.size === 1 ? 'is' : 'are'} tracked by git in the ${what} cache: ${fix}`);
+      const err = new UserError(`${list} ${out.size === 1 ? 'is' : 'are'} tracked by git in the ${what} cache: ${fix}`);
+      tracked.set(abs, err);
+      throw err;
     }
     process.stderr.write(`rankgate: LOUD: ${list} ${out.size === 1 ? 'is' : 'are'} tracked by git in the ${what} cache ${safeTerminal(dir)}: ignored (${out.size} file${out.size === 1 ? '' : 's'}); ${fix}\n`);
   }

@@ -157,6 +157,16 @@ describe('HTTP rerankers', () => {
     });
   }
 
+  test('M1: an answer over the cap (64 KB + 1 KB a passage) is given up while streaming, never read whole', async () => {
+    const huge = JSON.stringify({ results: [], pad: 'x'.repeat(8 * 1024 * 1024) });
+    fake.enqueue({ body: huge });
+    const before = process.memoryUsage().rss;
+    const t0 = performance.now();
+    await assert.rejects(createReranker('cohere:rerank:rerank-v3.5', { env: env(), attempts: 1 }).score(QUERY, PASSAGES), /malformed answer \(HTTP 200\): body over the 69632 bytes limit for this request/);
+    assert.ok(performance.now() - t0 < 5000);
+    assert.ok(process.memoryUsage().rss - before < 64 * 1024 * 1024, 'not held in memory');
+  });
+
   test('a 401 fails at once naming the key; no key, no call; the key never shows', async () => {
     fake.requests.length = 0;
     fake.enqueue({ status: 401, body: { message: 'invalid api token co-secret-key' } });

@@ -228,3 +228,51 @@ test('a module: service\'s diagnostics.rerank is checked the same way (withServi
   assert.throws(() => withServiceRerank(withHits([], { budget: 1, firstStage: ['a'], ms: 700_000 }), 'module m'), /ms: expected a number of at most 600000 ms \(MAX_STAGE_MS/);
   assert.throws(() => withServiceRerank(withHits([], { budget: 1, firstStage: ['a'], ms: 2_000 }), 'module m', 1_000), /ms: expected a number of at most 1000 ms \(the call's deadline/);
 });
+
+test('S1: a url:\'s credentials never sit in the provider config: a password, a secret query parameter, a key: one line each with the environment form', () => {
+  const ctx = { basePath: '/nonexistent', providerId: 'file://providers/search.ts', argv: [] };
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ url: 'http://evaluser:s3cr3t-pw@127.0.0.1:9/api/v1/search' }, /config\.url holds a password \(promptfoo would store it in its own database with the eval\): leave it out of the config and pass it from the environment: RANKGATE_URL_PASSWORD=… \(HTTP Basic, with the url's user name: http:\/\/user@host\/…\), RANKGATE_URL_API_KEY=… \(Authorization: Bearer\) or RANKGATE_URL_HEADERS=/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search?api_key=abc123' }, /config\.url holds a secret in its query \(api_key=…;/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', api_key: 'abc123' }, /config\.api_key: a url: service's credentials/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', apiKey: 'abc123' }, /config\.apiKey: a url: service's credentials/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', headers: { Authorization: 'Bearer abc123' } }, /config\.headers: a url: service's credentials/],
+  ];
+  for (const [config, re] of cases) {
+    assert.throws(() => validateProviderConfig(config, ctx), (e: Error) => {
+      assert.match(e.message, re);
+      assert.ok(!e.message.includes('s3cr3t-pw') && !e.message.includes('abc123'), 'the secret itself is never printed');
+      assert.equal(e.message.includes('\n'), false);
+      return true;
+    });
+  }
+  // a user name alone is no secret
+  validateProviderConfig({ url: 'http://evaluser@127.0.0.1:9/api/v1/search' }, ctx);
+});
+
+test('S1: the environment forms: RANKGATE_URL_PASSWORD (Basic with the url\'s user), RANKGATE_URL_API_KEY, RANKGATE_URL_HEADERS; a bad JSON is one line', async () => {
+  const seen: Record<string, string | undefined>[] = [];
+  const svc = await fake((req, res) => {
+    seen.push({ authorization: req.headers.authorization, key: req.headers['x-api-key'] as string | undefined });
+    answer([{ chunk_id: 'a' }])(req, res);
+  });
+  const saved = { ...process.env };
+  try {
+    process.env.RANKGATE_URL_PASSWORD = 'pw-from-env-123';
+    await new HttpSearchService(svc.url.replace('http://', 'http://evaluser@'), 'portal', 5000, 0).search('q');
+    assert.equal(seen.at(-1)!.authorization, `Basic ${Buffer.from('evaluser:pw-from-env-123').toString('base64')}`);
+    delete process.env.RANKGATE_URL_PASSWORD;
+    process.env.RANKGATE_URL_API_KEY = 'key-from-env-456';
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": "hdr-from-env-789"}';
+    await new HttpSearchService(svc.url, 'portal', 5000, 0).search('q');
+    assert.deepEqual(seen.at(-1), { authorization: 'Bearer key-from-env-456', key: 'hdr-from-env-789' });
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": 5}';
+    await assert.rejects(new HttpSearchService(svc.url, 'portal', 5000, 0).search('q'), /RANKGATE_URL_HEADERS: expected a JSON object of header names and string values/);
+    const { redactText } = await import('../../src/util/redact.ts');
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": "hdr-from-env-789"}';
+    process.env.RANKGATE_URL_PASSWORD = 'pw-from-env-123';
+    assert.equal(redactText('echo pw-from-env-123 key-from-env-456 hdr-from-env-789'), 'echo *** *** ***', 'every value is a secret');
+  } finally {
+    process.env = saved;
+  }
+});
