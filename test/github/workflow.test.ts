@@ -161,6 +161,19 @@ test('index and embedding cache in actions/cache, keyed by corpus x chunk size x
   assert.match(single, /pg_restore/);
 });
 
+test('the model caches (rerank, expansion, judge) come from actions/cache keyed by the base branch, never a pull request\'s own', () => {
+  for (const job of ['eval', 'shard', 'sweep']) {
+    const steps = wf.jobs[job]!.steps;
+    const c = steps.find((s) => s.uses?.startsWith('actions/cache') && s.with?.path === '.rankgate/cache');
+    assert.ok(c, `${job}: a model-cache step`);
+    assert.match(String(c!.with?.key), /^rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-\$\{\{ github\.event_name \}\}-\$\{\{ github\.run_id \}\}$/);
+    const restore = String(c!.with?.['restore-keys']).trim().split('\n');
+    assert.deepEqual(restore, ['rankgate-model-cache-${{ github.base_ref || github.ref_name }}-push-', 'rankgate-model-cache-${{ github.base_ref || github.ref_name }}-workflow_dispatch-'], `${job}: never a pull_request-saved cache`);
+    const at = steps.indexOf(c!);
+    assert.ok(steps.findIndex((s) => /promptfoo eval/.test(s.run ?? '')) > at, `${job}: restored before the eval`);
+  }
+});
+
 test('every rankgate subcommand the workflow calls exists in the CLI', async () => {
   const { main } = await import('../../src/cli/index.ts');
   const used = new Set([...content.matchAll(/npx rankgate ([a-z-]+)/g)].map((m) => m[1]!));
