@@ -61,7 +61,7 @@ export function checkGenerated(kind: 'rewrites' | 'hyde', texts: readonly string
   if (texts.length > (kind === 'hyde' ? 1 : n)) return `${texts.length} ${what}s, more than the ${kind === 'hyde' ? 1 : n} asked for`;
   for (const [i, t] of texts.entries()) {
     if (!t.trim()) return `${what} ${i + 1} is empty`;
-    if (t.length > MAX_QUERY_CHARS) return `${what}${kind === 'hyde' ? '' : ` ${i + 1}`} is ${count(t.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md#query-expansion)`;
+    if (t.length > MAX_QUERY_CHARS) return `${what}${kind === 'hyde' ? '' : ` ${i + 1}`} is ${count(t.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md "Query expansion")`;
     if (redactText(t) !== t) return `${what}${kind === 'hyde' ? '' : ` ${i + 1}`} holds a secret (an API key or a password)`;
   }
   return undefined;
@@ -322,7 +322,7 @@ export class LlmExpander {
     const text = redactText((answer.text ?? '').trim());
     const what = s.kind === 'hyde' ? 'passage' : 'rewrite';
     if (s.kind === 'hyde' && text.length > MAX_QUERY_CHARS) {
-      throw new Error(`expansion hyde by ${s.provider}: the model's passage is ${count(text.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md#query-expansion)`);
+      throw new Error(`expansion hyde by ${s.provider}: the model's passage is ${count(text.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md "Query expansion")`);
     }
     const texts = s.kind === 'hyde' ? (text ? [text] : []) : parseRewrites(text, query, s.n);
     if (!texts.length) throw new Error(`expansion ${s.kind} by ${s.provider}: the model answered no ${what} (${JSON.stringify(text.slice(0, 120))})`);
