@@ -84,7 +84,7 @@ export class RerankCache {
 
   private read(path: string, scope: RerankCacheScope, query: string, quiet = false): { scores: Record<string, number>; answered: string | null } {
     const none = { scores: {}, answered: null };
-    const text = readCacheFile(path, this.dir, this.ignored);
+    const text = readCacheFile(path, this.dir, this.ignored, undefined, quiet);
     if (text === undefined) return none;
     let j: CacheFile;
     try {

@@ -100,6 +100,10 @@ let exitHooked = false;
  * file", "a score out of range"). The first of each (folder, kind) is said at once, the totals at exit.
  */
 export function noteCache(dir: string, kind: string, detail: string): void {
+  noteCacheOnce(dir, kind, detail);
+}
+
+function noteCacheOnce(dir: string, kind: string, detail: string): void {
   const key = `${dir}\u0000${kind}`;
   const n = notes.get(key);
   if (n) {
@@ -140,9 +144,11 @@ const inside = (root: string, p: string) => {
 
 /**
  * The text of cache file `path` in cache folder `root`, or undefined: absent (a plain miss), or skipped and noted (a
- * symbolic link out of the folder, a fifo/socket/device, over `maxBytes`, tracked by git outside CI).
+ * symbolic link out of the folder, a fifo/socket/device, over `maxBytes`, tracked by git outside CI). `quiet`: not
+ * noted (a second read of the same file in one operation, e.g. before replacing it).
  */
-export function readCacheFile(path: string, root: string, ignored: ReadonlySet<string>, maxBytes = MAX_CACHE_FILE_BYTES): string | undefined {
+export function readCacheFile(path: string, root: string, ignored: ReadonlySet<string>, maxBytes = MAX_CACHE_FILE_BYTES, quiet = false): string | undefined {
+  const noteCache = quiet ? () => {} : noteCacheOnce;
   let st;
   try {
     st = lstatSync(path);
