@@ -41,6 +41,9 @@ export interface HttpRerankerOptions extends HttpCallOptions {
 
 const VOYAGE_REQUEST_TOKENS = 600_000;
 
+/** TEI `GET /info` answers of this process, by base URL. */
+const TEI_INFO = new Map<string, Promise<string | undefined>>();
+
 /** Largest answer read for a request of `n` passages (bytes): 64 KB + 1 KB a passage. */
 export const rerankAnswerCap = (n: number) => 64 * 1024 + 1024 * n;
 
@@ -125,11 +128,12 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
     return { scores, usage, ...(model ? { model } : {}) };
   };
 
-  // TEI's own account of the model it serves, once per process (the score cache's producer); undefined when it does not
-  // answer /info (then the configured label stands, and the rerank call itself says what is wrong)
-  let info$: Promise<string | undefined> | undefined;
-  const servedModel = (): Promise<string | undefined> =>
-    (info$ ??= (async () => {
+  // TEI's own account of the model it serves, once per process and base URL (the score cache's producer); undefined
+  // when it does not answer /info (then the configured label stands, and the rerank call itself says what is wrong)
+  const servedModel = (): Promise<string | undefined> => {
+    const known = TEI_INFO.get(base);
+    if (known) return known;
+    const p = (async () => {
       const infoUrl = base + '/info';
       try {
         const res = await fetch(infoUrl, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
@@ -141,7 +145,10 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
       } catch {
         return undefined;
       }
-    })());
+    })();
+    TEI_INFO.set(base, p);
+    return p;
+  };
 
   /** Batches within the passage count (and Voyage's token budget: the query counts with every passage), in input order. */
   const batches = (query: string, docs: readonly string[]): string[][] => {

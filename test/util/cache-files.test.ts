@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createReranker, RerankCache, scorePassages } from '../../src/rerank/index.ts';
+import { createReranker, parseRerankerId, RerankCache, scorePassages } from '../../src/rerank/index.ts';
 import { cacheNoteCounts, readCacheFile, trackedCacheFiles, untrackedCacheFiles } from '../../src/util/cache-files.ts';
 import { JudgeCache } from '../../src/judge/cache.ts';
 import { isUserError } from '../../src/errors.ts';
@@ -74,13 +74,19 @@ describe('the rerank score cache: producer, range, file kinds', () => {
     assert.equal(a.usage.requests, 1);
     const again = await scorePassages(first, QUERY, PASSAGES, cache);
     assert.equal(again.usage.requests, 0, 'the same model: cached');
-    assert.equal(fake.infoRequests, 1, '/info read once for this reranker');
+    assert.equal((await scorePassages(createReranker('tei:rerank', { env: env() }), QUERY, PASSAGES, cache)).usage.requests, 0);
+    assert.equal(fake.infoRequests, 1, '/info read once per process and base URL');
+    // the next run (a new process: a fresh module) finds another model behind the same URL
+    const nextRun = async (tag: string) => {
+      const { createHttpReranker } = (await import(`../../src/rerank/http.ts?run=${tag}`)) as typeof import('../../src/rerank/http.ts');
+      return createHttpReranker(parseRerankerId('tei:rerank'), { env: env() });
+    };
     fake.teiInfo = { model_id: 'BAAI/bge-reranker-v2-m3', model_sha: 'bbbb' };
-    const swapped = await scorePassages(createReranker('tei:rerank', { env: env() }), QUERY, PASSAGES, cache);
+    const swapped = await scorePassages(await nextRun('2'), QUERY, PASSAGES, cache);
     assert.equal(swapped.usage.requests, 1, "another model's scores are never reused");
     assert.equal(swapped.cached, 0);
     fake.teiInfo = { model_id: 'BAAI/bge-reranker-base', model_sha: 'aaaa' };
-    assert.equal((await scorePassages(createReranker('tei:rerank', { env: env() }), QUERY, PASSAGES, cache)).usage.requests, 0, 'the first model back: its own scores');
+    assert.equal((await scorePassages(await nextRun('3'), QUERY, PASSAGES, cache)).usage.requests, 0, 'the first model back: its own scores');
   });
 
   test('W2: a planted score of 99 (Cohere: [0, 1]) is refused with a LOUD note and scored live; the file is rewritten', async () => {
