@@ -166,6 +166,9 @@ const KEYWORD_SECRET = /(^|[\s,(])((?:ssl)?password)\s*=\s*('(?:\\.|[^'\\])*'|[^
 // `"authorization":"Bearer abc"`
 const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?\s*)(basic|bearer|token|digest)\s+([^\s"',}]+)/gi;
 
+// a word (no white space or quotes) with at least one %XX escape
+const PERCENT_RUN = /[^\s"'<>`%]*(?:%[0-9A-Fa-f]{2}[^\s"'<>`%]*)+/g;
+
 /** `text` with URL credentials, secret query parameters and every known secret value replaced by ***. */
 export function redactText(text: string): string {
   readEnv();
@@ -189,6 +192,26 @@ export function redactText(text: string): string {
   });
   sorted ??= [...known].sort((a, b) => b.length - a.length);
   for (const s of sorted) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  // a key percent-encoded in part (`sk%2Dlive…`): a run holding %XX escapes is read decoded, and when a known secret is
+  // in it, it is given back decoded with the secret redacted
+  if (out.includes('%') && known.size) {
+    out = out.replace(PERCENT_RUN, (tok) => {
+      let d: string;
+      try {
+        d = decodeURIComponent(tok);
+      } catch {
+        return tok;
+      }
+      let hit = false;
+      for (const s of sorted!) {
+        if (d.includes(s)) {
+          d = d.split(s).join(REDACTED);
+          hit = true;
+        }
+      }
+      return hit ? d : tok;
+    });
+  }
   return out;
 }
 

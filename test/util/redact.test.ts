@@ -21,6 +21,7 @@ test('every encoded form of a key of the environment is redacted', () => {
     'encodeURIComponent': encodeURIComponent(KEY),
     '%XX upper': [...bytes].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
     '%xx lower': [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+    'partly percent-encoded': KEY.replace(/-/g, '%2D').replace(/\+/g, '%2B'),
     'base64 padded': b64(bytes),
     'base64 unpadded': b64(bytes).replace(/=+$/, ''),
     'base64url': url64(b64(bytes)).replace(/=+$/, ''),
