@@ -17,7 +17,10 @@
  * the text, tokens and promptfoo's cost estimate back, a call with no answer a NoAnswerError.
  */
 import { connect } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { redactText } from '../util/redact.ts';
+import { trackedCacheFiles } from '../util/cache-files.ts';
 
 /** A chat prompt: the system and the user message. */
 export interface ChatPrompt {
@@ -103,12 +106,24 @@ export function probeEndpoint(url: string, timeoutMs = 3000): Promise<string | u
   });
 }
 
-/** Loads promptfoo's provider once (the eval has promptfoo loaded already; the CLI loads it on first use). */
+/** promptfoo's own response cache folder (PROMPTFOO_CACHE_PATH, else `cache` in PROMPTFOO_CONFIG_DIR or ~/.promptfoo). */
+export function promptfooCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PROMPTFOO_CACHE_PATH || join(env.PROMPTFOO_CONFIG_DIR || join(homedir(), '.promptfoo'), 'cache');
+}
+
+/**
+ * Loads promptfoo's provider once (the eval has promptfoo loaded already; the CLI loads it on first use). promptfoo keeps
+ * model answers in its own disk cache and answers a repeated request from it: a cache folder holding files git tracks
+ * (a committed `.promptfoo/cache`) could answer for the model, so it is refused in CI (exit 2, src/util/cache-files.ts)
+ * and, elsewhere, promptfoo's cache is turned off for this process after a LOUD warning.
+ */
 export async function loadChatProvider(providerId: string, config: Record<string, unknown>): Promise<ChatProvider> {
-  const { loadApiProvider } = (await import('promptfoo')) as unknown as {
+  const pf = (await import('promptfoo')) as unknown as {
     loadApiProvider: (id: string, ctx?: { options?: { config?: Record<string, unknown> } }) => Promise<ChatProvider>;
+    cache?: { disableCache?: () => void };
   };
-  return loadApiProvider(providerId, { options: { config } });
+  if (trackedCacheFiles(promptfooCacheDir(), "promptfoo's model-answer").size) pf.cache?.disableCache?.();
+  return pf.loadApiProvider(providerId, { options: { config } });
 }
 
 /**

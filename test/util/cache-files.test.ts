@@ -183,13 +183,13 @@ describe('P3: cache files tracked by git are never evidence', () => {
     repo = mkdtempSync(join(tmpdir(), 'rankgate-tracked-'));
     const git = (...a: string[]) => execFileSync('git', ['-C', repo, ...a], { stdio: 'ignore' });
     git('init', '-q');
-    for (const d of ['ci', 'local', 'files']) {
+    for (const d of ['ci', 'local', 'files', 'pfcache']) {
       mkdirSync(join(repo, d, 'ab'), { recursive: true });
       writeFileSync(join(repo, d, 'ab', 'planted.json'), '{}');
     }
     writeFileSync(join(repo, 'files', 'emb.jsonl'), '');
     writeFileSync(join(repo, 'files', 'own.jsonl'), '');
-    git('add', 'ci', 'local', 'files/ab', 'files/emb.jsonl');
+    git('add', 'ci', 'local', 'files/ab', 'files/emb.jsonl', 'pfcache');
   });
   after(() => {
     rmSync(repo, { recursive: true, force: true });
@@ -206,6 +206,18 @@ describe('P3: cache files tracked by git are never evidence', () => {
       });
     }
     assert.throws(() => untrackedCacheFiles([join(repo, 'files', 'emb.jsonl'), join(repo, 'files', 'own.jsonl')], 'embedding', { CI: '1' }), /files\/emb\.jsonl is tracked by git \(the embedding cache\)/);
+  });
+
+  test("promptfoo's own model-answer cache (a committed .promptfoo/cache) is refused in CI before a model is called", async () => {
+    const { loadChatProvider } = await import('../../src/llm/provider.ts');
+    const saved = { ...process.env };
+    try {
+      process.env.PROMPTFOO_CACHE_PATH = join(repo, 'pfcache');
+      process.env.CI = 'true';
+      await assert.rejects(loadChatProvider('openai:chat:m', {}), (e: Error) => isUserError(e) && /pfcache\/ab\/planted\.json is tracked by git in the promptfoo's model-answer cache: caches are never evidence/.test(e.message));
+    } finally {
+      process.env = saved;
+    }
   });
 
   test('outside CI: a LOUD warning, and those files ignored (every lookup in them a miss)', async () => {
