@@ -44,7 +44,7 @@ import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../src/report
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/review/evidence.ts';
-import { outputPathsOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
+import { outputPathsOf, recordPathOf, regatePathFor, writeRegateFile } from '../src/results/regate.ts';
 import { compactGrading, dedupeRowMetadata } from '../src/results/compact.ts';
 import { currentRunId, digestRows, startRun } from '../src/results/record.ts';
 import { promptfooWrites } from '../src/results/nowrite.ts';
@@ -403,11 +403,10 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
       const written = promptfooWrites(process.argv, (context.config as { commandLineOptions?: unknown } | undefined)?.commandLineOptions);
       // the run id, row count and digest of the rows: the gate refuses rows of other runs or edited rows (src/results/record.ts)
       const { rows, digest } = digestRows(context.results);
-      writeRegateFile(
-        regatePath,
-        { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, code, verdict: final, toolchain, ...(written ? {} : { written }), runId: currentRunId(), rows, digest },
-        context.results,
-      );
+      const header = { evalId: context.evalId ?? null, timestamp: new Date(hookAt).toISOString(), output: outputs[0] ?? null, outputs, code, verdict: final, toolchain, ...(written ? {} : { written }), runId: currentRunId(), rows, digest };
+      // one record under each results file's full name (-o a.json a.jsonl: both), so neither is another eval's
+      const paths = new Set([regatePath, ...outputs.filter((o) => /\.jsonl?$/i.test(o)).map((o) => recordPathOf(o)!).filter(Boolean)]);
+      for (const p of paths) writeRegateFile(p, header, context.results);
     } catch (e) {
       console.error(`rankgate: could not write the re-gate record ${regatePath} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       regatePath = null;

@@ -35,4 +35,19 @@ if (entry && existsSync(entry)) {
   register();
   ({ main } = await import('../src/cli/index.ts'));
 }
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// The command is done: its output is written (stdout and stderr are synchronous for files and pipes on POSIX) and its
+// exit code is known. What can still hold the event loop is work abandoned at a deadline: promptfoo 0.121's chat
+// providers never pass the caller's abort signal to their fetch, so a call to an endpoint that accepts and never
+// answers keeps its socket and promptfoo's own request timer (REQUEST_TIMEOUT_MS, 300 s, then retries) alive long
+// after rankgate gave up on it (issue 43 H1). Nothing can close that from outside; nothing of the command is left to
+// wait for. So: exit normally when the loop drains, and at the latest half a second after the command returned.
+const linger = setTimeout(() => {
+  if (process.env.RANKGATE_DEBUG) {
+    const open = process.getActiveResourcesInfo?.().filter((r) => r !== 'TTYWrap') ?? [];
+    process.stderr.write(`rankgate: exiting with work still pending after the command ended (${open.join(', ') || 'none listed'})\n`);
+  }
+  process.exit(code);
+}, 500);
+linger.unref();

@@ -74,6 +74,10 @@ import type { HarnessHit, HarnessMetadata, HarnessOutput } from '../src/results/
 import type { SearchFilters, SearchParams, SearchResponse, SearchServiceLike } from '../src/search/types.ts';
 import { RANKGATE_VERSION } from '../src/version.ts';
 import { redactConfig, redactText } from '../src/util/redact.ts';
+import { trackedCacheFiles } from '../src/util/cache-files.ts';
+import { DEFAULT_RERANK_CACHE_DIR } from '../src/rerank/cache.ts';
+import { DEFAULT_EXPANSION_CACHE_DIR } from '../src/search/expand.ts';
+import { DEFAULT_JUDGE_CACHE_DIR } from '../src/judge/cache.ts';
 
 const PARAM_KEYS = SEARCH_PARAM_KEYS satisfies readonly (keyof SearchParams)[];
 
@@ -219,6 +223,14 @@ export default class SearchProvider {
       const expansion = expansionFromEnv(this.config.expansion, process.env, teamService, this.basePath);
       if (expansion !== undefined) params.expansion = expansion;
       else if (params.expansion !== undefined) params.expansion = parseExpansionSetting(params.expansion, 'expansion', { basePath: this.basePath });
+      // caches are never evidence from the repository: cache folders holding files git tracks are refused in CI (one
+      // line, exit 2, before any query) and ignored elsewhere (src/util/cache-files.ts); the judge's folder too, as the
+      // judge assertion would only fail its rows
+      if (!teamService) {
+        if (params.rerank) trackedCacheFiles(process.env.RANKGATE_RERANK_CACHE_DIR || DEFAULT_RERANK_CACHE_DIR, 'rerank');
+        if (params.expansion?.source === 'llm') trackedCacheFiles(process.env.RANKGATE_EXPANSION_CACHE_DIR || DEFAULT_EXPANSION_CACHE_DIR, 'expansion');
+      }
+      trackedCacheFiles(DEFAULT_JUDGE_CACHE_DIR, 'judge');
     } catch (e) {
       exitUnderCli(e);
       throw e;
@@ -349,7 +361,7 @@ export default class SearchProvider {
     if (this.config.module) {
       // a team's module may report its rerank stage (docs/search.md#a-reranked-service): checked, never trusted blindly
       try {
-        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`);
+        res = withServiceRerank(res, `module ${this.config.module}: search() diagnostics`, this.config.timeoutMs ?? IN_PROCESS_TIMEOUT_MS);
       } catch (e) {
         return { error: (e as Error).message };
       }

@@ -14,6 +14,7 @@
  */
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { untrackedCacheFiles } from '../util/cache-files.ts';
 import { parseChunkSizes, parseCliArgs, parseDbFlag, parseIntFlag } from './args.ts';
 import { didYouMean } from '../util/suggest.ts';
 
@@ -98,7 +99,7 @@ export async function run(argv: string[]): Promise<number> {
       // entries of earlier cache files under this embedder's key (or the bare id an older rankgate wrote)
       const keys = new Set([embeddings.embeddingCacheKey(embedder, 'document'), ...embeddings.legacyCacheKeys(embedderId)]);
       const known = new Map<string, number[]>();
-      for (const e of shardMod.readCacheFiles(v.cache ?? []).values()) if (keys.has(e.embedder) && e.embedding.length === embedder.dimension) known.set(e.sha256, e.embedding);
+      for (const e of shardMod.readCacheFiles(untrackedCacheFiles(v.cache ?? [], 'embedding')).values()) if (keys.has(e.embedder) && e.embedding.length === embedder.dimension) known.set(e.sha256, e.embedding);
       const documents = await readCorpus(v.corpus ?? 'datasets/corpus', v.format as Parameters<typeof readCorpus>[1]);
       const texts = shardMod.chunkTexts(documents, chunkSizes, overlap);
       const r = await shardMod.embedShard(texts, embedder, shard, known);
@@ -122,7 +123,9 @@ export async function run(argv: string[]): Promise<number> {
   const { openDatabase } = await import('../db/index.ts');
   if (sub === 'import') {
     if (!positionals.length) throw new UserError(`import: expected at least one cache file\n${USAGE}`);
-    const all = shardMod.readCacheFiles(positionals);
+    // cache files git tracks came with the commit (a pull request's own vectors): refused in CI, left out elsewhere
+    const files = untrackedCacheFiles(positionals, 'embedding');
+    const all = shardMod.readCacheFiles(files);
     const db = await openDatabase(parseDbFlag(v.db));
     try {
       const n = await shardMod.importCache(db, all.values());

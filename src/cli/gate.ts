@@ -35,7 +35,7 @@ const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [-
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
                      [--report OUT.json] [--markdown OUT.md] [--comment OUT.md] [--head-baseline FILE] [--base-ref REF]
   RESULTS.jsonl promptfoo eval --output results.jsonl (what init's workflow writes) or results.json (with or
-                without --no-write), or the afterAll hook's re-gate file results.rankgate.jsonl
+                without --no-write), or the afterAll hook's re-gate file results.jsonl.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
   --allow-partial  accept a run with fewer queries than its golden selection (also RANKGATE_ALLOW_PARTIAL=1)
   --base-ref    a pull request's base (e.g. origin/main; also RANKGATE_BASE_REF, and GitHub's pull_request event

@@ -234,17 +234,31 @@ ${yaml.dump(body, { lineWidth: 120, flowLevel: 3 })}`;
 export function workflow(p: InitPlan): string {
   const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
   const ours = !!p.corpus;
+  // The model caches (rerank scores, expansion text, judge verdicts) come from the workflow's cache, never from files in
+  // the repository (rankgate refuses cache files tracked by git in CI): keyed by branch, event and run, so a run on the
+  // base branch (a push or a manual run) saves its own, and a pull request restores the base branch's latest (restore-keys:
+  // never a pull request's own) and writes only into its own scope (GitHub never gives a pull request's cache to the
+  // base branch). docs/gate.md "Caches".
+  const modelCache = `
+      - name: Model caches from the base branch (rerank, expansion, judge), never from the repository
+        uses: actions/cache@v4
+        with:
+          path: .rankgate/cache
+          key: rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-\${{ github.event_name }}-\${{ github.run_id }}
+          restore-keys: |
+            rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-push-
+            rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-workflow_dispatch-`;
   const cache = ours
     ? `
       # The PGlite index and the embedding cache, keyed by corpus x chunk size x embedder: a PR that does not
       # touch the corpus reuses the index instead of re-embedding every document.
       - uses: actions/cache@v4
         with:
-          path: .rankgate
+          path: .rankgate/db
           key: rankgate-index-\${{ hashFiles(${expr(corpusGlob(p.corpus!))}) }}-c${p.chunkSize}-${p.embedder}
           restore-keys: |
-            rankgate-index-`
-    : '';
+            rankgate-index-${modelCache}`
+    : modelCache;
   const service = p.url
     ? `
       # Your service must answer at ${p.url} here: start it (or point url: at a staging deployment) before the eval.`
@@ -341,7 +355,7 @@ jobs:
           name: search-eval-results
           path: |
             results.jsonl
-            results.rankgate.jsonl
+            results.jsonl.rankgate.jsonl
             comment.md
             sweep-results/
           if-no-files-found: warn

@@ -92,6 +92,8 @@ export interface AgreementReport {
   items: number;
   judged: number;
   judge_errors: number;
+  /** The first judge error's message (why judgements failed), when any did. */
+  first_error?: string;
   scale: readonly string[];
   overall: AgreementSummary;
   categories: Record<string, AgreementSummary>;
@@ -102,14 +104,18 @@ export async function judgeAgreement(judge: Judge, items: readonly AgreementItem
   const verdicts = await Promise.all(items.map((it) => judge.relevance({ query: it.query, expected: it.expected, result: it.result, rank: it.rank })));
   const pairs: (AgreementPair & { category: string })[] = [];
   let errors = 0;
+  let first: string | undefined;
   verdicts.forEach((v, i) => {
-    if (!v.verdict) errors++;
+    if (!v.verdict) {
+      errors++;
+      first ??= v.error;
+    }
     else pairs.push({ truth: items[i]!.truth, rated: LEVEL[v.verdict], category: items[i]!.category });
   });
   const k = SCALE.length;
   const categories: Record<string, AgreementSummary> = {};
   for (const c of [...new Set(pairs.map((p) => p.category))].sort()) categories[c] = agreement(pairs.filter((p) => p.category === c), k, opts);
-  return { judge: judge.label, reason: judge.reason, items: items.length, judged: pairs.length, judge_errors: errors, scale: SCALE, overall: agreement(pairs, k, opts), categories };
+  return { judge: judge.label, reason: judge.reason, items: items.length, judged: pairs.length, judge_errors: errors, ...(first ? { first_error: first.split('\n')[0]!.slice(0, 300) } : {}), scale: SCALE, overall: agreement(pairs, k, opts), categories };
 }
 
 const f = (x: number | null | undefined, d = 3) => (x === null || x === undefined ? '–' : x.toFixed(d));
@@ -206,7 +212,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values.out) writeFileAtomic(values.out, JSON.stringify({ ...report, results: file, column: col.label, seed, resamples }, null, 2) + '\n');
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : agreementText(report));
   if (report.judged === 0) {
-    process.stderr.write(`rankgate judge agreement: every judgement failed (${report.judge_errors} judge errors): no agreement measured\n`);
+    process.stderr.write(safeTerminal(`rankgate judge agreement: every judgement failed (${report.judge_errors} judge errors${report.first_error ? `; the first: ${report.first_error}` : ''}): no agreement measured`) + '\n');
     return 2;
   }
   return 0;

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { mergeResultFiles } from '../results/merge.ts';
 import { REGATE_KEY, isJsonl, resultRows, type RegateHeader } from '../results/stream.ts';
-import { regatePathFor, verifyEvidence } from '../results/regate.ts';
+import { outputsOfRecord, regatePathFor, verifyEvidence } from '../results/regate.ts';
 import { digestRows } from '../results/record.ts';
 import { writeFileAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
@@ -27,13 +27,11 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (positionals.length < 2) throw new UserError(`expected OUT.json and at least one shard results file, got ${positionals.length} file(s)\n${USAGE}`);
   const [out, ...given] = positionals as [string, ...string[]];
-  // A shard's re-gate record (<stem>.rankgate.jsonl, assertions/gate.ts) beside its output, as a glob picks it up:
-  // the output is used. A record alone (the shard's output was lost) is merged from its compact rows.
+  // A shard's re-gate record (<output>.rankgate.jsonl, or an older rankgate's <stem>.rankgate.jsonl; assertions/gate.ts)
+  // beside its output, as a glob picks it up: the output is used. A record alone (the shard's output was lost) is
+  // merged from its compact rows.
   const named = new Set(given.map((f) => resolve(f)));
-  const shards = given.filter((f) => {
-    const stem = /^(.*)\.rankgate\.jsonl$/i.exec(f)?.[1];
-    return !(stem && (named.has(resolve(`${stem}.jsonl`)) || named.has(resolve(`${stem}.json`))));
-  });
+  const shards = given.filter((f) => !outputsOfRecord(f).some((o) => named.has(resolve(o))));
   if (shards.includes(out)) throw new UserError(`${out}: is both the output and a shard; write the merged results to a new file`);
   const t0 = performance.now();
   const { doc, summary, format } = mergeResultFiles(shards);

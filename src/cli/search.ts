@@ -91,7 +91,7 @@ export function searchParamsFromFlags(values: Record<string, unknown>): Partial<
   if (str('rerank') !== undefined) {
     const s = parseRerankSetting({ provider: str('rerank'), ...(rerankK !== undefined ? { k: rerankK } : {}) }, '--rerank');
     if (s) {
-      checkReranker(s);
+      checkReranker(s, process.env, '--rerank');
       p.rerank = s;
     }
   }
@@ -183,6 +183,10 @@ export async function run(argv: string[]): Promise<number> {
     const r = await service.search(query, params).catch((e: unknown) => {
       if ((e as Error)?.name === 'BedrockCallError') throw new UserError(`query embedding: ${(e as Error).message}`, 1);
       if (isConnectionLost(e)) throw new UserError(`database ${service.db.describe}: connection lost during the search (${(e as Error).message})`, 1);
+      // a stage's model or API that failed (no answer by its deadline, an error, a malformed answer): one line, exit 2
+      const err = e as Error;
+      if (err?.name === 'RerankerCallError' || err?.name === 'EmbedderCallError') throw new UserError(`no ranking: ${err.message.split('\n')[0]}`);
+      if (err instanceof Error && /^expansion /.test(err.message)) throw new UserError(`no ranking: ${err.message.split('\n')[0]}`);
       throw e;
     });
     console.log(values.json ? JSON.stringify({ query, params, ...r }, null, 2) : formatResponse(query, r));

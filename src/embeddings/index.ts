@@ -60,13 +60,25 @@ export function embedderDimension(id: string): number | undefined {
   return parseEmbedderId(id).dimension;
 }
 
+/** The vendors' own endpoints (hosts), where a model name names one model: OpenAI, Voyage, Cohere, Ollama's local
+ *  default, Bedrock's regional endpoints. */
+const VENDOR_HOST = /^(api\.openai\.com|api\.voyageai\.com|api\.cohere\.(com|ai)|127\.0\.0\.1:11434|localhost:11434|bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com)$/i;
+
 /**
- * The embedding-cache key of an embedder for one input type: embedder id (which names the model and any dimension
- * asked for), dimension and input type, e.g. `voyage:voyage-3-large|1024|document`. With the text's sha256 it
- * identifies a vector.
+ * The embedding-cache key of an embedder for one input type: what produced a vector. The embedder id (which names the
+ * model and any dimension asked for), dimension and input type, e.g. `voyage:voyage-3-large|1024|document`; and the
+ * endpoint's host when it is not the vendor's own (`openai:embedding:BAAI/bge-m3|1024|document|tei.internal:8080`): a
+ * self-hosted or proxied server under the same model name is another producer, whose vectors are never reused for
+ * this one. With the text's sha256 it identifies a vector.
  */
-export function embeddingCacheKey(embedder: Pick<Embedder, 'id' | 'dimension'>, inputType: EmbedInputType = 'document'): string {
-  return `${embedder.id}|${embedder.dimension}|${inputType}`;
+export function embeddingCacheKey(embedder: Pick<Embedder, 'id' | 'dimension' | 'endpoint'>, inputType: EmbedInputType = 'document'): string {
+  const host = atVendor(embedder) ? '' : `|${embedder.endpoint}`;
+  return `${embedder.id}|${embedder.dimension}|${inputType}${host}`;
+}
+
+/** Is the embedder offline or at its vendor's own endpoint (its cache key then names no host, and older keys apply)? */
+export function atVendor(embedder: Pick<Embedder, 'endpoint'>): boolean {
+  return !embedder.endpoint || VENDOR_HOST.test(embedder.endpoint);
 }
 
 /** Keys an older rankgate cached the same document vectors under (`use-lite`, `titan-v2-512`, ...): read, never written. */

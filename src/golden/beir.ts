@@ -102,7 +102,7 @@ export function readBeir(dir: string, opts: { split?: string }, cs: Collector[])
   for (const [qid, j] of judged) {
     if (!seen.has(qid)) rc.error({ line: j.line }, qid, 'query-id', `query ${show(qid)} is not in queries.jsonl, expected every judged query to exist`);
   }
-  const queries = finalize(qc, candidates, { expectedField: 'qrels', names: { relevant: 'a qrels row with score >= 1' } });
+  const queries = finalize(qc, candidates, { expectedField: 'qrels', queryField: 'text', names: { relevant: 'a qrels row with score >= 1' } });
   qc.resolve(rowLocator(rows));
   return { queries, meta: { split, header, unjudged } };
 }

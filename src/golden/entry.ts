@@ -6,6 +6,7 @@
 import { GoldenQuerySchema, KNOWN_CATEGORIES, ROUTINGS, badId, unscorableReason, type ExpectationNames, type GoldenQuery } from './schema.ts';
 import { MAX_NESTING, nestingDepth, show, type Collector, type Ref } from './problems.ts';
 import { suggest } from '../util/suggest.ts';
+import { MAX_EXPANSION_STRINGS, MAX_QUERY_CHARS, count } from '../util/limits.ts';
 
 export function fieldName(path: readonly (string | number)[]): string {
   let s = '';
@@ -227,6 +228,8 @@ export interface FinalizeOptions {
   expectedField: string;
   /** how the format spells a relevant reference and the safety expectation, for the "nothing to score" message */
   names?: ExpectationNames;
+  /** the format's name of the query text, for messages (default `query`; BEIR `text`, NQ `question`) */
+  queryField?: string;
 }
 
 /**
@@ -237,6 +240,7 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
   const out: GoldenQuery[] = [];
   const seen = new Map<string, { index: number; query: string }>();
   for (const { fields, query } of candidates) {
+    if (!queryWithinCaps(fields, query, opts)) continue;
     const parsed = GoldenQuerySchema.safeParse(query);
     if (!parsed.success) {
       if (!fields.failed) {
@@ -279,6 +283,34 @@ export function finalize(c: Collector, candidates: Candidate[], opts: FinalizeOp
   if (candidates.length === 0 && c.errorCount === 0) c.warn(undefined, 'file', 'entries', 'the set has no queries, expected at least one');
   categoryBalance(c, out);
   return out;
+}
+
+/**
+ * The query text within the caps of src/util/limits.ts (docs/golden-sets.md "Query length"): the query and each
+ * `expansion:` string at most MAX_QUERY_CHARS characters, at most MAX_EXPANSION_STRINGS expansion strings. Over a cap
+ * is an error naming the entry and the field (the text itself is never printed whole).
+ */
+function queryWithinCaps(fields: Fields, query: Record<string, unknown>, opts: FinalizeOptions): boolean {
+  let ok = true;
+  const q = query.query;
+  if (typeof q === 'string' && q.length > MAX_QUERY_CHARS) {
+    fields.err([opts.queryField ?? 'query'], `${count(q.length)} characters, expected at most ${count(MAX_QUERY_CHARS)} (a query's length cap: docs/golden-sets.md#query-length)`);
+    ok = false;
+  }
+  const ex = query.expansion;
+  if (Array.isArray(ex)) {
+    if (ex.length > MAX_EXPANSION_STRINGS) {
+      fields.err(['expansion'], `${ex.length} strings, expected at most ${MAX_EXPANSION_STRINGS} (each runs as its own query: docs/golden-sets.md#query-length)`);
+      ok = false;
+    }
+    ex.forEach((x, i) => {
+      if (typeof x === 'string' && x.length > MAX_QUERY_CHARS) {
+        fields.err(['expansion', i], `${count(x.length)} characters, expected at most ${count(MAX_QUERY_CHARS)} (an expansion string's length cap: docs/golden-sets.md#query-length)`);
+        ok = false;
+      }
+    });
+  }
+  return ok;
 }
 
 function getPath(o: unknown, path: readonly (string | number)[]): unknown {

@@ -156,7 +156,7 @@ export function readNqJson(text: string, c: Collector): ReadResult {
     f.closed(NQ_RECORD_KEYS, 'NQ prepared JSON');
     candidates.push({ fields: f, query: makeQuery(id ?? '', question, content, refExtra, 'nq-json') });
   });
-  const queries = finalize(c, candidates, { expectedField: 'content', names: { relevant: 'its answer chunk' } });
+  const queries = finalize(c, candidates, { expectedField: 'content', queryField: 'question', names: { relevant: 'its answer chunk' } });
   c.resolve(jsonLocator(text));
   return { queries };
 }

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { chunkDocument } from './chunker.ts';
 import type { Chunk, CorpusDocument } from './types.ts';
 import type { Embedder } from '../embeddings/types.ts';
-import { embeddingCacheKey, legacyCacheKeys } from '../embeddings/index.ts';
+import { atVendor, embeddingCacheKey, legacyCacheKeys } from '../embeddings/index.ts';
 import { embedSlices } from './embed-slices.ts';
 import { availableTextConfigs, ident, textConfigFor, type Db } from '../db/index.ts';
 import { UserError } from '../errors.ts';
@@ -211,7 +211,8 @@ export async function embedWithCache(
   const hashes = [...texts.keys()];
   const key = embeddingCacheKey(embedder, 'document');
   // the current key first, then the keys an older rankgate wrote the same vectors under
-  const keys = [key, ...(embedder.family ? legacyCacheKeys(embedder.id) : [])];
+  // (older keys named no endpoint: read only for an embedder at its vendor's own, never for another server's vectors)
+  const keys = [key, ...(embedder.family && atVendor(embedder) ? legacyCacheKeys(embedder.id) : [])];
   for (const k of keys) {
     const wanted = hashes.filter((h) => !vectors.has(h));
     for (let i = 0; i < wanted.length; i += CACHE_BATCH) {

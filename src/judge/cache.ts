@@ -5,13 +5,16 @@
  * endpoint), the prompt version and the hash of the prompt template, the inputs (query, expected passages,
  * sha256 of the result, rank) and the sha256 of the exact prompt sent. So a rerun of an unchanged eval makes
  * no model calls, and another model, endpoint, prompt or input never reuses old verdicts. Only successful, strictly parsed verdicts are
- * stored (judge errors are retried next run). Writes are atomic (temp file + rename); a corrupt or
- * foreign entry is ignored (treated as a miss) and overwritten.
+ * stored (judge errors are retried next run), with the model's raw answer redacted. Writes are atomic (temp file +
+ * rename); a corrupt or foreign entry (another producer: model, endpoint, prompt version) is ignored (treated as a
+ * miss) and overwritten. Files are read as src/util/cache-files.ts says (regular files under the size cap, never files
+ * tracked by git), and the caller parses a cached verdict as strictly as a fresh answer (`refuse` notes one that fails).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../util/atomic.ts';
+import { noteCache, readCacheFile, trackedCacheFiles } from '../util/cache-files.ts';
+import { redactText } from '../util/redact.ts';
 
 export const DEFAULT_JUDGE_CACHE_DIR = join('.rankgate', 'cache', 'judge');
 
@@ -50,7 +53,10 @@ export interface CacheEntry {
 }
 
 export class JudgeCache {
-  constructor(readonly dir: string = DEFAULT_JUDGE_CACHE_DIR) {}
+  private readonly ignored: Set<string>;
+  constructor(readonly dir: string = DEFAULT_JUDGE_CACHE_DIR) {
+    this.ignored = trackedCacheFiles(dir, 'judge');
+  }
 
   key(p: CacheKeyParts): string {
     return sha256(
@@ -65,12 +71,20 @@ export class JudgeCache {
 
   get(p: CacheKeyParts): CacheEntry | undefined {
     const key = this.key(p);
+    const text = readCacheFile(this.path(p.model, p.promptVersion, key), this.dir, this.ignored);
+    if (text === undefined) return undefined;
     try {
-      const e = JSON.parse(readFileSync(this.path(p.model, p.promptVersion, key), 'utf8')) as CacheEntry;
-      return e && e.key === key && typeof e.verdict === 'string' ? e : undefined;
+      const e = JSON.parse(text) as CacheEntry;
+      const same = e && e.key === key && e.model === p.model && (e.endpoint ?? null) === (p.endpoint ?? null) && e.promptVersion === p.promptVersion;
+      return same && typeof e.verdict === 'string' ? e : undefined;
     } catch {
       return undefined;
     }
+  }
+
+  /** Note a cached verdict that does not parse as a fresh answer must (a LOUD note; the caller asks the model). */
+  refuse(p: CacheKeyParts, verdict: string): void {
+    noteCache(this.dir, 'a verdict no fresh answer could be', `${resolve(this.path(p.model, p.promptVersion, this.key(p)))}: ${JSON.stringify(verdict.slice(0, 40))}`);
   }
 
   set(p: CacheKeyParts, v: { verdict: string; raw: string; inputTokens: number; outputTokens: number }): void {
@@ -84,6 +98,7 @@ export class JudgeCache {
       ...(p.rank !== undefined ? { rank: p.rank } : {}),
       passageSha256: sha256(p.passage),
       ...v,
+      raw: redactText(v.raw),
       at: new Date().toISOString(),
     };
     writeFileAtomic(this.path(p.model, p.promptVersion, key), JSON.stringify(entry, null, 1) + '\n');

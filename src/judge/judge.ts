@@ -434,6 +434,7 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
     if (cache && !refresh) {
       const hit = cache.get(parts);
       const v = hit ? parse(hit.verdict) : null;
+      if (hit && v === null) cache.refuse(parts, hit.verdict);
       if (hit && v !== null) {
         stats.cacheHits++;
         stats.judged++;

@@ -11,10 +11,16 @@
  * so an endpoint nothing listens on ends the judging at once instead of after promptfoo's retries; and the endpoint
  * the calls go to, resolved the way the provider resolves it, for a cache key (verdicts, rewrites).
  *
+ * Every answer's text and error is redacted of every known secret (src/util/redact.ts) before any caller sees it.
+ *
  * `chatCall(id, prompt, {deadlineMs, maxTokens})` is the one-call form: the provider loaded once per (id, config),
  * the text, tokens and promptfoo's cost estimate back, a call with no answer a NoAnswerError.
  */
 import { connect } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { redactText } from '../util/redact.ts';
+import { trackedCacheFiles } from '../util/cache-files.ts';
 
 /** A chat prompt: the system and the user message. */
 export interface ChatPrompt {
@@ -100,16 +106,41 @@ export function probeEndpoint(url: string, timeoutMs = 3000): Promise<string | u
   });
 }
 
-/** Loads promptfoo's provider once (the eval has promptfoo loaded already; the CLI loads it on first use). */
-export async function loadChatProvider(providerId: string, config: Record<string, unknown>): Promise<ChatProvider> {
-  const { loadApiProvider } = (await import('promptfoo')) as unknown as {
-    loadApiProvider: (id: string, ctx?: { options?: { config?: Record<string, unknown> } }) => Promise<ChatProvider>;
-  };
-  return loadApiProvider(providerId, { options: { config } });
+/** promptfoo's own response cache folder (PROMPTFOO_CACHE_PATH, else `cache` in PROMPTFOO_CONFIG_DIR or ~/.promptfoo). */
+export function promptfooCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PROMPTFOO_CACHE_PATH || join(env.PROMPTFOO_CONFIG_DIR || join(homedir(), '.promptfoo'), 'cache');
 }
 
-/** One model call: the prompt as chat messages, bounded by `deadlineMs` and `signal`. */
+/**
+ * Loads promptfoo's provider once (the eval has promptfoo loaded already; the CLI loads it on first use). promptfoo keeps
+ * model answers in its own disk cache and answers a repeated request from it: a cache folder holding files git tracks
+ * (a committed `.promptfoo/cache`) could answer for the model, so it is refused in CI (exit 2, src/util/cache-files.ts)
+ * and, elsewhere, promptfoo's cache is turned off for this process after a LOUD warning.
+ */
+export async function loadChatProvider(providerId: string, config: Record<string, unknown>): Promise<ChatProvider> {
+  const pf = (await import('promptfoo')) as unknown as {
+    loadApiProvider: (id: string, ctx?: { options?: { config?: Record<string, unknown> } }) => Promise<ChatProvider>;
+    cache?: { disableCache?: () => void };
+  };
+  if (trackedCacheFiles(promptfooCacheDir(), "promptfoo's model-answer").size) pf.cache?.disableCache?.();
+  return pf.loadApiProvider(providerId, { options: { config } });
+}
+
+/**
+ * RANKGATE_LLM_TIMEOUT_MS: an upper bound (ms) on every model call's deadline, whoever makes it (judges, expansion,
+ * the llm: reranker, review judge); unset: each caller's own deadline. A value that is not a number >= 1 is refused.
+ */
+export function llmDeadlineCap(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.RANKGATE_LLM_TIMEOUT_MS?.trim();
+  if (!raw) return Infinity;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`RANKGATE_LLM_TIMEOUT_MS="${raw}": expected a number of milliseconds >= 1`);
+  return n;
+}
+
+/** One model call: the prompt as chat messages, bounded by `deadlineMs` (and RANKGATE_LLM_TIMEOUT_MS) and `signal`. */
 export async function callChatProvider(provider: ChatProvider, providerId: string, prompt: ChatPrompt, deadlineMs: number, signal?: AbortSignal): Promise<ModelAnswer> {
+  deadlineMs = Math.min(deadlineMs, llmDeadlineCap());
   const ac = new AbortController();
   const onAbort = () => ac.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -129,13 +160,16 @@ export async function callChatProvider(provider: ChatProvider, providerId: strin
   try {
     const res = await Promise.race([provider.callApi(messages, undefined, { abortSignal: ac.signal }), deadline]);
     if (res.error) {
-      const msg = String(res.error).split('\n')[0]!.slice(0, 300);
+      const msg = redactText(String(res.error).split('\n')[0]!.slice(0, 300));
       if (NO_ANSWER.test(msg)) throw new NoAnswerError(`${providerId}: ${msg}`);
       throw new Error(`${providerId}: ${msg}`);
     }
     const out = res.output;
+    // a model that echoes a key (its own API key, a password it was shown) never hands it on: every caller (judges,
+    // expansion, the llm: reranker) gets, parses, caches and writes the redacted text (src/util/redact.ts)
+    const raw = typeof out === 'string' ? out : out === undefined || out === null ? undefined : JSON.stringify(out);
     return {
-      text: typeof out === 'string' ? out : out === undefined || out === null ? undefined : JSON.stringify(out),
+      text: raw === undefined ? undefined : redactText(raw),
       inputTokens: Number(res.tokenUsage?.prompt ?? 0) || 0,
       outputTokens: Number(res.tokenUsage?.completion ?? 0) || 0,
       costUsd: typeof res.cost === 'number' && Number.isFinite(res.cost) ? res.cost : null,

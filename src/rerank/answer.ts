@@ -1,10 +1,11 @@
 /**
  * A reranker's answer normalised to one score per passage, in input order — and checked as strictly as rankgate's own
  * files: the list is there, has exactly one entry per passage sent, every index is an integer in range and appears
- * once, and every score is a finite number. Anything else is a RerankerCallError (code 'MalformedResponse') naming the
+ * once, every score is a finite number within the API's documented range (types.ts). Anything else is a RerankerCallError (code 'MalformedResponse') naming the
  * reranker and what was wrong; it is never retried and never turned into a ranking.
  */
 import { RerankerCallError } from './types.ts';
+import { inRange, rangeText, type RerankScoreRange } from './cache.ts';
 
 export function malformed(reranker: string, where: string, why: string): never {
   throw new RerankerCallError(`${reranker} at ${where}: malformed answer: ${why}`, { reranker, code: 'MalformedResponse' });
@@ -14,7 +15,7 @@ export function malformed(reranker: string, where: string, why: string): never {
  * `rows` as the API returned them (`[{index, relevance_score}]` or TEI's `[{index, score}]`), for `n` passages.
  * `field` names the list in messages (`"results"`, `"data"`).
  */
-export function scoresFromRows(reranker: string, where: string, rows: unknown, n: number, field: string, scoreKey: 'relevance_score' | 'score'): number[] {
+export function scoresFromRows(reranker: string, where: string, rows: unknown, n: number, field: string, scoreKey: 'relevance_score' | 'score', range?: RerankScoreRange): number[] {
   if (!Array.isArray(rows)) malformed(reranker, where, `no ${field} list`);
   const list = rows as unknown[];
   if (list.length !== n) malformed(reranker, where, `${list.length} score${list.length === 1 ? '' : 's'} for ${n} passage${n === 1 ? '' : 's'}`);
@@ -29,6 +30,7 @@ export function scoresFromRows(reranker: string, where: string, rows: unknown, n
     seen.add(index);
     const score = row[scoreKey];
     if (typeof score !== 'number' || !Number.isFinite(score)) malformed(reranker, where, `${field}[${i}].${scoreKey} is ${JSON.stringify(score) ?? 'missing'}${typeof score === 'number' ? '' : ''}, expected a finite number`);
+    if (range && !inRange(score, range)) malformed(reranker, where, `${field}[${i}].${scoreKey} is ${score}, outside the API's documented range (${rangeText(range)})`);
     scores[index] = score;
   }
   return scores;

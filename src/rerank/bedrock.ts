@@ -19,7 +19,7 @@ import {
 } from '../embeddings/bedrock-client.ts';
 import { scoresFromRows } from './answer.ts';
 import type { RerankerSpec } from './catalog.ts';
-import { cutTokens, mergeAnswers, withInstructions } from './http.ts';
+import { FAMILY_RANGES, cutTokens, mergeAnswers, rerankAnswerCap, withInstructions } from './http.ts';
 import { RerankerCallError, type RerankAnswer, type Reranker } from './types.ts';
 
 export interface BedrockRerankerOptions extends BedrockClientOptions {
@@ -29,7 +29,8 @@ export interface BedrockRerankerOptions extends BedrockClientOptions {
 }
 
 export function createBedrockReranker(spec: RerankerSpec, opts: BedrockRerankerOptions = {}): Reranker {
-  const client: BedrockRuntimeClient = createBedrockClient(opts);
+  // an answer is read as a capped stream (64 KB + 1 KB a passage), never whole
+  const client: BedrockRuntimeClient = createBedrockClient({ maxResponseBytes: rerankAnswerCap(spec.info.maxBatch), ...opts });
   const modelId = spec.model;
   const maxBatch = Math.max(1, Math.min(opts.maxBatch ?? spec.info.maxBatch, spec.info.maxBatch));
   const endpoint = bedrockEndpoint(opts) ?? '';
@@ -57,7 +58,7 @@ export function createBedrockReranker(spec: RerankerSpec, opts: BedrockRerankerO
       throw new RerankerCallError(`${spec.id}: ${(e as Error).message}`, { reranker: spec.id, code: 'MalformedResponse' });
     }
     const results = (json && typeof json === 'object' ? (json as { results?: unknown }).results : undefined) as unknown;
-    const scores = scoresFromRows(spec.id, where, results, docs.length, '"results"', 'relevance_score');
+    const scores = scoresFromRows(spec.id, where, results, docs.length, '"results"', 'relevance_score', FAMILY_RANGES.bedrock);
     return { scores, usage: { requests: 1, documents: docs.length, searchUnits: Math.ceil(docs.length / 100) } };
   };
 
@@ -67,6 +68,7 @@ export function createBedrockReranker(spec: RerankerSpec, opts: BedrockRerankerO
     model: modelId,
     endpoint,
     maxBatch,
+    range: FAMILY_RANGES.bedrock,
     async score(query, passages) {
       if (!passages.length) return { scores: [], usage: { requests: 0, documents: 0 } };
       const q = withInstructions(query, opts.instructions);

@@ -12,7 +12,11 @@
  * Passages go in batches within the vendor's documented limits (catalog.ts; Voyage also within 3/4 of its 600K
  * tokens a request by o200k estimate), two requests in flight at once; each batch's scores come back in input order.
  * Timeouts: RANKGATE_RERANK_TIMEOUT_MS (one attempt, default 30,000) and RANKGATE_RERANK_CALL_TIMEOUT_MS (the call with
- * its retries, default 3 x the attempt).
+ * its retries, default 3 x the attempt). An answer is read as a capped stream (rerankAnswerCap: 64 KB + 1 KB a passage
+ * sent, far above the ~60 bytes a scored passage takes) and given up once over it, never read whole. Scores outside the
+ * API's documented range (types.ts) are a malformed answer. TEI serves one model whatever the id names: its
+ * `GET {base}/info` (model_id, model_sha) is read once per process and is part of the score cache's key, so a model
+ * changed behind the same URL never reuses the old model's scores; a vendor's answer's `model` is kept with the scores.
  */
 import { batchByTokens, countTokens, decode, encode } from '../util/tokens.ts';
 import { EmbedderCallError, displayUrl, postJson, type HttpCallOptions } from '../embeddings/http.ts';
@@ -20,6 +24,8 @@ import { envMs, mapLimit } from '../embeddings/bedrock-client.ts';
 import { scoresFromRows } from './answer.ts';
 import type { RerankerSpec } from './catalog.ts';
 import { RerankerCallError, type RerankAnswer, type Reranker, type RerankUsage } from './types.ts';
+import type { RerankScoreRange } from './cache.ts';
+import { readCappedText } from '../util/capped-body.ts';
 
 export interface HttpRerankerOptions extends HttpCallOptions {
   env?: NodeJS.ProcessEnv;
@@ -34,6 +40,20 @@ export interface HttpRerankerOptions extends HttpCallOptions {
 }
 
 const VOYAGE_REQUEST_TOKENS = 600_000;
+
+/** TEI `GET /info` answers of this process, by base URL. */
+const TEI_INFO = new Map<string, Promise<string | undefined>>();
+
+/** Largest answer read for a request of `n` passages (bytes): 64 KB + 1 KB a passage. */
+export const rerankAnswerCap = (n: number) => 64 * 1024 + 1024 * n;
+
+/** The documented score range of each family (types.ts); absent: any finite number. */
+export const FAMILY_RANGES: Partial<Record<string, RerankScoreRange>> = {
+  cohere: { min: 0, max: 1 },
+  tei: { min: 0, max: 1 },
+  bedrock: { min: 0, max: 1 },
+  llm: { min: 0, max: 3, integer: true },
+};
 
 /** `text` cut to at most `n` o200k tokens (unchanged when shorter). */
 export function cutTokens(text: string, n: number): string {
@@ -88,7 +108,7 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
   const one = async (query: string, docs: string[]): Promise<RerankAnswer> => {
     let json: unknown;
     try {
-      json = await postJson({ embedder: spec.id, url, headers, body: body(query, docs), secrets: [key] }, callOpts);
+      json = await postJson({ embedder: spec.id, url, headers, body: body(query, docs), secrets: [key], maxResponseBytes: rerankAnswerCap(docs.length) }, callOpts);
     } catch (e) {
       if (e instanceof EmbedderCallError) throw new RerankerCallError(e.message, { reranker: spec.id, code: e.code, status: e.status });
       throw e;
@@ -96,14 +116,38 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
     const j = (json && typeof json === 'object' ? json : {}) as Record<string, any>;
     const usage: RerankUsage = { requests: 1, documents: docs.length };
     let scores: number[];
-    if (info.shape === 'tei') scores = scoresFromRows(spec.id, shown, json, docs.length, 'the answer', 'score');
-    else if (info.shape === 'voyage') scores = scoresFromRows(spec.id, shown, j.data, docs.length, '"data"', 'relevance_score');
-    else scores = scoresFromRows(spec.id, shown, j.results, docs.length, '"results"', 'relevance_score');
+    const range = FAMILY_RANGES[spec.family];
+    if (info.shape === 'tei') scores = scoresFromRows(spec.id, shown, json, docs.length, 'the answer', 'score', range);
+    else if (info.shape === 'voyage') scores = scoresFromRows(spec.id, shown, j.data, docs.length, '"data"', 'relevance_score', range);
+    else scores = scoresFromRows(spec.id, shown, j.results, docs.length, '"results"', 'relevance_score', range);
+    const model = typeof j.model === 'string' && j.model.trim() ? j.model.trim().slice(0, 200) : undefined;
     const units = j.meta?.billed_units?.search_units;
     if (typeof units === 'number' && Number.isFinite(units) && units >= 0) usage.searchUnits = units;
     const tokens = j.usage?.total_tokens ?? j.meta?.billed_units?.input_tokens;
     if (typeof tokens === 'number' && Number.isFinite(tokens) && tokens >= 0) usage.tokens = tokens;
-    return { scores, usage };
+    return { scores, usage, ...(model ? { model } : {}) };
+  };
+
+  // TEI's own account of the model it serves, once per process and base URL (the score cache's producer); undefined
+  // when it does not answer /info (then the configured label stands, and the rerank call itself says what is wrong)
+  const servedModel = (): Promise<string | undefined> => {
+    const known = TEI_INFO.get(base);
+    if (known) return known;
+    const p = (async () => {
+      const infoUrl = base + '/info';
+      try {
+        const res = await fetch(infoUrl, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+        const text = await readCappedText(res, 64 * 1024, () => new Error('too large'));
+        if (!res.ok) return undefined;
+        const j = JSON.parse(text) as { model_id?: unknown; model_sha?: unknown };
+        if (typeof j.model_id !== 'string' || !j.model_id) return undefined;
+        return `${j.model_id.slice(0, 200)}${typeof j.model_sha === 'string' && j.model_sha ? `@${j.model_sha.slice(0, 64)}` : ''}`;
+      } catch {
+        return undefined;
+      }
+    })();
+    TEI_INFO.set(base, p);
+    return p;
   };
 
   /** Batches within the passage count (and Voyage's token budget: the query counts with every passage), in input order. */
@@ -118,13 +162,17 @@ export function createHttpReranker(spec: RerankerSpec, opts: HttpRerankerOptions
     model: spec.model,
     endpoint: shown,
     maxBatch,
+    ...(FAMILY_RANGES[spec.family] ? { range: FAMILY_RANGES[spec.family] } : {}),
+    ...(spec.family === 'tei' ? { servedModel } : {}),
     async score(query, passages) {
       if (!passages.length) return { scores: [], usage: { requests: 0, documents: 0 } };
       const q = withInstructions(query, opts.instructions);
       // an empty passage is refused by some servers: send a space (it scores as irrelevant)
       const docs = passages.map((p) => cut(p.trim() ? p : ' '));
       const parts = await mapLimit(batches(q, docs), opts.concurrency ?? 2, (b) => one(q, b));
-      return mergeAnswers(parts, spec.price);
+      const answer = mergeAnswers(parts, spec.price);
+      const named = parts.map((p) => p.model).find((m) => m);
+      return named ? { ...answer, model: named } : answer;
     },
   };
 }

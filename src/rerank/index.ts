@@ -12,7 +12,7 @@ import { RerankCache } from './cache.ts';
 import type { Reranker, RerankUsage } from './types.ts';
 
 export { parseRerankerId, rerankerLabel, RERANKER_EXAMPLES, type RerankerSpec } from './catalog.ts';
-export { RerankCache, DEFAULT_RERANK_CACHE_DIR } from './cache.ts';
+export { RerankCache, DEFAULT_RERANK_CACHE_DIR, type RerankScoreRange } from './cache.ts';
 export { RerankerCallError, type Reranker, type RerankAnswer, type RerankUsage } from './types.ts';
 
 export interface RerankerOptions extends HttpRerankerOptions, BedrockRerankerOptions {
@@ -49,7 +49,10 @@ export async function scorePassages(
   cache: RerankCache | undefined,
   settings: readonly unknown[] = [],
 ): Promise<ScoredPassages> {
-  const scope = { reranker: reranker.id, endpoint: reranker.endpoint, settings: [...settings, ...(reranker.scoreKey ?? [])] };
+  // the producer of a cached score: the reranker (its configured model), endpoint, the model the server reports (TEI's
+  // /info, once per process; a vendor's answer's `model`, once it answered), the settings, and its documented range
+  const served = cache && reranker.servedModel ? await reranker.servedModel() : undefined;
+  const scope = { reranker: reranker.id, endpoint: reranker.endpoint, served, answered: reranker.answeredModel, settings: [...settings, ...(reranker.scoreKey ?? [])], range: reranker.range };
   const have = cache ? cache.get(scope, query, passages) : passages.map(() => undefined);
   const missing = passages.map((_, i) => i).filter((i) => have[i] === undefined);
   const scores = have.slice() as (number | undefined)[];
@@ -59,7 +62,8 @@ export async function scorePassages(
     const answer = await reranker.score(query, sent);
     missing.forEach((i, j) => (scores[i] = answer.scores[j]!));
     usage = answer.usage;
-    cache?.put(scope, query, sent, answer.scores);
+    if (answer.model) reranker.answeredModel = answer.model;
+    cache?.put({ ...scope, answered: answer.model ?? scope.answered }, query, sent, answer.scores);
   }
   return { scores: scores as number[], usage, cached: passages.length - missing.length };
 }

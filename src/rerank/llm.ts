@@ -8,7 +8,8 @@
  * The prompt is a file a team can read and override: the system message, a line `---`, the user message, with
  * `{{query}}`, `{{passage}}` and `{{instructions}}` filled in. rankgate ships src/rerank/prompts/llm-pointwise.txt;
  * RANKGATE_RERANK_PROMPT=FILE (or the `prompt` option) names another. The prompt's sha256 is part of the score cache key,
- * so an edited prompt never reuses old scores. An answer without a grade 0–3 is a malformed answer (that query errors).
+ * so an edited prompt never reuses old scores. An answer that is not exactly one digit 0–3 (parseGrade) is a malformed
+ * answer: that query errors, naming the answer.
  * Calls run 4 at a time (RANKGATE_RERANK_LLM_CONCURRENCY); usage counts the model's tokens and promptfoo's cost estimate.
  */
 import { createHash } from 'node:crypto';
@@ -34,10 +35,23 @@ export interface LlmRerankerOptions {
   concurrency?: number;
 }
 
-/** The grade in a model's answer: the first digit 0–3 standing alone; undefined when there is none. */
+/**
+ * The grade of a model's answer: after trimming white space, exactly one digit 0–3, optionally followed by one period
+ * (`2`, `2.`: how a model ends a one-word answer). Anything else is no grade (undefined), never a guess: `-1`, `10`,
+ * `2.5`, `Out of 3, I give 1`, `0-3: 2`, `3 — no, 0`, `Relevance: 3`. The shipped prompt asks for one digit only.
+ */
 export function parseGrade(text: string | undefined): number | undefined {
-  const m = /(?:^|[^\d.])([0-3])(?!\d|\.\d)/.exec((text ?? '').trim());
+  const m = /^([0-3])\.?$/.exec((text ?? '').trim());
   return m ? Number(m[1]) : undefined;
+}
+
+/** The scores an `llm:` reranker gives (and its cache may hold): the grades 0, 1, 2 and 3. */
+export const LLM_GRADE_RANGE = { min: 0, max: 3, integer: true } as const;
+
+/** A model's answer in a message: cut at 60 characters, JSON-escaped (control characters and quotes shown, not run). */
+function shownAnswer(text: string | undefined): string {
+  const t = text ?? '';
+  return JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}…` : t);
 }
 
 export function createLlmReranker(spec: RerankerSpec, opts: LlmRerankerOptions = {}): Reranker {
@@ -75,6 +89,7 @@ export function createLlmReranker(spec: RerankerSpec, opts: LlmRerankerOptions =
     endpoint,
     maxBatch: 1,
     scoreKey: [`prompt:${promptSha}`],
+    range: LLM_GRADE_RANGE,
     async score(query, passages) {
       const usage: RerankUsage = { requests: 0, documents: passages.length, tokens: 0 };
       let cost: number | undefined;
@@ -90,7 +105,7 @@ export function createLlmReranker(spec: RerankerSpec, opts: LlmRerankerOptions =
         usage.tokens! += answer.inputTokens + answer.outputTokens;
         if (answer.costUsd !== null) cost = (cost ?? 0) + answer.costUsd;
         const g = parseGrade(answer.text);
-        if (g === undefined) malformed(spec.id, endpoint, `passage ${i}: the model answered ${JSON.stringify((answer.text ?? '').slice(0, 60))}, not a grade 0, 1, 2 or 3`);
+        if (g === undefined) malformed(spec.id, endpoint, `passage ${i}: the model answered ${shownAnswer(answer.text)}, not one digit 0, 1, 2 or 3 (an optional final period allowed)`);
         return g!;
       });
       return { scores, usage: { ...usage, ...(cost !== undefined ? { costUsd: cost } : {}) } };

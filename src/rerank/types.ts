@@ -21,7 +21,23 @@ export interface RerankAnswer {
   /** One finite score per passage, in input order (higher = more relevant). */
   scores: number[];
   usage: RerankUsage;
+  /** The model the answer named (a vendor's `model` field), when it names one. */
+  model?: string;
 }
+
+/**
+ * The scores an API documents, checked on every answer and on every score read from the cache (a score outside is a
+ * malformed answer, a cached one a refused file):
+ *
+ * | family | range | source |
+ * |---|---|---|
+ * | cohere | [0, 1] | Cohere v2 rerank: `relevance_score`, normalised to [0, 1] |
+ * | bedrock | [0, 1] | Bedrock Rerank (Cohere Rerank 3.5, Amazon Rerank 1.0): `relevance_score` in [0, 1] |
+ * | tei | [0, 1] | TEI `POST /rerank` with `raw_scores: false` (what rankgate sends): the sigmoid of the logit |
+ * | llm | 0, 1, 2, 3 | the grade the prompt asks for (src/rerank/llm.ts parseGrade) |
+ * | voyage, jina, openai, vllm, infinity | any finite number | no range documented (a cross-encoder may answer raw logits) |
+ */
+export type { RerankScoreRange } from './cache.ts';
 
 export interface Reranker {
   /** Canonical id in promptfoo's style: `cohere:rerank:rerank-v3.5`, `bedrock:rerank:amazon.rerank-v1:0`, `llm:openai:chat:M`. */
@@ -35,6 +51,12 @@ export interface Reranker {
   readonly maxBatch: number;
   /** Anything else that changes a score and belongs in the score cache's key (an LLM reranker's prompt hash). */
   readonly scoreKey?: readonly unknown[];
+  /** The API's documented score range (see RerankAnswer); absent: any finite number. */
+  readonly range?: import('./cache.ts').RerankScoreRange;
+  /** The model as the server reports it before any call (TEI `GET /info`: model_id@model_sha), fetched once. */
+  servedModel?(): Promise<string | undefined>;
+  /** The model the server's last answer in this process named (a vendor's `model` field), once it answered. */
+  answeredModel?: string;
   /** Score `passages` against `query`; a call that fails throws a RerankerCallError. */
   score(query: string, passages: readonly string[]): Promise<RerankAnswer>;
   close?(): Promise<void>;

@@ -1,7 +1,7 @@
 /**
  * Evidence that cannot be re-assembled: every row of an eval carries the eval's run id (providers/search.ts sets
  * `response.metadata.rankgateRun`; the afterAll hook's beforeAll starts a fresh one per eval), and the hook's record
- * beside the results file (src/results/regate.ts, `<stem>.rankgate.jsonl`) holds the run id, the row count and a
+ * beside the results file (src/results/regate.ts, `<results file>.rankgate.jsonl`) holds the run id, the row count and a
  * digest of the rows. The gate (verifyEvidence) refuses a results file whose rows come from more than one run, or that
  * does not match its record (rows added, removed, edited, or picked from another run), and says LOUD when no record
  * is there. `rankgate merge` checks each shard the same way and writes its own record for the merged rows (legitimately
@@ -132,7 +132,7 @@ function checkRows(file: string, got: RowsDigest, record: RecordEvidence | null,
   if (!record || typeof record.digest !== 'string' || typeof record.rows !== 'number') {
     if (got.runs.length > 1)
       return { problem: `${file}: its rows come from ${got.runs.length} different eval runs (${got.runs.slice(0, 3).map(short).join(', ')}${got.runs.length > 3 ? ', …' : ''}): rows of several runs are not one measurement (merge shards with \`rankgate merge\`, which records them)`, loud: null };
-    return { problem: null, loud: `LOUD: no record of this eval ${record ? `(${where} is from an older rankgate, without a digest)` : `beside ${file} (the afterAll hook writes <stem>.rankgate.jsonl with promptfoo's --output)`}: the rows could not be checked against what the eval produced` };
+    return { problem: null, loud: `LOUD: no record of this eval ${record ? `(${where} is from an older rankgate, without a digest)` : `beside ${file} (the afterAll hook writes <output>.rankgate.jsonl, e.g. results.jsonl.rankgate.jsonl, with promptfoo's --output)`}: the rows could not be checked against what the eval produced` };
   }
   const allowed = new Set(record.merged ? record.merged.runs : record.runId ? [record.runId] : []);
   const foreign = got.runs.filter((r) => !allowed.has(r));

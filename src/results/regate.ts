@@ -1,10 +1,13 @@
 /**
  * The eval's own record for re-gating (issue: a finished eval is never lost). promptfoo writes its --output AFTER
  * the afterAll hook (assertions/gate.ts); when that write fails (a 10k-row JSON beyond V8's longest string, a full
- * disk, an unwritable path), the hook has already written, beside it, `<output stem>.rankgate.jsonl`: a header line
- * `{"rankgate_regate": {evalId, timestamp, output, code, verdict}}` and one compact row per result (what
- * src/results/read.ts needs to re-score it: golden, selection, ranking without content beyond src/results/compact.ts,
- * named scores, promptfoo's pass, the judge's verdict). `rankgate gate <that file>` re-gates from it.
+ * disk, an unwritable path), the hook has already written, beside it, `<output file name>.rankgate.jsonl`
+ * (`results.jsonl` -> `results.jsonl.rankgate.jsonl`: the full name, so `-o full.json` and `-o full.jsonl` in one folder
+ * keep one record each): a header line `{"rankgate_regate": {evalId, timestamp, output, outputs, code, verdict}}` and
+ * one compact row per result (what src/results/read.ts needs to re-score it: golden, selection, ranking without content
+ * beyond src/results/compact.ts, named scores, promptfoo's pass, the judge's verdict). `rankgate gate <that file>`
+ * re-gates from it. A record under an older rankgate's name (`<stem>.rankgate.jsonl`) is still read for the results file
+ * it belongs to: its header names that file and its run id is the rows' run id.
  */
 import { statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -31,21 +34,39 @@ export function outputPathsOf(argv: readonly string[], configOutput?: unknown): 
   return out;
 }
 
-/** Where the re-gate file of an output goes: beside it, `<stem>.rankgate.jsonl`; null when there is no output file. */
-export function regatePathFor(outputs: readonly string[]): string | null {
-  const out = outputs.find((p) => /\.jsonl?$/i.test(p)) ?? outputs[0];
-  if (!out || /\.rankgate\.jsonl$/i.test(out)) return null;
-  return join(dirname(out), basename(out).replace(/\.[^.]+$/, '') + '.rankgate.jsonl');
+/** The record's name of one output: beside it, its full file name + `.rankgate.jsonl`; null for a record itself. */
+export function recordPathOf(output: string): string | null {
+  if (!output || /\.rankgate\.jsonl$/i.test(output)) return null;
+  return join(dirname(output), basename(output) + '.rankgate.jsonl');
 }
 
-/**
- * The re-gate header the hook wrote beside promptfoo's output `output` in the same eval (its verdict, toolchain), or
- * null: none, unreadable, naming another output, or written more than two minutes before the output (a stale record
- * of an earlier eval; the hook writes it just before promptfoo writes the output).
- */
-export function regateHeaderBeside(output: string): RegateHeader | null {
-  const p = regatePathFor([output]);
-  if (!p) return null;
+/** The name an older rankgate gave the record of `output` (`<stem>.rankgate.jsonl`, shared by `r.json` and `r.jsonl`). */
+export function legacyRecordPathOf(output: string): string | null {
+  if (!output || /\.rankgate\.jsonl$/i.test(output)) return null;
+  return join(dirname(output), basename(output).replace(/\.[^.]+$/, '') + '.rankgate.jsonl');
+}
+
+/** Where the re-gate file of an eval's outputs goes: beside the first JSON/JSONL one (else the first), named after it. */
+export function regatePathFor(outputs: readonly string[]): string | null {
+  const out = outputs.find((p) => /\.jsonl?$/i.test(p)) ?? outputs[0];
+  return out ? recordPathOf(out) : null;
+}
+
+/** The outputs a record's name may belong to (its own name's file, and the two an older rankgate's name served). */
+export function outputsOfRecord(record: string): string[] {
+  const m = /^(.*)\.rankgate\.jsonl$/i.exec(record);
+  if (!m) return [];
+  const stem = m[1]!;
+  return /\.jsonl?$/i.test(stem) ? [stem] : [`${stem}.jsonl`, `${stem}.json`];
+}
+
+/** Does a record's header name `output` among the outputs of its eval? (no name at all: it does not say) */
+function headerNames(h: RegateHeader, output: string): boolean {
+  const names = [...(Array.isArray(h.outputs) ? h.outputs : []), ...(typeof h.output === 'string' ? [h.output] : [])].filter((x): x is string => typeof x === 'string');
+  return !names.length || names.some((n) => basename(n) === basename(output));
+}
+
+function readHeader(p: string, output: string): RegateHeader | null {
   try {
     const age = statSync(output).mtimeMs - statSync(p).mtimeMs;
     if (age < -2000 || age > 120_000) return null;
@@ -53,10 +74,33 @@ export function regateHeaderBeside(output: string): RegateHeader | null {
     const first = lines.next().value;
     lines.return(undefined);
     const h = (JSON.parse(first ?? '') as Record<string, unknown>)[REGATE_KEY] as RegateHeader | undefined;
-    return h && typeof h === 'object' && (typeof h.output !== 'string' || basename(h.output) === basename(output)) ? h : null;
+    return h && typeof h === 'object' && headerNames(h, output) ? h : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The re-gate header the hook wrote beside promptfoo's output `output` in the same eval (its verdict, toolchain), and
+ * where, or null: none, unreadable, naming another output, or written more than two minutes before the output (a
+ * stale record of an earlier eval; the hook writes it just before promptfoo writes the output). The record under the
+ * output's full name first; then an older rankgate's `<stem>.rankgate.jsonl`, only when its run id is one of `runs`
+ * (the rows' run ids, when the caller knows them): a record the other output of that stem overwrote is not this file's.
+ */
+export function regateRecordBeside(output: string, runs?: readonly string[]): { header: RegateHeader; path: string } | null {
+  const p = recordPathOf(output);
+  const h = p ? readHeader(p, output) : null;
+  if (h && p) return { header: h, path: p };
+  const legacy = legacyRecordPathOf(output);
+  const old = legacy ? readHeader(legacy, output) : null;
+  if (!old || !legacy) return null;
+  if (runs && runs.length && !(typeof old.runId === 'string' ? runs.includes(old.runId) : (old.merged?.runs ?? []).some((r) => runs.includes(r)))) return null;
+  return { header: old, path: legacy };
+}
+
+/** The header of regateRecordBeside (callers that need no path). */
+export function regateHeaderBeside(output: string): RegateHeader | null {
+  return regateRecordBeside(output)?.header ?? null;
 }
 
 interface Row {
@@ -156,9 +200,11 @@ export function verifyEvidence(file: string): { problem: string | null; loud: st
       break;
     }
   }
+  const got = digestRows(resultRows(file));
   if (!header) {
-    header = regateHeaderBeside(file);
-    recordPath = regatePathFor([file]);
+    const beside = regateRecordBeside(file, got.runs);
+    header = beside?.header ?? null;
+    recordPath = beside?.path ?? recordPathOf(file);
   }
-  return checkEvidence(file, digestRows(resultRows(file)), header, recordPath);
+  return checkEvidence(file, got, header, recordPath);
 }

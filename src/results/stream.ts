@@ -61,6 +61,8 @@ export interface RegateHeader {
   evalId?: string | null;
   timestamp?: string;
   output?: string | null;
+  /** Every output file of the eval (promptfoo's -o a.json b.jsonl): the record is valid for each. */
+  outputs?: string[];
   code?: number;
   verdict?: string[];
   /** The Node and promptfoo of the eval (the hook's own process). */

@@ -135,7 +135,8 @@ export interface RerankReport {
   queries: number;
   /** The reranker(s) named by the rows, comma-joined; null when no row names one. */
   reranker: string | null;
-  /** The budget when every row had the same; null when they differ. */
+  /** The largest budget a row reported (a query whose first stage had fewer candidates reports the fewer its reranker
+   * saw: src/search/service-rerank.ts); null without rows. */
   budget: number | null;
   /** Ranked queries with per-stage scores (the means below are over these). */
   stage_queries: number;
@@ -208,7 +209,7 @@ export function rerankReport(qs: QueryRecord[]): RerankReport | null {
   const req = rq.map((q) => q.rerank!.requests).filter((x): x is number => x !== undefined);
   const cost = rq.map((q) => q.rerank!.costUsd).filter((x): x is number => x !== undefined);
   const names = [...new Set(rq.map((q) => q.rerank!.reranker).filter((x): x is string => !!x))];
-  const budgets = new Set(rq.map((q) => q.rerank!.budget));
+  const budgets = rq.map((q) => q.rerank!.budget).filter((b) => typeof b === 'number' && Number.isFinite(b));
   const fromCache = (q: QueryRecord) => (q.rerank!.cached ?? 0) > 0 && q.rerank!.requests === 0;
   const cachedQ = rq.filter(fromCache).length;
   const partly = rq.filter((q) => (q.rerank!.cached ?? 0) > 0 && (q.rerank!.requests ?? 0) > 0).length;
@@ -220,7 +221,7 @@ export function rerankReport(qs: QueryRecord[]): RerankReport | null {
   return {
     queries: rq.length,
     reranker: names.length ? names.join(', ') : null,
-    budget: budgets.size === 1 ? [...budgets][0]! : null,
+    budget: budgets.length ? Math.max(...budgets) : null,
     stage_queries: staged.length,
     first_stage_recall_at_budget: m('first_stage_recall_at_budget'),
     first_stage_recall_at_3: m('first_stage_recall_at_3'),

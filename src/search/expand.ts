@@ -28,6 +28,8 @@ import { UserError } from '../errors.ts';
 import { GeneratedTextCache, sha256 } from '../llm/cache.ts';
 import { chatCall, providerEndpoint, providerFamily } from '../llm/provider.ts';
 import type { ExpansionDiagnostics, ExpansionSettings } from './types.ts';
+import { MAX_EXPANSION_STRINGS, MAX_QUERY_CHARS, count } from '../util/limits.ts';
+import { redactText } from '../util/redact.ts';
 
 /** Pyserini's set_rm3 defaults (Anserini's -rm3.fbDocs, -rm3.fbTerms, -rm3.originalQueryWeight). */
 export const RM3_DEFAULTS = Object.freeze({ fbDocs: 10, fbTerms: 10, originalQueryWeight: 0.5 });
@@ -36,9 +38,34 @@ export const DEFAULT_PROMPTS = Object.freeze({
   rewrites: fileURLToPath(new URL('./prompts/expansion-rewrites.txt', import.meta.url)),
   hyde: fileURLToPath(new URL('./prompts/expansion-hyde.txt', import.meta.url)),
 });
-/** One model call's deadline and output budget. */
+/** One model call's deadline (RANKGATE_EXPANSION_TIMEOUT_MS, default 60,000) and output budget. */
 const LLM_DEADLINE_MS = 60_000;
 const MAX_TOKENS = { rewrites: 300, hyde: 400 } as const;
+
+function deadlineMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.RANKGATE_EXPANSION_TIMEOUT_MS?.trim();
+  if (!raw) return LLM_DEADLINE_MS;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 1) throw new UserError(`RANKGATE_EXPANSION_TIMEOUT_MS="${raw}": expected a number of milliseconds >= 1`);
+  return n;
+}
+
+/**
+ * Why a model's texts (fresh, or read back from the cache) are not usable, or undefined: none; more than `n`; an
+ * empty one; one over MAX_QUERY_CHARS (a HyDE passage is embedded as the query, a rewrite runs as one); one that holds
+ * a known secret (answers are redacted before they are kept, so a cached one that holds a key was not written here).
+ */
+export function checkGenerated(kind: 'rewrites' | 'hyde', texts: readonly string[], n: number): string | undefined {
+  const what = kind === 'hyde' ? 'passage' : 'rewrite';
+  if (!texts.length) return `no ${what}`;
+  if (texts.length > (kind === 'hyde' ? 1 : n)) return `${texts.length} ${what}s, more than the ${kind === 'hyde' ? 1 : n} asked for`;
+  for (const [i, t] of texts.entries()) {
+    if (!t.trim()) return `${what} ${i + 1} is empty`;
+    if (t.length > MAX_QUERY_CHARS) return `${what}${kind === 'hyde' ? '' : ` ${i + 1}`} is ${count(t.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md "Query expansion")`;
+    if (redactText(t) !== t) return `${what}${kind === 'hyde' ? '' : ` ${i + 1}`} holds a secret (an API key or a password)`;
+  }
+  return undefined;
+}
 
 const SOURCES = ['golden', 'rm3', 'llm'] as const;
 const KEYS: Record<(typeof SOURCES)[number], readonly string[]> = {
@@ -263,26 +290,46 @@ export const DEFAULT_EXPANSION_CACHE_DIR = join('.rankgate', 'cache', 'expansion
 /** The model's rewrites or passage for one query, through the cache. */
 export class LlmExpander {
   private readonly cacheDir: string | false;
+  private readonly caches = new Map<string, GeneratedTextCache>();
   constructor(cacheDir?: string | false) {
     this.cacheDir = cacheDir ?? process.env.RANKGATE_EXPANSION_CACHE_DIR ?? DEFAULT_EXPANSION_CACHE_DIR;
+  }
+
+  /** The cache of one kind (its folder checked for files tracked by git once: src/util/cache-files.ts). */
+  private cache(dir: string, kind: string): GeneratedTextCache {
+    let c = this.caches.get(kind);
+    if (!c) {
+      c = new GeneratedTextCache(dir, `expansion-${kind}`);
+      this.caches.set(kind, c);
+    }
+    return c;
   }
 
   async generate(query: string, s: Extract<ExpansionSettings, { source: 'llm' }>): Promise<Generated> {
     const prompt = readPromptFile(s.prompt);
     const fill = (t: string) => t.replaceAll('{{query}}', query).replaceAll('{{n}}', String(s.n));
+    // the producer: the provider id (the configured model), the endpoint, the prompt's hash; and the input
     const key = { provider: s.provider, endpoint: providerEndpoint(providerFamily(s.provider)), promptSha256: sha256(prompt.text), input: JSON.stringify([query, s.n]) };
-    const cache = this.cacheDir === false ? undefined : new GeneratedTextCache(this.cacheDir, `expansion-${s.kind}`);
-    const hit = cache?.get(key);
+    const cache = this.cacheDir === false ? undefined : this.cache(this.cacheDir, s.kind);
+    // a cached entry is checked as a fresh answer is (count, length, no secret): a planted one is refused, not used
+    const hit = cache?.get(key, (texts) => checkGenerated(s.kind, texts, s.n));
     if (hit) return { texts: hit.texts, requests: 0, cached: true, inputTokens: 0, outputTokens: 0, costUsd: 0, uncachedCostUsd: typeof hit.costUsd === 'number' ? hit.costUsd : null };
     let answer;
     try {
-      answer = await chatCall(s.provider, { system: fill(prompt.system), user: fill(prompt.user) }, { deadlineMs: LLM_DEADLINE_MS, maxTokens: MAX_TOKENS[s.kind] });
+      answer = await chatCall(s.provider, { system: fill(prompt.system), user: fill(prompt.user) }, { deadlineMs: deadlineMs(), maxTokens: MAX_TOKENS[s.kind] });
     } catch (e) {
-      throw new Error(`expansion ${s.kind} by ${s.provider} failed: ${(e as Error).message.split('\n')[0]}`);
+      throw new Error(`expansion ${s.kind} by ${s.provider} failed: ${redactText((e as Error).message.split('\n')[0]!)}`);
     }
-    const text = (answer.text ?? '').trim();
+    // no key the model echoes is kept, cached or searched with (src/util/redact.ts: every known key, and its encodings)
+    const text = redactText((answer.text ?? '').trim());
+    const what = s.kind === 'hyde' ? 'passage' : 'rewrite';
+    if (s.kind === 'hyde' && text.length > MAX_QUERY_CHARS) {
+      throw new Error(`expansion hyde by ${s.provider}: the model's passage is ${count(text.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/search.md "Query expansion")`);
+    }
     const texts = s.kind === 'hyde' ? (text ? [text] : []) : parseRewrites(text, query, s.n);
-    if (!texts.length) throw new Error(`expansion ${s.kind} by ${s.provider}: the model answered no ${s.kind === 'hyde' ? 'passage' : 'rewrite'} (${JSON.stringify(text.slice(0, 120))})`);
+    if (!texts.length) throw new Error(`expansion ${s.kind} by ${s.provider}: the model answered no ${what} (${JSON.stringify(text.slice(0, 120))})`);
+    const bad = checkGenerated(s.kind, texts, s.n);
+    if (bad && !/holds a secret/.test(bad)) throw new Error(`expansion ${s.kind} by ${s.provider}: ${bad}`);
     const usage = { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, costUsd: answer.costUsd };
     cache?.set(key, { texts, ...usage });
     return { texts, requests: 1, cached: false, ...usage };
@@ -327,13 +374,20 @@ export class ExpansionStage {
     const ms = () => +(performance.now() - t0).toFixed(3);
     const multi = async (extra: string[], mode: 'rrf' | 'append'): Promise<QueryLists[]> => {
       if (!extra.length) return [await both(query)];
-      if (mode === 'append') return [await both([query, ...extra].join(' '))];
+      if (mode === 'append') {
+        const joined = [query, ...extra].join(' ');
+        if (joined.length > MAX_QUERY_CHARS) throw new UserError(`expansion append: the query and its ${extra.length} expansion(s) join to ${count(joined.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap of one query text (docs/golden-sets.md#query-length; mode rrf runs each as its own query)`);
+        return [await both(joined)];
+      }
       const lists: QueryLists[] = [];
       for (const text of [query, ...extra]) lists.push(await both(text));
       return lists;
     };
     if (s.source === 'golden') {
       const extra = (s.queries ?? []).map((q) => q.trim()).filter(Boolean);
+      if (extra.length > MAX_EXPANSION_STRINGS) throw new UserError(`expansion: ${extra.length} golden expansion strings, over the cap of ${MAX_EXPANSION_STRINGS} (docs/golden-sets.md#query-length)`);
+      const long = extra.findIndex((q) => q.length > MAX_QUERY_CHARS);
+      if (long >= 0) throw new UserError(`expansion[${long}]: ${count(extra[long]!.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap (docs/golden-sets.md#query-length)`);
       const lists = await multi(extra, s.mode);
       return { lists, diagnostics: { source: 'golden', mode: s.mode, expanded: extra.length > 0, ...(extra.length ? { queries: extra } : {}) } };
     }

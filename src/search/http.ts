@@ -189,7 +189,8 @@ function validateLanguage(body: Record<string, unknown>): string | undefined {
 /** A reranked search's `diagnostics.rerank` (ids only), so a url: eval of this server gets the rerank buckets (docs/search.md#a-reranked-service). */
 function rerankBlock(r: SearchResponse): { diagnostics?: { rerank: NonNullable<SearchResponse['diagnostics']['rerank']> } } {
   const rr = r.diagnostics?.rerank;
-  return rr ? { diagnostics: { rerank: rr } } : {};
+  // the candidates the reranker saw: a first stage shorter than the configured budget gave it only that many
+  return rr ? { diagnostics: { rerank: { ...rr, budget: Math.min(rr.budget, rr.firstStage.length) } } } : {};
 }
 
 function portalResult(h: SearchHit) {

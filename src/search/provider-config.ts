@@ -14,6 +14,7 @@ import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { EMBEDDER_ALIASES, EMBEDDER_IDS, isEmbedderId } from '../embeddings/index.ts';
 import { loadYaml } from '../util/yaml.ts';
+import { SECRET_PARAM, isSecretKey } from '../util/redact.ts';
 import { suggest, unknownKeyMessage, unknownValueMessage } from '../util/suggest.ts';
 import { checkReranker, parseRerankSetting } from './rerank-step.ts';
 import { parseExpansionSetting } from './expand.ts';
@@ -173,6 +174,25 @@ export function validateProviderConfig(config: Record<string, unknown>, ctx: Pro
   };
   const kind = config.url !== undefined ? 'url' : config.module !== undefined ? 'module' : 'rankgate';
   const keys = [...PROVIDER_CONFIG_KEYS, ...(ctx.extraKeys ?? [])];
+  // A url: service's credentials never sit in the config: promptfoo stores every provider's config in its own database
+  // (promptfoo.db, with the eval) before any hook can redact it, so they come from the environment (src/search/url.ts).
+  if (kind === 'url') {
+    const envForm = 'leave it out of the config and pass it from the environment: RANKGATE_URL_PASSWORD=… (HTTP Basic, with the url\'s user name: http://user@host/…), RANKGATE_URL_API_KEY=… (Authorization: Bearer) or RANKGATE_URL_HEADERS=\'{"x-api-key": "…"}\' (docs/configuration.md: url:)';
+    for (const k of Object.keys(config)) {
+      if (isSecretKey(k) || /^(headers?|auth|basicauth|bearer)$/i.test(k.replace(/[-_]/g, ''))) {
+        fail(k, config[k], (where) => `${file}: ${where}.${k}: a url: service's credentials (promptfoo would store them in its own database with the eval): ${envForm}`);
+      }
+    }
+    let u: URL | undefined;
+    try {
+      u = new URL(String(config.url));
+    } catch {
+      u = undefined;
+    }
+    if (u?.password) fail('url', config.url, (where) => `${file}: ${where}.url holds a password (promptfoo would store it in its own database with the eval): ${envForm}`);
+    const param = u ? [...u.searchParams.keys()].find((p) => SECRET_PARAM.test(p)) : undefined;
+    if (param) fail('url', config.url, (where) => `${file}: ${where}.url holds a secret in its query (${param}=…; promptfoo would store it in its own database with the eval): ${envForm}`);
+  }
   const shownKeys = keys.filter((k) => k !== 'basePath'); // set by promptfoo, not by the user
   for (const [k, v] of Object.entries(config)) {
     if (keys.includes(k)) continue;

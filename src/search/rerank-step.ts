@@ -57,13 +57,15 @@ export function parseRerankSetting(v: unknown, where: string): RerankSettings | 
 
 /**
  * Build the reranker these settings name without calling it: an unknown id, a missing key or a base URL that is not
- * http(s) throws a UserError naming the setting (the environment variable to set), before any query.
+ * http(s) throws a UserError naming the setting (`where`: `rerank.provider` in a provider config, which the config
+ * check prefixes with `config.`; `--rerank` or `RANKGATE_RERANK (--rerank)` on a command line) and the environment
+ * variable to set, before any query.
  */
-export function checkReranker(s: RerankSettings, env: NodeJS.ProcessEnv = process.env): void {
+export function checkReranker(s: RerankSettings, env: NodeJS.ProcessEnv = process.env, where = 'rerank.provider'): void {
   try {
     createReranker(s.provider, { env, maxTokensPerDoc: s.maxTokensPerDoc, instructions: s.instructions });
   } catch (e) {
-    if (e instanceof RerankerCallError) throw new UserError(`provider: ${e.message}`);
+    if (e instanceof RerankerCallError) throw new UserError(`${where}: ${e.message}`);
     throw e;
   }
 }
@@ -121,7 +123,7 @@ export function rerankFromEnv(configured: unknown, env: NodeJS.ProcessEnv, teamS
   if (!id && !base) throw new UserError(`RANKGATE_RERANK_K=${kRaw} (--rerank-k): no reranker is configured; name one with --rerank ID (RANKGATE_RERANK) or rerank: in the provider config`);
   const provider = id ?? base!.provider;
   const out = parseRerankSetting({ ...(base ?? {}), provider, ...(k !== undefined ? { k } : {}) }, id ? 'RANKGATE_RERANK (--rerank)' : 'rerank');
-  if (out) checkReranker(out, env);
+  if (out) checkReranker(out, env, id ? 'RANKGATE_RERANK (--rerank)' : 'rerank.provider');
   return out;
 }
 

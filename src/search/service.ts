@@ -27,6 +27,7 @@ import { parseRerankSetting, RerankStage } from './rerank-step.ts';
 import { ExpansionStage, mergeCandidates, parseExpansionSetting, type ChannelRunner, type QueryLists, type WeightedTerm } from './expand.ts';
 import type { RerankerOptions } from '../rerank/index.ts';
 import { DEFAULT_SEARCH_PARAMS } from './settings.ts';
+import { MAX_QUERY_CHARS, count } from '../util/limits.ts';
 
 export { DEFAULT_SEARCH_PARAMS };
 
@@ -450,6 +451,7 @@ export class SearchService implements SearchServiceLike {
     validateParams(p);
     if (typeof query !== 'string') throw new UserError('search: query must be a string');
     if (query.includes('\u0000')) throw new UserError('search: the query contains a NUL character (U+0000), which Postgres text cannot hold');
+    if (query.length > MAX_QUERY_CHARS) throw new UserError(`search: the query is ${count(query.length)} characters, over the ${count(MAX_QUERY_CHARS)}-character cap (docs/golden-sets.md#query-length)`);
     const v = await this.variant(p.chunkSize, p.embedder);
     const available = await availableTextConfigs(this.db);
     const textConfig = textConfigFor(p.textConfig ?? p.language ?? p.filters?.language ?? 'en', available);
@@ -461,6 +463,8 @@ export class SearchService implements SearchServiceLike {
 
     let queryVector: number[] | undefined;
     const embed = async (text: string): Promise<number[]> => {
+      // no text over the cap reaches the embedder (an expansion or a model's passage is checked before; this is the floor)
+      if (text.length > MAX_QUERY_CHARS) throw new UserError(`search: a query text of ${count(text.length)} characters to embed, over the ${count(MAX_QUERY_CHARS)}-character cap (docs/golden-sets.md#query-length)`);
       const te = performance.now();
       const emb = await this.embedderFor(p.embedder);
       if (emb.dimension && emb.dimension !== v.dimension) {

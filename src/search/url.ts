@@ -22,6 +22,7 @@ import { parseServiceRerank } from './service-rerank.ts';
 import type { SearchParams, SearchResponse, SearchServiceLike } from './types.ts';
 import { readCappedText, sizeText } from '../util/capped-body.ts';
 import { registerSecret } from '../util/redact.ts';
+import { UserError } from '../errors.ts';
 
 /** undici's "fetch failed" names nothing: say what the connection error was (refused, unknown host, reset...). */
 function fetchFailure(e: Error): string {
@@ -43,6 +44,47 @@ const MAX_SAME_ORIGIN_REDIRECTS = 5;
 function readCapped(res: Response, max: number, what: string): Promise<string> {
   const over = `${what}: response body over the ${sizeText(max)} limit (maxResponseBytes: ${max}); not read further`;
   return readCappedText(res, max, (declared) => new Error(declared === undefined ? over : `${over} (Content-Length ${declared})`));
+}
+
+/**
+ * The credentials a url: service gets, from the environment only (a provider config holding one is refused:
+ * src/search/provider-config.ts): RANKGATE_URL_PASSWORD (HTTP Basic with the url's user name, `http://user@host/…`),
+ * RANKGATE_URL_API_KEY (`Authorization: Bearer KEY`), RANKGATE_URL_HEADERS (a JSON object of headers, e.g.
+ * `{"x-api-key": "…"}`). Every value is a secret (src/util/redact.ts). Sent to the configured origin only.
+ */
+export function urlCredentialHeaders(url: URL, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  const raw = env.RANKGATE_URL_HEADERS?.trim();
+  if (raw) {
+    let o: unknown;
+    try {
+      o = JSON.parse(raw);
+    } catch {
+      o = undefined;
+    }
+    if (!o || typeof o !== 'object' || Array.isArray(o) || !Object.values(o).every((v) => typeof v === 'string')) {
+      throw new UserError('RANKGATE_URL_HEADERS: expected a JSON object of header names and string values, e.g. {"x-api-key": "…"} (its values are never printed)');
+    }
+    for (const [k, v] of Object.entries(o as Record<string, string>)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) throw new UserError(`RANKGATE_URL_HEADERS: ${JSON.stringify(k.slice(0, 60))} is not an HTTP header name`);
+      out[k.toLowerCase()] = v;
+      registerSecret(v);
+    }
+  }
+  const key = env.RANKGATE_URL_API_KEY;
+  if (key) {
+    registerSecret(key);
+    out.authorization = `Bearer ${key}`;
+  }
+  const pass = env.RANKGATE_URL_PASSWORD;
+  if (pass) {
+    const user = decodeURIComponent(url.username);
+    const basic = Buffer.from(`${user}:${pass}`).toString('base64');
+    registerSecret(pass);
+    registerSecret(basic);
+    out.authorization = `Basic ${basic}`;
+  }
+  return out;
 }
 
 /** A search service over HTTP, in the portal's shape or the NQ evaluation spec's. */
@@ -97,9 +139,12 @@ export class HttpSearchService implements SearchServiceLike {
         new Error(e.name === 'TimeoutError' ? `POST ${url} timed out after ${this.timeoutMs} ms (timeoutMs)` : `POST ${url} failed: ${fetchFailure(e)}`),
         { noAnswer: true },
       );
-    // Credentials in the url (http://user:pass@host/...) go as HTTP Basic auth: fetch refuses a URL that holds them.
+    // Credentials from the environment (urlCredentialHeaders); credentials in the url itself (http://user:pass@host/...,
+    // refused in a provider config, accepted from code) go as HTTP Basic auth: fetch refuses a URL that holds them.
     let auth: string | undefined;
     const u = new URL(target);
+    const fromEnv = urlCredentialHeaders(u);
+    const urlPassword = u.password !== '';
     if (u.username || u.password) {
       const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
       // a service that echoes its request headers (a 500 page, a debug field) quotes this value: redacted everywhere
@@ -114,7 +159,12 @@ export class HttpSearchService implements SearchServiceLike {
     for (let hop = 0; ; hop++) {
       res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(auth && new URL(url).origin === u.origin ? { authorization: auth } : {}) },
+        // to the configured origin only: the environment's headers, and the url's own Basic credentials (which win
+        // when the url holds a password, else give way to RANKGATE_URL_PASSWORD / RANKGATE_URL_API_KEY)
+        headers: {
+          'content-type': 'application/json',
+          ...(new URL(url).origin === u.origin ? { ...(auth ? { authorization: auth } : {}), ...fromEnv, ...(urlPassword && auth ? { authorization: auth } : {}) } : {}),
+        },
         body: JSON.stringify(body),
         signal,
         redirect: 'manual',
@@ -196,7 +246,7 @@ export class HttpSearchService implements SearchServiceLike {
     if (diag !== undefined && diag !== null && (typeof diag !== 'object' || Array.isArray(diag))) {
       throw new Error(`POST ${target}: diagnostics: expected an object such as {"rerank": {...}}, got ${JSON.stringify(diag).slice(0, 80)} (docs/search.md#a-reranked-service)`);
     }
-    const rerank = parseServiceRerank((diag as Record<string, unknown> | null | undefined)?.rerank, `POST ${target}: diagnostics.rerank`);
+    const rerank = parseServiceRerank((diag as Record<string, unknown> | null | undefined)?.rerank, `POST ${target}: diagnostics.rerank`, { hits, maxMs: this.timeoutMs });
     const diagnostics = rerank ? { variant: '', keywordCandidates: [], vectorCandidates: [], timings: {}, rerank } : null;
     return { hits, routing, diagnostics: diagnostics as unknown as SearchResponse['diagnostics'], ...(typeof doc.answer === 'string' ? { answer: doc.answer } : {}) };
   }

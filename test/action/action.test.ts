@@ -58,6 +58,11 @@ test('action.yml: a composite action whose inputs are all used, outputs wired to
   const comment = action.runs.steps.find((s) => s.uses?.startsWith('actions/github-script'))!;
   assert.match(comment.if!, /github\.event\.pull_request\.head\.repo\.full_name == github\.repository/);
   assert.equal(comment['continue-on-error'], true);
+  // caches: the model caches restore only what runs on the base branch saved (never a pull request's own)
+  const model = action.runs.steps.find((s) => s.uses?.startsWith('actions/cache') && /\.rankgate\/cache$/.test(s.with?.path ?? ''))!;
+  assert.ok(model, 'a model-cache step');
+  assert.doesNotMatch(model.with!['restore-keys']!, /pull_request/);
+  assert.match(model.with!['restore-keys']!, /rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-push-/);
   // judged by the base branch on a pull request
   assert.equal(action.runs.steps.find((s) => s.id === 'gate')!.env!.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
 });

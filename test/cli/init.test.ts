@@ -58,6 +58,11 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     assert.ok(!paths.some((p) => p.startsWith('src/') || p.startsWith('providers/')), `no rankgate-internal paths: ${paths}`);
     const steps = wf.jobs.eval.steps;
     assert.ok(steps.some((s) => s.uses?.startsWith('actions/cache') ), 'caches the index');
+    // the model caches from the workflow's cache, keyed by the base branch (issue 43.2): never a pull request's own
+    const model = steps.find((s) => s.uses?.startsWith('actions/cache') && (s as { with?: { path?: string } }).with?.path === '.rankgate/cache') as { with?: Record<string, string> } | undefined;
+    assert.ok(model, 'a model-cache step');
+    assert.match(model!.with!['restore-keys']!, /rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-push-/);
+    assert.doesNotMatch(model!.with!['restore-keys']!, /pull_request/);
     // judged by the base branch (floors, expectations, baseline read with git at origin/<base>); CODEOWNERS documented
     assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /npx rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
     assert.match(wfText, /fetch-depth: 0/);

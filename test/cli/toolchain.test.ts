@@ -86,7 +86,7 @@ test('the hook\'s record beside a JSONL output gives its toolchain: only the sam
   const dir = tempDir('toolchain-regate');
   try {
     const out = join(dir, 'results.jsonl');
-    const rec = join(dir, 'results.rankgate.jsonl');
+    const rec = join(dir, 'results.jsonl.rankgate.jsonl');
     writeFileSync(out, '{}\n');
     const header = (output: string) => JSON.stringify({ [REGATE_KEY]: { evalId: 'e1', output, code: 0, verdict: [], toolchain: { node: '24.21.0', promptfoo: '0.123.1' } } }) + '\n{}\n';
     writeFileSync(rec, header('results.jsonl'));

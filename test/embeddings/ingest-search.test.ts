@@ -138,7 +138,8 @@ describe('in process: ingest and semantic search per embedder family', () => {
     assert.equal(idx.rows.length, 1);
     assert.match(idx.rows[0]!.indexdef, /halfvec\(3072\)\) halfvec_cosine_ops/);
     const cacheKeys = await db.pool.query<{ embedder: string }>('SELECT DISTINCT embedder FROM embedding_cache ORDER BY 1');
-    assert.ok(cacheKeys.rows.some((k) => k.embedder === 'voyage:voyage-3-large|1024|document'), JSON.stringify(cacheKeys.rows));
+    // the producer: a server that is not the vendor's own (the fake on 127.0.0.1) is named in the key
+    assert.ok(cacheKeys.rows.some((k) => k.embedder === `voyage:voyage-3-large|1024|document|${new URL(fakes.get('voyage')!.baseUrl).host}`), JSON.stringify(cacheKeys.rows));
   });
 
   it('re-ingesting sends nothing; another chunk size sends only the new texts', async () => {
@@ -377,7 +378,7 @@ describe('through the CLI: a keyed run, exit 2 on a dead endpoint, and no key an
     const r = await run(['embed-cache', 'export', exported, '--db', dbDir, '--embedder', 'voyage:voyage-3.5']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /cache\.jsonl: 7 embeddings/);
-    assert.match(readFileSync(exported, 'utf8'), /"embedder":"voyage:voyage-3\.5\|1024\|document"/);
+    assert.match(readFileSync(exported, 'utf8'), /"embedder":"voyage:voyage-3\.5\|1024\|document\|127\.0\.0\.1:\d+"/);
     const files = filesUnder(join(dbDir, '..'));
     assert.ok(files.length > 10);
     for (const file of files) {

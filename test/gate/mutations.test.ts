@@ -410,12 +410,12 @@ describe('gate mutations through `rankgate gate` (real promptfoo runs as the sta
   });
 
   it(`the afterAll hook's re-gate record of a --no-write run (promptfoo ${PROMPTFOO_VERSION}) says so, and is never a baseline`, async () => {
-    const record = join(dir, 'nw-pass.rankgate.jsonl');
+    const record = join(dir, 'nw-pass.json.rankgate.jsonl');
     // the hook writes its record only when promptfoo hands it rows: 0.121 keeps none under --no-write
     assert.equal(existsSync(record), NW_ROWS, `promptfoo ${PROMPTFOO_VERSION}: a re-gate record ${NW_ROWS ? 'is' : 'is not'} written`);
     if (!existsSync(record)) return;
     assert.equal(JSON.parse(readFileSync(record, 'utf8').split('\n')[0]!).rankgate_regate.written, false);
-    assert.equal(JSON.parse(readFileSync(join(dir, 'pass.rankgate.jsonl'), 'utf8').split('\n')[0]!).rankgate_regate.written, undefined, 'a kept run says nothing');
+    assert.equal(JSON.parse(readFileSync(join(dir, 'pass.json.rankgate.jsonl'), 'utf8').split('\n')[0]!).rankgate_regate.written, undefined, 'a kept run says nothing');
     const target = join(dir, 'never-record.json');
     const r = await rankgate(['gate', record, '--floors', join(dir, 'floors.yaml'), '--update-baseline', '--baseline', target]);
     assert.equal(r.code, 2, r.stdout + r.stderr);

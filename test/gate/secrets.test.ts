@@ -67,7 +67,8 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
         `    config: ${JSON.stringify({ ...common, databaseUrl: url.replace(`:${password}@`, '@') })}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: url credentials',
-        `    config: ${JSON.stringify({ url: `http://${role}:${password}@127.0.0.1:${port}/api/v1/search`, unreachableAfter: 0, timeoutMs: 2000, preflight: false })}`,
+        // a url:'s password comes from the environment too (RANKGATE_URL_PASSWORD): a url holding one is refused
+        `    config: ${JSON.stringify({ url: `http://${role}@127.0.0.1:${port}/api/v1/search`, unreachableAfter: 0, timeoutMs: 2000, preflight: false })}`,
         `  - id: ${file(join(ROOT, 'providers', 'search.ts'))}`,
         '    label: module key',
         `    config: ${JSON.stringify({ module: join(FIXTURE, 'fixture-service.ts'), apiKey, mode: 'hybrid' })}`,
@@ -83,7 +84,7 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
     );
     const floors = join(dir, 'gate.yaml');
     writeFileSync(floors, 'overall:\n  recall_at_3: 0.5\n');
-    const env = { DATABASE_URL: url, PGPASSWORD: password, RANKGATE_DATA_DIR: undefined, PROMPTFOO_CONFIG_DIR: join(dir, 'pf') };
+    const env = { DATABASE_URL: url, PGPASSWORD: password, RANKGATE_URL_PASSWORD: password, RANKGATE_DATA_DIR: undefined, PROMPTFOO_CONFIG_DIR: join(dir, 'pf') };
     runs.eval = await rankgate(['eval', '--config', config, '--out-dir', join(dir, 'out'), '--floors', floors], env);
     const raw = readdirSync(join(dir, 'out')).find((f) => f.endsWith('.promptfoo.json'));
     assert.ok(raw, `rankgate eval wrote promptfoo's results:\n${runs.eval.stderr.slice(-3000)}`);

@@ -98,7 +98,7 @@ function gatingJob(name: string) {
   assert.match(runs, /cat comment\.md >> "\$GITHUB_STEP_SUMMARY"/, `${name}: job summary`);
   assert.match(runs, /rankgate report results\.jsonl .*--html report\.html/, `${name}: HTML report`);
   const art = steps.find((s) => s.uses?.startsWith('actions/upload-artifact') && String(s.with?.path).includes('results.jsonl'))!;
-  for (const f of ['results.jsonl', 'results.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
+  for (const f of ['results.jsonl', 'results.jsonl.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
   // judged by the base branch (its floors, expectations and baseline, read with git); none on a manual run
   assert.match(runs, /rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
   assert.equal((gate as { env?: Record<string, string> }).env?.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
@@ -160,6 +160,19 @@ test('index and embedding cache in actions/cache, keyed by corpus x chunk size x
   const single = wf.jobs.eval!.steps.map((s) => s.run ?? '').join('\n');
   assert.match(single, /rankgate embed-cache import[\s\S]*rankgate ingest[\s\S]*rankgate embed-cache export/);
   assert.match(single, /pg_restore/);
+});
+
+test('the model caches (rerank, expansion, judge) come from actions/cache keyed by the base branch, never a pull request\'s own', () => {
+  for (const job of ['eval', 'shard', 'sweep']) {
+    const steps = wf.jobs[job]!.steps;
+    const c = steps.find((s) => s.uses?.startsWith('actions/cache') && s.with?.path === '.rankgate/cache');
+    assert.ok(c, `${job}: a model-cache step`);
+    assert.match(String(c!.with?.key), /^rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-\$\{\{ github\.event_name \}\}-\$\{\{ github\.run_id \}\}$/);
+    const restore = String(c!.with?.['restore-keys']).trim().split('\n');
+    assert.deepEqual(restore, ['rankgate-model-cache-${{ github.base_ref || github.ref_name }}-push-', 'rankgate-model-cache-${{ github.base_ref || github.ref_name }}-workflow_dispatch-'], `${job}: never a pull_request-saved cache`);
+    const at = steps.indexOf(c!);
+    assert.ok(steps.findIndex((s) => /promptfoo eval/.test(s.run ?? '')) > at, `${job}: restored before the eval`);
+  }
 });
 
 test('every rankgate subcommand the workflow calls exists in the CLI', async () => {

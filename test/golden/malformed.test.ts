@@ -31,6 +31,10 @@ const CASES: Case[] = [
   { name: 'wrong type: query is a number', files: { 'g.json': des(q({ id: 'b', query: 5 })) }, expect: /^F:4 \(b\) query: got number 5, expected a non-empty string$/ },
   { name: 'missing field: query', files: { 'g.json': des({ id: 'b', language: 'en', category: 'direct' }) }, expect: /^F:2 \(b\) query: missing, expected a non-empty string$/ },
   { name: 'empty query (whitespace only)', files: { 'g.json': des(q({ query: '   ' })) }, expect: /^F:4 \(a\) query: is empty, expected a non-empty string$/ },
+  // H2: query text is capped (src/util/limits.ts): a 2 MB query or expansion string would take minutes to embed
+  { name: 'a query over the length cap', files: { 'g.json': des(q({ query: 'w'.repeat(2_000_000), expected_passages: [hi] })) }, expect: /^F:\d+ \(a\) query: 2,000,000 characters, expected at most 10,000 \(a query's length cap: docs\/golden-sets\.md#query-length\)$/ },
+  { name: 'an expansion string over the length cap', files: { 'g.yaml': `- id: a\n  query: calm\n  expected_paths: [a.md]\n  expansion:\n    - fine\n    - "${'e'.repeat(10_001)}"\n` }, expect: /^F:\d+ \(a\) expansion\[1\]: 10,001 characters, expected at most 10,000 \(an expansion string's length cap/ },
+  { name: 'too many expansion strings', files: { 'g.yaml': `- id: a\n  query: calm\n  expected_paths: [a.md]\n  expansion: [${Array.from({ length: 21 }, (_, i) => `x${i}`).join(', ')}]\n` }, expect: /^F:\d+ \(a\) expansion: 21 strings, expected at most 20/ },
   { name: 'missing id', files: { 'g.json': des({ query: 'x', language: 'en', category: 'direct' }) }, expect: /^F:2 \(#0\) id: missing, expected a non-empty string id$/ },
   { name: 'duplicate ids', files: { 'g.json': des(q({}), q({ query: 'other' })) }, expect: /^F:9 \(a\) id: duplicate id "a" \(already used by entry #0\), expected every id to be unique$/ },
   { name: 'unknown relevance grade', files: { 'g.json': des(q({ expected_passages: [{ ...hi, relevance: 'medium' }] })) }, expect: /^F:\d+ \(a\) expected_passages\[0\]\.relevance: unknown relevance "medium", expected "high" or "partial"$/ },

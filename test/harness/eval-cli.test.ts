@@ -23,7 +23,7 @@ describe('rankgate eval', () => {
     assert.match(files[0]!, /^eval-en-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/);
     assert.match(files[1]!, /^eval-en-.*\.md$/);
     assert.match(files[2]!, /^eval-en-.*\.promptfoo\.json$/);
-    assert.match(files[3]!, /^eval-en-.*\.promptfoo\.rankgate\.jsonl$/, "the afterAll hook's re-gate record beside promptfoo's output");
+    assert.match(files[3]!, /^eval-en-.*\.promptfoo\.json\.rankgate\.jsonl$/, "the afterAll hook's re-gate record beside promptfoo's output");
     const rep = JSON.parse(readFileSync(join(out, files[0]!), 'utf8'));
     assert.equal(rep.language, 'en');
     assert.equal(rep.total_queries, 10);

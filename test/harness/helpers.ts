@@ -195,7 +195,7 @@ export async function defaultEvalRun(): Promise<DefaultEvalRun> {
 
 /** The harness fixture's plain eval (fixtureEvalRun): promptfoo's exit code and output, and where its files are. */
 export interface FixtureEvalRun extends RunResult {
-  /** the --output results file (results.json) and the afterAll hook's re-gate record beside it (results.rankgate.jsonl) */
+  /** the --output results file (results.json) and the afterAll hook's re-gate record beside it (results.json.rankgate.jsonl) */
   results: string;
   record: string;
 }
@@ -213,18 +213,18 @@ export async function fixtureEvalRun(): Promise<FixtureEvalRun> {
     writeFileSync(join(building, 'meta.json'), JSON.stringify(r));
   });
   const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as RunResult;
-  return { ...meta, results: join(dir, 'results.json'), record: join(dir, 'results.rankgate.jsonl') };
+  return { ...meta, results: join(dir, 'results.json'), record: join(dir, 'results.json.rankgate.jsonl') };
 }
 
 /**
  * The fixture eval's results file and its re-gate record copied into `destDir` (as results.json and
- * results.rankgate.jsonl: the record is found beside the results by name); returns the eval with the copies' paths.
+ * results.json.rankgate.jsonl: the record is found beside the results by name); returns the eval with the copies' paths.
  */
 export async function fixtureEvalInto(destDir: string): Promise<FixtureEvalRun> {
   const { copyFileSync, existsSync } = await import('node:fs');
   const run = await fixtureEvalRun();
   const results = join(destDir, 'results.json');
-  const record = join(destDir, 'results.rankgate.jsonl');
+  const record = join(destDir, 'results.json.rankgate.jsonl');
   if (existsSync(run.results)) copyFileSync(run.results, results);
   if (existsSync(run.record)) copyFileSync(run.record, record);
   return { ...run, results, record };

@@ -35,9 +35,9 @@ describe('JSONL and the re-gate record on the default eval', () => {
     assert.ok(harnessBytes < 6000, `metadata.harness ${Math.round(harnessBytes)} B a row pretty-printed (was ~18,600 B before compaction)`);
   });
 
-  it('the hook wrote results.rankgate.jsonl beside results.json, and `rankgate gate` re-gates it to the same verdict', async () => {
+  it('the hook wrote results.json.rankgate.jsonl beside results.json, and `rankgate gate` re-gates it to the same verdict', async () => {
     const r = await defaultEvalRun();
-    const record = r.results.replace(/\.json$/, '.rankgate.jsonl');
+    const record = `${r.results}.rankgate.jsonl`;
     assert.ok(existsSync(record), record);
     const header = JSON.parse(readFileSync(record, 'utf8').split('\n')[0]!).rankgate_regate;
     assert.equal(header.code, r.code);
@@ -70,7 +70,7 @@ describe("evidence that cannot be re-assembled: the run id on every row, the rec
 
   it('every row carries the run id of the record; picked rows of two runs, edited rows and a missing record are said', async () => {
     const r = await defaultEvalRun();
-    const record = r.results.replace(/\.json$/, '.rankgate.jsonl');
+    const record = `${r.results}.rankgate.jsonl`;
     const header = JSON.parse(readFileSync(record, 'utf8').split('\n')[0]!).rankgate_regate;
     const rows = JSON.parse(readFileSync(r.results, 'utf8')).results.results as any[];
     assert.match(header.runId, /^[0-9a-f-]{36}$/);
@@ -83,7 +83,7 @@ describe("evidence that cannot be re-assembled: the run id on every row, the rec
       const [h, ...rest] = readFileSync(record, 'utf8').split('\n');
       const o = JSON.parse(h!);
       o.rankgate_regate.output = join(dir, name);
-      writeFileSync(join(dir, name.replace(/\.jsonl$/, '.rankgate.jsonl')), [JSON.stringify(o), ...rest].join('\n'));
+      writeFileSync(join(dir, `${name}.rankgate.jsonl`), [JSON.stringify(o), ...rest].join('\n'));
     };
     // the eval's own JSON and its rows as JSONL beside a copy of the record: the rows match it, nothing said
     const jsonl = join(dir, 'run.jsonl');
@@ -123,7 +123,7 @@ describe("evidence that cannot be re-assembled: the run id on every row, the rec
     const merged = join(dir, 'merged.jsonl');
     const m = await rankgate(['merge', merged, jsonl]);
     assert.equal(m.code, 0, m.stdout + m.stderr);
-    assert.ok(existsSync(join(dir, 'merged.rankgate.jsonl')));
+    assert.ok(existsSync(join(dir, 'merged.jsonl.rankgate.jsonl')));
     const g = await rankgate(['gate', merged, '--floors', floors]);
     assert.equal(g.code, r.code, g.stdout + g.stderr);
     assert.doesNotMatch(g.stdout, /LOUD: no record/);
@@ -141,7 +141,7 @@ describe('an eval whose output promptfoo cannot write', () => {
     const out = join(dir, 'results.json');
     mkdirSync(out); // promptfoo's write fails (EISDIR) after the afterAll hook has gated
     const r = await promptfooEval(join(FIXTURE, 'promptfooconfig.yaml'), out);
-    const record = join(dir, 'results.rankgate.jsonl');
+    const record = join(dir, 'results.json.rankgate.jsonl');
     assert.notEqual(r.code, 0, r.stderr);
     assert.ok(r.stderr.includes(`promptfoo did not write ${out}; this eval's verdict and per-query scores are in ${record}: re-gate with \`npx rankgate gate ${record}\``), r.stderr.slice(-2000));
     const g = await rankgate(['gate', record]);

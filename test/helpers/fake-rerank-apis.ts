@@ -5,6 +5,7 @@
  *   POST /v1/rerank   Voyage when the body has `truncation` -> {data: [{index, relevance_score}], usage: {total_tokens}};
  *                     else Jina / vLLM / Infinity {model, query, documents, top_n} -> {results: [...], usage: {total_tokens}}
  *   POST /rerank      Hugging Face TEI {query, texts} -> [{index, score}]
+ *   GET /info         Hugging Face TEI: {model_id, model_sha, ...} (`teiInfo`; counted in infoRequests, not in requests)
  *
  * Scores are deterministic: the share of the query's words (3+ letters) found in the passage, damped by the passage's
  * length, so a passage that shares the query's words ranks first. Results come back sorted by score (as the vendors
@@ -35,6 +36,10 @@ export interface FakeRerankApi {
   enqueue(...replies: RerankReply[]): void;
   /** Every later answer goes through this (to corrupt it); undefined restores the honest answer. */
   transform?: (answer: any, req: RerankRequest) => unknown;
+  /** What TEI's `GET /info` answers (model_id, model_sha); null: 404 (not a TEI server). Change it to swap the model. */
+  teiInfo: { model_id: string; model_sha?: string } | null;
+  /** `GET /info` requests seen (not in `requests`). */
+  infoRequests: number;
   close(): Promise<void>;
 }
 
@@ -57,9 +62,18 @@ export async function startFakeRerankApi(): Promise<FakeRerankApi> {
     url: '',
     requests,
     enqueue: (...r) => queue.push(...r),
+    teiInfo: { model_id: 'fake/bge-reranker-base', model_sha: 'aaaa1111' },
+    infoRequests: 0,
     close: () => new Promise((res) => server.close(() => res())),
   };
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/info') {
+      api.infoRequests++;
+      req.resume();
+      res.writeHead(api.teiInfo ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(api.teiInfo ? { ...api.teiInfo, model_dtype: 'float32', model_type: { reranker: { id2label: { 0: 'LABEL_0' } } } } : { error: 'Not Found' }));
+      return;
+    }
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', async () => {

@@ -610,7 +610,7 @@ describe('hostile url: services through a real promptfoo eval: evidence bounded,
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const config = join(dir, 'promptfooconfig.yaml');
-    const col = (label: string, path: string) => `  - id: file://${ROOT}/providers/search.ts\n    label: ${label}\n    config: { url: 'http://${path.startsWith('echo') ? `${user}:${password}@` : ''}127.0.0.1:${port}/${path}/api/v1/search', timeoutMs: 5000, preflight: false }\n`;
+    const col = (label: string, path: string) => `  - id: file://${ROOT}/providers/search.ts\n    label: ${label}\n    config: { url: 'http://${path.startsWith('echo') ? `${user}@` : ''}127.0.0.1:${port}/${path}/api/v1/search', timeoutMs: 5000, preflight: false }\n`;
     writeFileSync(
       config,
       `description: reliability - hostile services\nprompts: ['{{query}}']\nproviders:\n${col('corpus-dump', 'corpus')}${col('passage-dump', 'passages')}${col('echo-auth', 'echo')}` +
@@ -623,7 +623,8 @@ describe('hostile url: services through a real promptfoo eval: evidence bounded,
     // under umask 000 (promptfoo then writes its output 0666): the hook tightens it
     const umask = process.umask(0o000);
     try {
-      run = await promptfooEval(config, out, { RANKGATE_GATE_FLOORS: floors }).result;
+      // the password from the environment (a url: config holding one is refused: promptfoo would store it)
+      run = await promptfooEval(config, out, { RANKGATE_GATE_FLOORS: floors, RANKGATE_URL_PASSWORD: password }).result;
     } finally {
       process.umask(umask);
     }
@@ -674,6 +675,6 @@ describe('hostile url: services through a real promptfoo eval: evidence bounded,
   });
 
   it('the results file and the record are never writable by others, whatever the umask', () => {
-    for (const f of [out, join(dir, 'results.rankgate.jsonl')]) assert.equal(statSync(f).mode & 0o022, 0, `${f}: ${(statSync(f).mode & 0o777).toString(8)}`);
+    for (const f of [out, join(dir, 'results.json.rankgate.jsonl')]) assert.equal(statSync(f).mode & 0o022, 0, `${f}: ${(statSync(f).mode & 0o777).toString(8)}`);
   });
 });

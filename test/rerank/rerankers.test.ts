@@ -157,6 +157,16 @@ describe('HTTP rerankers', () => {
     });
   }
 
+  test('M1: an answer over the cap (64 KB + 1 KB a passage) is given up while streaming, never read whole', async () => {
+    const huge = JSON.stringify({ results: [], pad: 'x'.repeat(8 * 1024 * 1024) });
+    fake.enqueue({ body: huge });
+    const before = process.memoryUsage().rss;
+    const t0 = performance.now();
+    await assert.rejects(createReranker('cohere:rerank:rerank-v3.5', { env: env(), attempts: 1 }).score(QUERY, PASSAGES), /malformed answer \(HTTP 200\): body over the 69632 bytes limit for this request/);
+    assert.ok(performance.now() - t0 < 5000);
+    assert.ok(process.memoryUsage().rss - before < 64 * 1024 * 1024, 'not held in memory');
+  });
+
   test('a 401 fails at once naming the key; no key, no call; the key never shows', async () => {
     fake.requests.length = 0;
     fake.enqueue({ status: 401, body: { message: 'invalid api token co-secret-key' } });
@@ -282,15 +292,41 @@ describe('llm:PROVIDER_ID: a promptfoo chat provider as a pointwise reranker (fa
   });
 
   test('an answer without a grade, a prompt file without its parts, an unknown id: one line each', async () => {
-    await assert.rejects(createReranker('llm:openai:chat:m').score(QUERY, ['GARBLE here']), /llm:openai:chat:m at http:\/\/127\.0\.0\.1:\d+\/v1: malformed answer: passage 0: the model answered "I think it is quite relevant", not a grade 0, 1, 2 or 3/);
+    await assert.rejects(createReranker('llm:openai:chat:m').score(QUERY, ['GARBLE here']), /llm:openai:chat:m at http:\/\/127\.0\.0\.1:\d+\/v1: malformed answer: passage 0: the model answered "I think it is quite relevant", not one digit 0, 1, 2 or 3/);
     const bad = join(dir, 'bad.txt');
     writeFileSync(bad, 'no separator {{query}}');
     assert.throws(() => createReranker('llm:openai:chat:m', { env: { RANKGATE_RERANK_PROMPT: bad } }), /must hold the system message, a line ---, and the user message with \{\{query\}\} and \{\{passage\}\}/);
     assert.throws(() => createReranker('llm:openai:chat:m', { env: { RANKGATE_RERANK_PROMPT: join(dir, 'missing.txt') } }), /the prompt file .*missing\.txt cannot be read \(ENOENT\)/);
     assert.throws(() => parseRerankerId('llm:gpt-4'), /a promptfoo provider id looks like openai:chat:MODEL/);
     assert.equal(parseGrade('2'), 2);
-    assert.equal(parseGrade('Relevance: 3.'), 3);
-    assert.equal(parseGrade('10'), undefined);
-    assert.equal(parseGrade('2.5'), undefined);
+    assert.equal(parseGrade(' 3\n'), 3, 'white space trimmed');
+    assert.equal(parseGrade('0.'), 0, 'one final period allowed');
+    for (const bad of ['10', '2.5', '-1', 'Out of 3, I give 1', '0-3: 2', '3 — no, 0', 'Relevance: 3.', '2..', '"2"', '', '4', '２']) {
+      assert.equal(parseGrade(bad), undefined, JSON.stringify(bad));
+    }
+  });
+
+  test('W3: an answer that is not exactly one digit 0-3 is an error of that query naming the answer, never a grade', async () => {
+    const answers: Record<string, string> = { 'p-minus': '-1', 'p-out-of': 'Out of 3, I give 1', 'p-range': '0-3: 2', 'p-self': '3 — no, 0', 'p-ctrl': '2\u001b[31m' };
+    const llm2 = await startFakeLlm((req) => answers[/Passage:\n(\S+)/.exec(req.text)?.[1] ?? ''] ?? '1');
+    const base = process.env.OPENAI_BASE_URL;
+    process.env.OPENAI_BASE_URL = `${llm2.url}/v1`; // promptfoo's provider reads the process's environment
+    try {
+      for (const [passage, answer] of Object.entries(answers)) {
+        await assert.rejects(
+          createReranker('llm:openai:chat:m-strict').score(QUERY, [passage]),
+          (e: Error) => {
+            assert.ok(e instanceof RerankerCallError && e.code === 'MalformedResponse', String(e));
+            assert.ok(e.message.includes(`the model answered ${JSON.stringify(answer)}, not one digit 0, 1, 2 or 3`), e.message);
+            assert.ok(!e.message.includes('\u001b'), 'escaped, never a terminal control');
+            return true;
+          },
+        );
+      }
+      assert.equal(llm2.requests.length, Object.keys(answers).length);
+    } finally {
+      process.env.OPENAI_BASE_URL = base;
+      await llm2.close();
+    }
   });
 });

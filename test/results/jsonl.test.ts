@@ -14,7 +14,8 @@ import { parseResultsObject } from '../../src/results/read.ts';
 import { JSONL_LIMITS, readResultsFile, resultRows } from '../../src/results/stream.ts';
 import { compactGrading, compactHarness, dedupeRowMetadata, shownText } from '../../src/results/compact.ts';
 import { afterEach as afterEachHook } from '../../assertions/gate.ts';
-import { compactRow, outputPathsOf, regatePathFor, writeRegateFile } from '../../src/results/regate.ts';
+import { compactRow, outputPathsOf, outputsOfRecord, regatePathFor, verifyEvidence, writeRegateFile } from '../../src/results/regate.ts';
+import { digestRows } from '../../src/results/record.ts';
 import { scoreRanking, checkIntegrity } from '../../src/results/score.ts';
 import { PROMPTFOO_WRITE_KEY, noWriteInArgv, noWriteRefusal, promptfooWrites, rowsUnderNoWrite } from '../../src/results/nowrite.ts';
 import { isUserError } from '../../src/errors.ts';
@@ -321,10 +322,42 @@ describe('the re-gate record (src/results/regate.ts)', () => {
     assert.deepEqual(outputPathsOf(['eval', '--output=r.json']), ['r.json']);
     assert.deepEqual(outputPathsOf(['eval'], 'cfg.json'), ['cfg.json']);
     assert.deepEqual(outputPathsOf(['eval']), []);
-    assert.equal(regatePathFor(['a.html', 'out/r.jsonl']), join('out', 'r.rankgate.jsonl'));
-    assert.equal(regatePathFor(['results.json']), 'results.rankgate.jsonl');
+    assert.equal(regatePathFor(['a.html', 'out/r.jsonl']), join('out', 'r.jsonl.rankgate.jsonl'));
+    assert.equal(regatePathFor(['results.json']), 'results.json.rankgate.jsonl');
     assert.equal(regatePathFor([]), null);
     assert.equal(regatePathFor(['x.rankgate.jsonl']), null, 'never over itself');
+  });
+
+  it('F1: -o full.json then -o full.jsonl in one folder keep one record each; an older shared name only for its own run', () => {
+    const sub = mkdtempSync(join(dir, 'f1-'));
+    const runRows = (run: string) => ROWS.map((r) => ({ ...r, response: { ...r.response, metadata: { ...r.response.metadata, rankgateRun: run } } }));
+    const [a, b] = [runRows('aaaaaaaa-0000-4000-8000-000000000001'), runRows('bbbbbbbb-0000-4000-8000-000000000002')];
+    const json = join(sub, 'full.json');
+    const jsonl = join(sub, 'full.jsonl');
+    const record = (rows: typeof a, output: string, path = regatePathFor([output])!) => {
+      const d = digestRows(rows);
+      writeRegateFile(path, { output, outputs: [output], runId: rows[0]!.response.metadata.rankgateRun, rows: d.rows, digest: d.digest }, rows);
+      return path;
+    };
+    // the first eval (-o full.json), then the second (-o full.jsonl) in the same folder
+    writeFileSync(json, JSON.stringify(jsonDoc(a)));
+    assert.equal(record(a, json), join(sub, 'full.json.rankgate.jsonl'));
+    writeFileSync(jsonl, b.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    assert.equal(record(b, jsonl), join(sub, 'full.jsonl.rankgate.jsonl'));
+    assert.deepEqual(verifyEvidence(json), { problem: null, loud: null }, 'the honest JSON file keeps its own record');
+    assert.deepEqual(verifyEvidence(jsonl), { problem: null, loud: null });
+    // an older rankgate's shared name: read for the file whose run it records, not for the other
+    rmSync(join(sub, 'full.json.rankgate.jsonl'));
+    rmSync(join(sub, 'full.jsonl.rankgate.jsonl'));
+    const legacy = join(sub, 'full.rankgate.jsonl');
+    const d = digestRows(b);
+    writeRegateFile(legacy, { runId: b[0]!.response.metadata.rankgateRun, rows: d.rows, digest: d.digest }, b); // no output named
+    assert.deepEqual(verifyEvidence(jsonl), { problem: null, loud: null }, 'the old name still serves the file it belongs to');
+    const other = verifyEvidence(json);
+    assert.equal(other.problem, null, 'not "rows of another run": that record is not this file\'s');
+    assert.match(other.loud ?? '', /LOUD: no record of this eval beside .*full\.json \(the afterAll hook writes <output>\.rankgate\.jsonl/);
+    assert.deepEqual(outputsOfRecord('r/full.rankgate.jsonl'), ['r/full.jsonl', 'r/full.json']);
+    assert.deepEqual(outputsOfRecord('r/full.json.rankgate.jsonl'), ['r/full.json']);
   });
 
   it('compact rows re-score to the same records as the full rows; the header is recognised, not a row', () => {

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSearchService, fuseRrfLists, type SearchService } from '../../src/search/service.ts';
@@ -213,6 +213,89 @@ describe('LLM rewrites and HyDE against the fake chat API (PGlite)', () => {
     assert.deepEqual(r.diagnostics.expansion!.queries, [passage]);
     assert.deepEqual(r.diagnostics.keywordCandidates, (await svc.search('breath and anxiety')).diagnostics.keywordCandidates);
     assert.deepEqual(r.diagnostics.vectorCandidates, (await svc.search(passage)).diagnostics.vectorCandidates);
+  });
+
+  test('S2: a model echoing a key in any form: no form of it in the rewrites, the HyDE passage or the cache files', async () => {
+    const key = 'sk-echo-5e4d3c2b1a09f8e7';
+    process.env.RANKGATE_TEST_ECHO_API_KEY = key;
+    const b = Buffer.from(key);
+    const forms = [
+      key,
+      b.toString('base64'),
+      b.toString('base64url'),
+      Buffer.concat([Buffer.from('zz'), b, Buffer.from('q')]).toString('base64'),
+      encodeURIComponent(key),
+      [...b].map((x) => `%${x.toString(16).toUpperCase()}`).join(''),
+      [...key].reverse().join(''),
+    ];
+    const reply = fake.reply;
+    try {
+      fake.reply = (req) => (/hypothetical/.test(req.text) ? `The answer mentions ${forms.join(' and ')}.` : forms.map((f, i) => `rewrite ${i} with ${f}`).join('\n'));
+      const cacheDir = join(dir, 'echo-cache');
+      const echo = await createSearchService({ db, embedder: emb, routing: false, defaults: base, expansionCacheDir: cacheDir });
+      try {
+        const rw = await echo.search('echo the key please', { expansion: parseExpansionSetting({ source: 'llm', provider: 'openai:chat:gpt-echo', n: 7 }, 'e')! });
+        const hy = await echo.search('echo the key please', { expansion: parseExpansionSetting({ source: 'llm', provider: 'openai:chat:gpt-echo', kind: 'hyde' }, 'e')! });
+        const texts = [...rw.diagnostics.expansion!.queries!, ...hy.diagnostics.expansion!.queries!];
+        assert.equal(texts.length, 8);
+        const files = readdirSync(cacheDir, { recursive: true }).map(String).filter((f) => f.endsWith('.json'));
+        assert.equal(files.length, 2);
+        const all = [...texts, ...files.map((f) => readFileSync(join(cacheDir, f), 'utf8'))].join('\n');
+        for (const f of forms) assert.ok(!all.includes(f), `the form ${f} leaked:\n${all.slice(0, 600)}`);
+        assert.match(all, /rewrite 0 with \*\*\*/);
+      } finally {
+        await echo.close();
+      }
+    } finally {
+      fake.reply = reply;
+      delete process.env.RANKGATE_TEST_ECHO_API_KEY;
+    }
+  });
+
+  test('W5: a planted expansion entry is keyed by producer and prompt hash and checked as a fresh answer: refused, asked live', async () => {
+    const cacheDir = join(dir, 'w5-cache');
+    const planted = await createSearchService({ db, embedder: emb, routing: false, defaults: base, expansionCacheDir: cacheDir });
+    try {
+      const s = parseExpansionSetting({ source: 'llm', provider: 'openai:chat:gpt-plant', n: 2 }, 'e')!;
+      fake.requests.length = 0;
+      await planted.search('grief and loss', { expansion: s });
+      assert.equal(fake.requests.length, 1);
+      const file = readdirSync(cacheDir, { recursive: true }).map(String).find((f) => f.endsWith('.json'))!;
+      const entry = JSON.parse(readFileSync(join(cacheDir, file), 'utf8'));
+      // over the cap of one query text: a fresh answer could not be this
+      writeFileSync(join(cacheDir, file), JSON.stringify({ ...entry, texts: ['x'.repeat(10_001)] }));
+      const r = await planted.search('grief and loss', { expansion: s });
+      assert.equal(r.diagnostics.expansion!.cached, false, 'refused, not shown as "(cached)"');
+      // asked live (promptfoo's own response cache may answer the identical request: rankgate called the model)
+      assert.equal(r.diagnostics.expansion!.requests, 1, 'asked live');
+      assert.deepEqual(r.diagnostics.expansion!.queries, entry.texts, "the model's own rewrites");
+      // another producer under the same file name (an edited endpoint): a miss
+      const again = JSON.parse(readFileSync(join(cacheDir, file), 'utf8'));
+      writeFileSync(join(cacheDir, file), JSON.stringify({ ...again, endpoint: 'http://attacker.example/v1', texts: ['planted text'] }));
+      const r2 = await planted.search('grief and loss', { expansion: s });
+      assert.equal(r2.diagnostics.expansion!.cached, false);
+      assert.ok(!r2.diagnostics.expansion!.queries!.includes('planted text'));
+      assert.equal(r2.diagnostics.expansion!.requests, 1);
+    } finally {
+      await planted.close();
+    }
+  });
+
+  test('H2: query text is capped at 10,000 characters: a long query, a long HyDE passage, an append that joins past it', async () => {
+    await assert.rejects(svc.search('q'.repeat(10_001)), userError(/search: the query is 10,001 characters, over the 10,000-character cap/));
+    const reply = fake.reply;
+    try {
+      fake.reply = () => 'calm '.repeat(3000);
+      const t0 = performance.now();
+      await assert.rejects(svc.search('a long passage please', { expansion: parseExpansionSetting({ source: 'llm', provider: 'openai:chat:gpt-long', kind: 'hyde' }, 'e')! }), /expansion hyde by openai:chat:gpt-long: the model's passage is 14,999 characters, over the 10,000-character cap of one query text/);
+      fake.reply = () => `${'slow '.repeat(2100)}\nsecond`;
+      await assert.rejects(svc.search('long rewrites please', { expansion: parseExpansionSetting({ source: 'llm', provider: 'openai:chat:gpt-long', n: 2 }, 'e')! }), /expansion rewrites by openai:chat:gpt-long: rewrite 1 is 10,499 characters, over the 10,000-character cap/);
+      assert.ok(performance.now() - t0 < 5000, 'refused before anything embeds it');
+    } finally {
+      fake.reply = reply;
+    }
+    await assert.rejects(svc.search('breath', { expansion: { source: 'golden', mode: 'append', queries: ['w'.repeat(9_000), 'v'.repeat(2_000)] } }), userError(/expansion append: the query and its 2 expansion\(s\) join to 11,008 characters, over the 10,000-character cap/));
+    await assert.rejects(svc.search('breath', { expansion: { source: 'golden', mode: 'rrf', queries: ['w'.repeat(10_001)] } }), userError(/expansion\[0\]: 10,001 characters, over the 10,000-character cap/));
   });
 
   test('a model that fails or answers nothing: the search fails (an error row), never an unexpanded search', async () => {

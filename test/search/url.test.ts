@@ -187,6 +187,18 @@ test('a reranked service: diagnostics.rerank (camelCase or snake_case) is read, 
     [{ firstStage: ['a'], budget: 1, ms: -1 }, /diagnostics\.rerank\.ms: expected a finite number >= 0/],
     [{ firstStage: ['a'], budget: 1, firstStageIds: [] }, /diagnostics\.rerank\.firstStageIds: unknown field/],
     ['yes', /diagnostics\.rerank: expected an object/],
+    // W4: a block that contradicts itself or the results it came with
+    [{ firstStage: ['a', 'b', 'c'], budget: 5000 }, /diagnostics\.rerank\.budget: 5000 is more than the 3 ids of firstStage: the reranker cannot have seen more candidates/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 3, ms: 1e300 }, /diagnostics\.rerank\.ms: expected a number of at most 5000 ms \(the call's deadline, timeoutMs/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 3, costUsd: 1e300 }, /diagnostics\.rerank\.costUsd: expected a number of at most 10 \(USD for one query\), got 1e\+300/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 3, tokens: 1e12 }, /diagnostics\.rerank\.tokens: expected a number of at most 100000000/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 2, requests: 3 }, /diagnostics\.rerank\.requests: expected a number of at most the budget \(2/],
+    [{ firstStage: ['a', 'b', 'c'], budget: 0 }, /diagnostics\.rerank\.budget: expected a positive integer .*0 only with an empty firstStage/],
+    [{ firstStage: ['x', 'b', 'y'], budget: 2 }, /diagnostics\.rerank: result 1 \("a"\) is not among the ids of firstStage: a reranker only reorders its first stage/],
+    // forged gain: the first stage says b then a were its order past the budget, the results say a then b
+    [{ firstStage: ['c', 'b', 'a'], budget: 1, reranked: ['c'] }, /diagnostics\.rerank: results 1 and 2 \("a", "b"\) are not in the block's final order .*: the results past the budget out of first-stage order/],
+    [{ firstStage: ['b', 'a', 'c'], budget: 2, reranked: ['b', 'a'] }, /diagnostics\.rerank: results 1 and 2 \("a", "b"\) are not in the block's final order .*: the budget out of the order of reranked/],
+    [{ firstStage: ['b', 'c', 'a'], budget: 1 }, /diagnostics\.rerank: results 1 and 2 \("a", "b"\) are not in the block's final order .*a result from inside the budget after one from past it/],
   ];
   for (const [rerank, re] of bad) {
     const svc = await fake(body(rerank));
@@ -208,4 +220,59 @@ test('a module: service\'s diagnostics.rerank is checked the same way (withServi
   assert.throws(() => withServiceRerank(res({ rerank: { budget: -3, firstStage: [] } }), 'module ./s.ts: search() diagnostics'), (e: Error) => /^module \.\/s\.ts: search\(\) diagnostics\.rerank\.budget: expected a positive integer/.test(e.message));
   assert.throws(() => withServiceRerank(res([1]), 'module m'), /module m: expected an object/);
   assert.equal(withServiceRerank(res(null), 'module m').diagnostics, null, 'no diagnostics: as before');
+  // the module's results against its block, and its deadline: the provider's timeoutMs (else MAX_STAGE_MS)
+  const hits = (ids: string[]) => ids.map((id, i) => ({ chunkId: id, documentId: id.split('#')[0]!, rank: i + 1, score: 0, content: '', channels: {} }));
+  const withHits = (ids: string[], rerank: unknown) => ({ ...res({ rerank }), hits: hits(ids) });
+  assert.ok(withServiceRerank(withHits(['d2#c1', 'd1#c4'], { budget: 2, firstStage: ['d1', 'd2', 'd3'], reranked: ['d2', 'd1'] }), 'module m').diagnostics.rerank, 'a first stage of documents places chunk results by their document');
+  assert.throws(() => withServiceRerank(withHits(['z'], { budget: 1, firstStage: ['a'] }), 'module m'), /module m\.rerank: result 1 \("z"\) is not among the ids of firstStage/);
+  assert.throws(() => withServiceRerank(withHits([], { budget: 1, firstStage: ['a'], ms: 700_000 }), 'module m'), /ms: expected a number of at most 600000 ms \(MAX_STAGE_MS/);
+  assert.throws(() => withServiceRerank(withHits([], { budget: 1, firstStage: ['a'], ms: 2_000 }), 'module m', 1_000), /ms: expected a number of at most 1000 ms \(the call's deadline/);
+});
+
+test('S1: a url:\'s credentials never sit in the provider config: a password, a secret query parameter, a key: one line each with the environment form', () => {
+  const ctx = { basePath: '/nonexistent', providerId: 'file://providers/search.ts', argv: [] };
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ url: 'http://evaluser:s3cr3t-pw@127.0.0.1:9/api/v1/search' }, /config\.url holds a password \(promptfoo would store it in its own database with the eval\): leave it out of the config and pass it from the environment: RANKGATE_URL_PASSWORD=… \(HTTP Basic, with the url's user name: http:\/\/user@host\/…\), RANKGATE_URL_API_KEY=… \(Authorization: Bearer\) or RANKGATE_URL_HEADERS=/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search?api_key=abc123' }, /config\.url holds a secret in its query \(api_key=…;/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', api_key: 'abc123' }, /config\.api_key: a url: service's credentials/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', apiKey: 'abc123' }, /config\.apiKey: a url: service's credentials/],
+    [{ url: 'http://127.0.0.1:9/api/v1/search', headers: { Authorization: 'Bearer abc123' } }, /config\.headers: a url: service's credentials/],
+  ];
+  for (const [config, re] of cases) {
+    assert.throws(() => validateProviderConfig(config, ctx), (e: Error) => {
+      assert.match(e.message, re);
+      assert.ok(!e.message.includes('s3cr3t-pw') && !e.message.includes('abc123'), 'the secret itself is never printed');
+      assert.equal(e.message.includes('\n'), false);
+      return true;
+    });
+  }
+  // a user name alone is no secret
+  validateProviderConfig({ url: 'http://evaluser@127.0.0.1:9/api/v1/search' }, ctx);
+});
+
+test('S1: the environment forms: RANKGATE_URL_PASSWORD (Basic with the url\'s user), RANKGATE_URL_API_KEY, RANKGATE_URL_HEADERS; a bad JSON is one line', async () => {
+  const seen: Record<string, string | undefined>[] = [];
+  const svc = await fake((req, res) => {
+    seen.push({ authorization: req.headers.authorization, key: req.headers['x-api-key'] as string | undefined });
+    answer([{ chunk_id: 'a' }])(req, res);
+  });
+  const saved = { ...process.env };
+  try {
+    process.env.RANKGATE_URL_PASSWORD = 'pw-from-env-123';
+    await new HttpSearchService(svc.url.replace('http://', 'http://evaluser@'), 'portal', 5000, 0).search('q');
+    assert.equal(seen.at(-1)!.authorization, `Basic ${Buffer.from('evaluser:pw-from-env-123').toString('base64')}`);
+    delete process.env.RANKGATE_URL_PASSWORD;
+    process.env.RANKGATE_URL_API_KEY = 'key-from-env-456';
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": "hdr-from-env-789"}';
+    await new HttpSearchService(svc.url, 'portal', 5000, 0).search('q');
+    assert.deepEqual(seen.at(-1), { authorization: 'Bearer key-from-env-456', key: 'hdr-from-env-789' });
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": 5}';
+    await assert.rejects(new HttpSearchService(svc.url, 'portal', 5000, 0).search('q'), /RANKGATE_URL_HEADERS: expected a JSON object of header names and string values/);
+    const { redactText } = await import('../../src/util/redact.ts');
+    process.env.RANKGATE_URL_HEADERS = '{"x-api-key": "hdr-from-env-789"}';
+    process.env.RANKGATE_URL_PASSWORD = 'pw-from-env-123';
+    assert.equal(redactText('echo pw-from-env-123 key-from-env-456 hdr-from-env-789'), 'echo *** *** ***', 'every value is a secret');
+  } finally {
+    process.env = saved;
+  }
 });
