@@ -277,6 +277,7 @@ async function bootstrapLogs(values: Record<string, unknown>): Promise<number> {
 }
 
 const num = (n: number) => n.toLocaleString('en-US');
+const count = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
 const names = (fs: readonly { path: string }[]) => fs.map((f) => f.path).join(', ');
 
 /** What a bootstrap from logs did, one fact a line. */
@@ -295,23 +296,23 @@ export function logReportText(r: LogBootstrapReport): string[] {
   if (r.corpus)
     lines.push(
       s.refusedRows
-        ? `  corpus ${r.corpus.name} (${r.corpus.documents} documents): ${num(s.refusedRows)} of ${num(s.refusedRows + s.acceptedRows)} log entries name ${num(s.refusedIds)} ids no document has (${s.refusedSample.join(', ')}${s.refusedIds > s.refusedSample.length ? ', ...' : ''}): refused, left out`
+        ? `  corpus ${r.corpus.name} (${r.corpus.documents} documents): ${num(s.refusedRows)} of ${num(s.refusedRows + s.acceptedRows)} log entries name ${count(s.refusedIds, 'id')} no document has (${s.refusedSample.join(', ')}${s.refusedIds > s.refusedSample.length ? ', ...' : ''}): refused, left out`
         : `  corpus ${r.corpus.name} (${r.corpus.documents} documents): every id the logs name is a document`,
     );
   else lines.push('  ids not checked against a corpus (--corpus PATH refuses ids no document has)');
-  lines.push(`  ${num(s.queries.length)} logged queries with supported documents (${num(s.keptPairs)} query-document pairs kept of ${num(s.pairs)} with evidence): ${num(r.generated)} new to the golden set, ${num(r.asked)} it already asks`);
+  lines.push(`  ${count(s.queries.length, 'logged query', 'logged queries')} with supported documents (${count(s.keptPairs, 'query-document pair')} kept of ${num(s.pairs)} with evidence): ${num(r.generated)} new to the golden set, ${num(r.asked)} it already asks`);
   if (r.golden) {
     const m = r.golden.merge;
     lines.push(
-      `  ${r.golden.path}: ${m.added.length} added, ${m.updated.length} updated, ${m.unchanged} unchanged${r.golden.reviewed ? `; ${r.golden.reviewed} reviewed (chair) rows untouched` : ''}` +
-        `${m.protected.length ? `; ${m.protected.length} ids held by other entries, not written (${m.protected.slice(0, 5).join(', ')})` : ''}` +
-        `${m.orphaned.length ? `; ${m.orphaned.length} earlier bootstrap entries the logs no longer support, kept (${m.orphaned.slice(0, 5).join(', ')})` : ''}` +
+      `  ${r.golden.path}: ${m.added.length} added, ${m.updated.length} updated, ${m.unchanged} unchanged${r.golden.reviewed ? `; ${count(r.golden.reviewed, 'reviewed (chair) row')} untouched` : ''}` +
+        `${m.protected.length ? `; ${count(m.protected.length, 'id')} held by other entries, not written (${m.protected.slice(0, 5).join(', ')})` : ''}` +
+        `${m.orphaned.length ? `; ${count(m.orphaned.length, 'earlier bootstrap entry', 'earlier bootstrap entries')} the logs no longer support, kept (${m.orphaned.slice(0, 5).join(', ')})` : ''}` +
         `${r.golden.written ? '' : ' (file unchanged)'}`,
     );
   }
   if (r.judgments)
     lines.push(
-      `  ${r.judgments.path}: ${r.judgments.labels} bootstrap labels for ${r.judgments.queries} golden queries (${r.judgments.changed} new or changed), pending review: rankgate judge review export${r.judgments.written ? '' : ' (file unchanged)'}`,
+      `  ${r.judgments.path}: ${count(r.judgments.labels, 'bootstrap label')} for ${count(r.judgments.queries, 'golden query', 'golden queries')} (${r.judgments.changed} new or changed), pending review: rankgate judge review export${r.judgments.written ? '' : ' (file unchanged)'}`,
     );
   else if (r.asked) lines.push(`  the ${r.asked} logged queries the golden set already asks give labels with --judgments FILE`);
   return lines;

@@ -97,6 +97,7 @@ async function runExport(argv: string[]): Promise<number> {
   return 0;
 }
 
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '–' : x.toFixed(3));
 
 function agreementLine(who: string, a: AgreementSummary | null): string | undefined {
@@ -107,15 +108,15 @@ function agreementLine(who: string, a: AgreementSummary | null): string | undefi
 
 export function importText(r: ImportResult, judgments: string | undefined): string[] {
   const o = r.outcomes;
-  const lines = [`judge review import: ${r.decisions} decisions by ${r.reviewers.join(', ')}`];
+  const lines = [`judge review import: ${count(r.decisions, 'decision')} by ${r.reviewers.join(', ')}`];
   if (r.chair.length)
     lines.push(
-      `  ${judgments}: ${r.chair.length} chair labels (${o.labels.accepted} accepted, ${o.labels.changed} changed, ${o.labels.rejected} rejected; each keeps the label it replaced in 'was')`,
+      `  ${judgments}: ${count(r.chair.length, 'chair label')} (${o.labels.accepted} accepted, ${o.labels.changed} changed, ${o.labels.rejected} rejected; each keeps the label it replaced in 'was')`,
     );
   for (const l of [agreementLine('model (llm)', r.agreement.llm), agreementLine('bootstrap', r.agreement.bootstrap)]) if (l) lines.push(l);
   for (const g of r.golden)
     lines.push(
-      `  ${g.path}: ${g.promoted.length} entries promoted to chair (ids kept, no other line rewritten)${g.promoted.length ? `: ${g.promoted.slice(0, 5).join(', ')}${g.promoted.length > 5 ? ', ...' : ''}` : ''}` +
+      `  ${g.path}: ${count(g.promoted.length, 'entry', 'entries')} promoted to chair (ids kept, no other line rewritten)${g.promoted.length ? `: ${g.promoted.slice(0, 5).join(', ')}${g.promoted.length > 5 ? ', ...' : ''}` : ''}` +
         `${g.partial.length ? `; ${g.partial.length} left bootstrap until every document is graded (${g.partial.slice(0, 3).map((p) => `${p.id} ${p.decided}/${p.of}`).join(', ')})` : ''}` +
         `${g.noneRelevant.length ? `; ${g.noneRelevant.length} left bootstrap: no document graded 2 or 3 (${g.noneRelevant.slice(0, 3).join(', ')}): fix or remove by hand` : ''}`,
     );

@@ -194,14 +194,14 @@ test('the CLI: queries into the golden set, labels for the queries it asks; twic
     ],
     'labels for documents the asking query does not expect yet (hand-1 expects d2, so only d1)',
   );
-  assert.match(r1.out, /1 reviewed \(chair\) rows untouched/);
+  assert.match(r1.out, /1 reviewed \(chair\) row untouched/);
   const judgFirst = readFileSync(judg, 'utf8');
 
   const r2 = await rg(...args);
   assert.equal(r2.code, 0, r2.err);
   assert.equal(readFileSync(out, 'utf8'), first, 'the same logs: the same golden set, byte for byte');
   assert.equal(readFileSync(judg, 'utf8'), judgFirst, 'and the same judgments file');
-  assert.match(r2.out, /0 added, 0 updated, 2 unchanged; 1 reviewed \(chair\) rows untouched \(file unchanged\)/);
+  assert.match(r2.out, /0 added, 0 updated, 2 unchanged; 1 reviewed \(chair\) row untouched \(file unchanged\)/);
 
   // a generated id held by a chair row is reserved: the chair's row wins, the generator writes nothing under its id
   const taken = `{"id":"${logQueryId('a new need')}","query":"something the chair wrote","relevant_case_law_ids":["d7"],"source":"chair"}`;
@@ -209,7 +209,7 @@ test('the CLI: queries into the golden set, labels for the queries it asks; twic
   const r3 = await rg(...args);
   assert.equal(r3.code, 0, r3.err);
   assert.equal(readFileSync(out, 'utf8').split('\n')[0], taken);
-  assert.match(r3.out, /1 ids held by other entries, not written \(log-a-new-need-/);
+  assert.match(r3.out, /1 id held by other entries, not written \(log-a-new-need-/);
 });
 
 test('ids not in the corpus: refused and counted; none in the corpus: exit 2, nothing written', async (t) => {

@@ -32,7 +32,7 @@ test('the demo bootstrap: from its chair rows, the committed golden set and judg
   const args = ['bootstrap', '--from-feedback', FEEDBACK_DIR, '--corpus', join(ROOT, 'datasets', 'corpus'), '--out', out, '--judgments', judg, '--golden', g('en'), '--golden', g('es'), '--golden', g('hi')];
   const r1 = await capture(() => golden(args));
   assert.equal(r1.code, 0, r1.err);
-  assert.match(r1.out, /7 of 1,892 log entries name 1 ids no document has \(the-silent-mountain\): refused, left out/);
+  assert.match(r1.out, /7 of 1,892 log entries name 1 id no document has \(the-silent-mountain\): refused, left out/);
   assert.equal(readFileSync(out, 'utf8'), committed, 'the committed datasets/feedback/gold-set.jsonl');
   assert.equal(readFileSync(judg, 'utf8'), readFileSync(join(FEEDBACK_DIR, 'judgments.jsonl'), 'utf8'), 'the committed datasets/feedback/judgments.jsonl');
   const r2 = await capture(() => golden(args));

@@ -238,7 +238,7 @@ test('the commands: export writes the page, import writes the files and prints t
   assert.match(im.out, /judge review import: 5 decisions by Dafna/);
   assert.match(im.out, /judgments\.jsonl: 3 chair labels \(1 accepted, 1 changed, 1 rejected; each keeps the label it replaced in 'was'\)/);
   assert.match(im.out, /model \(llm\) vs person: weighted kappa \(linear, 0-3\) -?\d\.\d{3}.* · accuracy 0\.667 · n 3/);
-  assert.match(im.out, /gold\.jsonl: 1 entries promoted to chair \(ids kept, no other line rewritten\): log-b1/);
+  assert.match(im.out, /gold\.jsonl: 1 entry promoted to chair \(ids kept, no other line rewritten\): log-b1/);
   const after = readFileSync(f.gold, 'utf8').split('\n');
   assert.deepEqual(after.filter((_, i) => i !== 1), before.filter((_, i) => i !== 1), 'only the promoted line changed');
   const labels = await readJudgments(f.judgments);
