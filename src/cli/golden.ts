@@ -4,7 +4,7 @@
  * Exit codes: 0 ok; 1 a check failed (diff removed/reused ids); 2 bad input or usage (validate
  * problems, unreadable files, unknown flags).
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { FolderScan } from '../util/folder-scan.ts';
 import { extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,8 @@ import { formatStats, goldenStats } from '../golden/stats.ts';
 import { diffFails, diffGolden } from '../golden/diff.ts';
 import { knownItemQueries, mergeBootstrap, readKnownItemDocs } from '../golden/bootstrap.ts';
 import { bootstrapFromLogs, type LogBootstrapReport } from '../judgments/bootstrap-run.ts';
-import { DEFAULTS as LOG_DEFAULTS } from '../judgments/bootstrap.ts';
+import { DEFAULTS as LOG_DEFAULTS, mergeLogEntries } from '../judgments/bootstrap.ts';
+import { checkGoldText, goldLinesText, readGoldLines } from '../judgments/goldlines.ts';
 import { parseIntFlag } from './args.ts';
 import { safeTerminal } from '../util/terminal.ts';
 
@@ -232,6 +233,16 @@ async function bootstrap(argv: string[]): Promise<number> {
   const out = values.out ?? 'datasets/golden/known-items.jsonl';
   const docs = await readKnownItemDocs(values.corpus);
   const generated = knownItemQueries(docs);
+  if ((existsSync(out) ? detectFormat(out) : outputFormatFor(out)) === 'jsonl') {
+    // gold-set JSONL: edited line by line, so a chair or hand-written row keeps its exact bytes
+    const lines = existsSync(out) ? readGoldLines(out).lines : [];
+    const m = mergeLogEntries(lines, generated, 'known-');
+    const text = goldLinesText(m.lines);
+    checkGoldText(out, text);
+    if (!existsSync(out) || readFileSync(out, 'utf8') !== text) writeFileAtomic(out, text);
+    console.log(knownItemLine(docs.length, out, m.added.length, m.updated.length, m.unchanged, m.protected, m.orphaned));
+    return 0;
+  }
   let existing: ReturnType<typeof loadGolden> | undefined;
   if (existsSync(out)) existing = loadGolden(out, loadOpts(values));
   const r = mergeBootstrap(existing?.queries ?? [], generated);
@@ -239,12 +250,16 @@ async function bootstrap(argv: string[]): Promise<number> {
   if (format === 'beir' || format === 'trec' || format === 'nq-csv' || format === 'nq-json') throw new UserError(`bootstrap: cannot write known-item queries into a ${format} set, expected --out *.jsonl, *.json or *.yaml`);
   const files = await renderGolden(format, r.queries, existing?.meta, out);
   for (const [p, text] of files) writeFileAtomic(p, text);
-  console.log(
-    `golden bootstrap: ${docs.length} documents -> ${out}: ${r.added.length} added, ${r.updated.length} updated, ${r.unchanged} unchanged` +
-      `${r.protected.length ? `, ${r.protected.length} left alone (reviewed or hand-written: ${r.protected.join(', ')})` : ''}` +
-      `${r.orphaned.length ? `, ${r.orphaned.length} kept whose document is gone (${r.orphaned.join(', ')})` : ''}`,
-  );
+  console.log(knownItemLine(docs.length, out, r.added.length, r.updated.length, r.unchanged, r.protected, r.orphaned));
   return 0;
+}
+
+function knownItemLine(docs: number, out: string, added: number, updated: number, unchanged: number, kept: readonly string[], orphaned: readonly string[]): string {
+  return (
+    `golden bootstrap: ${docs} documents -> ${out}: ${added} added, ${updated} updated, ${unchanged} unchanged` +
+    `${kept.length ? `, ${kept.length} left alone (reviewed or hand-written: ${kept.join(', ')})` : ''}` +
+    `${orphaned.length ? `, ${orphaned.length} kept whose document is gone (${orphaned.join(', ')})` : ''}`
+  );
 }
 
 function minCoec(v: string | undefined): number {

@@ -352,16 +352,17 @@ export interface GoldMerge {
 }
 
 /**
- * Generated entries merged into the file's lines: an earlier generated line of the same id is replaced (or left when
- * equal), new ones appended in id order, every other line kept as its bytes are.
+ * Generated entries merged into the file's lines: an earlier generated line of the same id (`source: bootstrap`, id
+ * starting with `prefix`) is replaced (or left when equal), new ones appended in id order, every other line kept as its
+ * bytes are. Known-item bootstrap (prefix `known-`) merges the same way into gold-set JSONL.
  */
-export function mergeLogEntries(existing: readonly GoldLine[], generated: readonly GoldenQuery[]): GoldMerge {
+export function mergeLogEntries(existing: readonly GoldLine[], generated: readonly GoldenQuery[], prefix = LOG_ID_PREFIX): GoldMerge {
   const r: GoldMerge = { lines: [...existing], added: [], updated: [], unchanged: 0, protected: [], orphaned: [] };
   const at = new Map<string, number>();
   existing.forEach((l, i) => {
     if (l.id !== undefined) at.set(l.id, i);
   });
-  const ours = (l: GoldLine) => l.source === 'bootstrap' && l.id!.startsWith(LOG_ID_PREFIX);
+  const ours = (l: GoldLine) => l.source === 'bootstrap' && l.id!.startsWith(prefix);
   const made = new Set<string>();
   const fresh: GoldLine[] = [];
   for (const q of generated) {

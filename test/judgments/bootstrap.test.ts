@@ -11,13 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run as golden } from '../../src/cli/golden.ts';
-import { isUserError } from '../../src/errors.ts';
 import { loadGolden } from '../../src/golden/index.ts';
 import { PositionPrior, clickVerdict, coec, newClickStat } from '../../src/judgments/clicks.ts';
 import { aggregateLogs, DEFAULTS, logQueryId, type LogBootstrapOptions } from '../../src/judgments/bootstrap.ts';
 import { readJudgments } from '../../src/judgments/file.ts';
 import { logFiles, normaliseQuery } from '../../src/judgments/logs.ts';
-import { capture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/capture.ts';
 
 const OPTS: LogBootstrapOptions = { ...DEFAULTS };
 
@@ -27,18 +26,7 @@ function tmp(t: { after: (f: () => void) => void }): string {
   return d;
 }
 
-/** `rankgate golden ARGS` in-process, as bin/rankgate.js runs it: exit code, stdout, stderr (a UserError: one line, its code). */
-async function rg(...args: string[]) {
-  return capture(async () => {
-    try {
-      return await golden(args);
-    } catch (e) {
-      if (!isUserError(e)) throw e;
-      console.error(`rankgate golden: ${e.message}`);
-      return e.exitCode;
-    }
-  });
-}
+const rg = (...args: string[]) => runCli('golden', golden, args);
 
 const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const T0 = Date.parse('2026-05-01T10:00:00Z');
@@ -287,4 +275,23 @@ test('hostile logs: one line naming the file, the line and the field; exit 2; no
   assert.match(nothing.err, /nothing to write: give --out FILE/);
   const stray = await rg('bootstrap', '--corpus', dir, '--min-score', '2');
   assert.match(stray.err, /--min-score belongs to bootstrap --from-feedback LOG/);
+});
+
+test('known-item bootstrap into gold-set JSONL is line by line too: a hand-formatted chair row keeps its bytes, log entries are not its orphans', async (t) => {
+  const dir = tmp(t);
+  const corpus = join(dir, 'corpus');
+  mkdirSync(corpus);
+  writeFileSync(join(corpus, 'lamp.md'), '---\ntitle: The Lamp Within\nslug: the-lamp-within\n---\n\nText.\n');
+  const out = join(dir, 'known.jsonl');
+  const log = `{"id":"${logQueryId('calm mind')}","query":"calm mind","relevant_case_law_ids":["d1"],"source":"bootstrap"}`;
+  writeFileSync(out, `${CHAIR}\n${log}\n`);
+  const r1 = await rg('bootstrap', '--corpus', corpus, '--out', out);
+  assert.equal(r1.code, 0, r1.err);
+  assert.match(r1.out, /1 documents -> .*: 1 added, 0 updated, 0 unchanged$/m, 'no orphan: the log entry is not a known item');
+  const text = readFileSync(out, 'utf8');
+  assert.deepEqual(text.split('\n').slice(0, 2), [CHAIR, log]);
+  assert.match(text.split('\n')[2]!, /^\{"id":"known-the-lamp-within","query":"The Lamp Within"/);
+  const r2 = await rg('bootstrap', '--corpus', corpus, '--out', out);
+  assert.match(r2.out, /0 added, 0 updated, 1 unchanged/);
+  assert.equal(readFileSync(out, 'utf8'), text);
 });

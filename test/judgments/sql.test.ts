@@ -11,26 +11,15 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { run as golden } from '../../src/cli/golden.ts';
-import { isUserError } from '../../src/errors.ts';
 import { loadGolden } from '../../src/golden/index.ts';
 import { logQueryId } from '../../src/judgments/bootstrap.ts';
 import { FETCH_ROWS } from '../../src/judgments/sql.ts';
-import { capture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/capture.ts';
 
 const URL_ = process.env.RANKGATE_TEST_DATABASE_URL;
 const SKIP = URL_ ? false : 'needs RANKGATE_TEST_DATABASE_URL (a Postgres server; .ci/setup-postgres.sh starts one)';
 
-async function rg(...args: string[]) {
-  return capture(async () => {
-    try {
-      return await golden(args);
-    } catch (e) {
-      if (!isUserError(e)) throw e;
-      console.error(`rankgate golden: ${e.message}`);
-      return e.exitCode;
-    }
-  });
-}
+const rg = (...args: string[]) => runCli('golden', golden, args);
 
 describe('bootstrap from the team\'s Postgres through a read-only role', { skip: SKIP }, () => {
   const tag = `${process.pid}_${Math.floor(Math.random() * 1e6)}`;

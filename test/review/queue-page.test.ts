@@ -13,10 +13,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { run as judge } from '../../src/cli/judge.ts';
-import { isUserError } from '../../src/errors.ts';
 import { readJudgments, writeJudgments, type Judgment } from '../../src/judgments/file.ts';
 import type { QueuePageData } from '../../src/review/queue.ts';
-import { capture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/capture.ts';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 import { ROOT } from '../harness/helpers.ts';
 
@@ -24,17 +23,7 @@ const WAIT = 120_000;
 const T = '2026-11-29T10:00:00.000Z';
 const llm = (query: string, doc: string, grade: number): Judgment => ({ query, doc, grade, source: 'llm', provider: 'openai:chat:gpt-4.1-mini', model: 'gpt-4.1-mini', prompt: 'relevance-v1', time: T });
 
-async function cli(...args: string[]) {
-  return capture(async () => {
-    try {
-      return await judge(args);
-    } catch (e) {
-      if (!isUserError(e)) throw e;
-      console.error(`rankgate judge: ${e.message}`);
-      return e.exitCode;
-    }
-  });
-}
+const cli = (...args: string[]) => runCli('judge', judge, args);
 
 describe('the review queue page in Chromium', { skip: chromiumSkip() }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'rg-queue-page-'));

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run as judge } from '../../src/cli/judge.ts';
-import { isUserError } from '../../src/errors.ts';
 import { loadGolden } from '../../src/golden/index.ts';
 import { readCorpus } from '../../src/ingest/readers.ts';
 import { readJudgments, writeJudgments, type Judgment } from '../../src/judgments/file.ts';
@@ -19,7 +18,7 @@ import { readGoldLines } from '../../src/judgments/goldlines.ts';
 import { agreement } from '../../src/metrics/agreement.ts';
 import { renderQueuePage } from '../../src/report/html/queue.ts';
 import { applyDecisions, buildQueue, outcomeOf, parseDecisions, pendingPairs, type DecisionsDoc } from '../../src/review/queue.ts';
-import { capture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/capture.ts';
 
 const T = '2026-11-29T10:00:00.000Z';
 const llm = (query: string, doc: string, grade: number, chunk?: string): Judgment => ({ query, doc, grade, source: 'llm', provider: 'openai:chat:m', model: 'm', prompt: 'relevance-v1', time: T, ...(chunk ? { chunk } : {}) });
@@ -210,17 +209,7 @@ test('decisions files are checked: one line naming the file, the decision and th
   assert.throws(() => parseDecisions('{', 'd.json'), /d\.json: not JSON/);
 });
 
-async function cli(...args: string[]) {
-  return capture(async () => {
-    try {
-      return await judge(args);
-    } catch (e) {
-      if (!isUserError(e)) throw e;
-      console.error(`rankgate judge: ${e.message}`);
-      return e.exitCode;
-    }
-  });
-}
+const cli = (...args: string[]) => runCli('judge', judge, args);
 
 test('the commands: export writes the page, import writes the files and prints the outcomes and the kappa', async (t) => {
   const f = fixture(t);
