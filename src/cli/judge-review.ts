@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
-import { loadGolden } from '../golden/index.ts';
+import { detectFormat, loadGolden } from '../golden/index.ts';
 import { readCorpus } from '../ingest/readers.ts';
 import { readJudgments, writeJudgments, type Judgment } from '../judgments/file.ts';
 import { readGoldLines, type GoldLines } from '../judgments/goldlines.ts';
@@ -147,7 +147,8 @@ async function runImport(argv: string[]): Promise<number> {
   if (!values.judgments && !values.golden?.length) throw new UserError(`judge review import: give --judgments FILE and/or --golden FILE: where the decisions go\n${USAGE}`);
   const decisions = positionals.map((path) => ({ path, doc: parseDecisions(readText(path, 'decisions file downloaded from the review queue page'), path) }));
   const labels = values.judgments && existsSync(values.judgments) ? await readJudgments(values.judgments) : [];
-  const golden: GoldLines[] = (values.golden ?? []).map((g) => readGoldLines(g));
+  // only gold-set JSONL files hold entries an import can promote; the others gave the export its query texts
+  const golden: GoldLines[] = (values.golden ?? []).filter((g) => detectFormat(g) === 'jsonl').map((g) => readGoldLines(g));
   const r = applyDecisions({ decisions, labels, golden, seed: parseIntFlag('seed', values.seed, 0) ?? 42, resamples: parseIntFlag('resamples', values.resamples, 0) ?? 2000 });
   if (!r.chair.length && !r.golden.some((g) => g.changed) && r.unmatched.length === r.decisions)
     throw new UserError(`${positionals[0]}: none of the ${r.decisions} decisions matches a pending label or bootstrap entry of ${[values.judgments, ...(values.golden ?? [])].filter(Boolean).join(', ')}: nothing written`);

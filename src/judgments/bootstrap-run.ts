@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { extname } from 'node:path';
 import { UserError } from '../errors.ts';
-import { loadGolden } from '../golden/index.ts';
+import { detectFormat, loadGolden } from '../golden/index.ts';
 import { corpusKeys } from '../golden/corpus-refs.ts';
 import { readCorpus } from '../ingest/readers.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -42,7 +42,7 @@ export interface LogBootstrapReport {
 
 export async function bootstrapFromLogs(req: LogBootstrapRequest): Promise<LogBootstrapReport> {
   if (!req.out && !req.judgments) throw new UserError('bootstrap --from-feedback: nothing to write: give --out FILE (gold-set JSONL: bootstrap queries) and/or --judgments FILE (bootstrap labels)');
-  if (req.out && existsSync(req.out) === false && extname(req.out).toLowerCase() !== '.jsonl')
+  if (req.out && (existsSync(req.out) ? detectFormat(req.out) : extname(req.out).toLowerCase() === '.jsonl' ? 'jsonl' : 'other') !== 'jsonl')
     throw new UserError(`--out ${req.out}: bootstrap from logs writes gold-set JSONL, expected a *.jsonl file`);
   const paths = req.from.filter((p) => p !== 'sql');
   const files = logFiles(paths);

@@ -14,7 +14,7 @@ import { run as golden } from '../../src/cli/golden.ts';
 import { loadGolden } from '../../src/golden/index.ts';
 import { PositionPrior, clickVerdict, coec, newClickStat } from '../../src/judgments/clicks.ts';
 import { aggregateLogs, DEFAULTS, logQueryId, type LogBootstrapOptions } from '../../src/judgments/bootstrap.ts';
-import { readJudgments } from '../../src/judgments/file.ts';
+import { readJudgments, writeJudgments } from '../../src/judgments/file.ts';
 import { logFiles, normaliseQuery } from '../../src/judgments/logs.ts';
 import { runCli } from '../helpers/capture.ts';
 
@@ -156,6 +156,8 @@ test('the CLI: queries into the golden set, labels for the queries it asks; twic
   const other = join(dir, 'other.jsonl');
   writeFileSync(other, '{"id":"o1","query":"asked elsewhere","relevant_case_law_ids":["d1"]}\n');
   const judg = join(dir, 'judgments.jsonl');
+  writeJudgments(judg, [{ query: 'hand-1', doc: 'd1', grade: 2, source: 'chair', reviewer: 'dafna', time: at(0) }]);
+  const chairLabel = readFileSync(judg, 'utf8').split('\n')[1]!;
   const args = ['bootstrap', '--from-feedback', logs, '--out', out, '--judgments', judg, '--golden', other, '--min-impressions', '4'];
   const r1 = await rg(...args);
   assert.equal(r1.code, 0, r1.err);
@@ -173,9 +175,11 @@ test('the CLI: queries into the golden set, labels for the queries it asks; twic
   assert.equal(entry.source, 'bootstrap');
   assert.match(entry.notes!, /d3: 1 row scored >= 3/);
   const labels = await readJudgments(judg);
+  assert.ok(readFileSync(judg, 'utf8').split('\n').includes(chairLabel), 'a chair label: the same line');
   assert.deepEqual(
     labels.map((j) => [j.query, j.doc, j.grade, j.source, JSON.stringify(j.evidence)]),
     [
+      ['hand-1', 'd1', 2, 'chair', undefined],
       ['hand-1', 'd1', 3, 'bootstrap', '{"feedback":1,"below":0}'],
       ['log-calm-mind-9c3a5f00', 'd1', 3, 'bootstrap', '{"feedback":1,"below":0}'],
       ['o1', 'd4', 3, 'bootstrap', '{"feedback":1,"below":0}'],
@@ -271,6 +275,10 @@ test('hostile logs: one line naming the file, the line and the field; exit 2; no
   const alone = await rg('bootstrap', '--from-feedback', e, '--out', out);
   assert.equal(alone.code, 2);
   assert.match(alone.err, /ubi_events\.jsonl: UBI events without the ubi_queries store: give both/);
+  const yaml = join(dir, 'set.yaml');
+  writeFileSync(yaml, '- query: a\n  expected_paths: [d1]\n');
+  const notJsonl = await rg('bootstrap', '--from-feedback', q, '--from-feedback', e, '--out', yaml);
+  assert.match(notJsonl.err, /--out .*set\.yaml: bootstrap from logs writes gold-set JSONL, expected a \*\.jsonl file/);
   const nothing = await rg('bootstrap', '--from-feedback', q);
   assert.match(nothing.err, /nothing to write: give --out FILE/);
   const stray = await rg('bootstrap', '--corpus', dir, '--min-score', '2');

@@ -222,7 +222,9 @@ test('the commands: export writes the page, import writes the files and prints t
   const d = join(f.dir, 'decisions.json');
   writeFileSync(d, JSON.stringify(decisions('Dafna', [['q1', 'A', 3], ['q1', 'B', 1], ['q2', 'C', 0], ['log-b1', 'A', 3], ['log-b1', 'B', 3]])));
   const before = readFileSync(f.gold, 'utf8').split('\n');
-  const im = await cli('review', 'import', d, '--judgments', f.judgments, '--golden', f.gold, '--resamples', '200');
+  const yaml = join(f.dir, 'texts.yaml');
+  writeFileSync(yaml, '- id: y1\n  query: a yaml query\n  expected_paths: [E]\n');
+  const im = await cli('review', 'import', d, '--judgments', f.judgments, '--golden', f.gold, '--golden', yaml, '--resamples', '200');
   assert.equal(im.code, 0, im.err);
   assert.match(im.out, /judge review import: 5 decisions by Dafna/);
   assert.match(im.out, /judgments\.jsonl: 3 chair labels \(1 accepted, 1 changed, 1 rejected; each keeps the label it replaced in 'was'\)/);
