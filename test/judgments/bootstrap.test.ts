@@ -303,3 +303,15 @@ test('known-item bootstrap into gold-set JSONL is line by line too: a hand-forma
   assert.match(r2.out, /0 added, 0 updated, 1 unchanged/);
   assert.equal(readFileSync(out, 'utf8'), text);
 });
+
+test('a million-row log is streamed: a bad row at line 1,000,000 is named, exit 2, nothing written', async (t) => {
+  const dir = tmp(t);
+  const f = join(dir, 'feedback.jsonl');
+  const row = '{"query":"calm mind","doc":"d1","score":3,"time":"2026-05-01T10:00:00Z"}\n';
+  writeFileSync(f, row.repeat(999_999) + '{"query":"calm mind","doc":"d1","score":30,"time":"2026-05-01T10:00:00Z"}\n');
+  const out = join(dir, 'gold.jsonl');
+  const r = await rg('bootstrap', '--from-feedback', f, '--out', out);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /feedback\.jsonl:1000000: field 'score': expected a whole score from 0 to 3 .*got 30$/m);
+  assert.equal(existsSync(out), false);
+});
