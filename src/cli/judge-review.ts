@@ -167,5 +167,5 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return sub === undefined ? 2 : 0;
   }
-  throw new UserError(`rankgate judge review: unknown subcommand '${sub}' (valid: export, import)\n${USAGE}`);
+  throw new UserError(`review: unknown subcommand '${sub}' (valid: export, import)\n${USAGE}`);
 }
