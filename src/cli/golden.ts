@@ -4,7 +4,7 @@
  * Exit codes: 0 ok; 1 a check failed (diff removed/reused ids); 2 bad input or usage (validate
  * problems, unreadable files, unknown flags).
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { FolderScan } from '../util/folder-scan.ts';
 import { extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,11 @@ import {
 import { formatStats, goldenStats } from '../golden/stats.ts';
 import { diffFails, diffGolden } from '../golden/diff.ts';
 import { knownItemQueries, mergeBootstrap, readKnownItemDocs } from '../golden/bootstrap.ts';
+import { bootstrapFromLogs, type LogBootstrapReport } from '../judgments/bootstrap-run.ts';
+import { DEFAULTS as LOG_DEFAULTS, mergeLogEntries } from '../judgments/bootstrap.ts';
+import { checkGoldText, goldLinesText, readGoldLines } from '../judgments/goldlines.ts';
+import { parseIntFlag } from './args.ts';
+import { safeTerminal } from '../util/terminal.ts';
 
 const USAGE = `usage: rankgate golden <command> [options]
 
@@ -35,6 +40,17 @@ const USAGE = `usage: rankgate golden <command> [options]
   stats FILE|DIR... [--json]           counts per category, language, tag, routing, slice; theme balance
   diff OLD NEW                         added/changed queries; fails (exit 1) if an id was removed or reused
   bootstrap --corpus PATH [--out FILE] known-item queries (title -> document); never touches reviewed entries
+  bootstrap --from-feedback LOG... [--out GOLD.jsonl] [--judgments FILE] [--golden FILE...] [--corpus PATH]
+            [--min-score 3] [--min-coec 1] [--min-impressions 10] [--min-clicks 3] [--ordinal-base 1]
+            [--max-docs 10]
+            [--database-url URL] [--sql FILE]
+                                       queries and labels from logs (docs/judgments.md): LOG is a feedback export
+                                       (CSV/JSONL of feedback joined with the search log), a UBI ubi_queries or
+                                       ubi_events JSONL export, a folder of them, or 'sql' (the feedback query over
+                                       --database-url / DATABASE_URL; --sql FILE your own). --out gets bootstrap
+                                       queries (gold-set JSONL), --judgments bootstrap labels for queries the golden
+                                       set (--out's other entries, --golden) already asks. Idempotent; chair rows kept
+                                       byte for byte; with --corpus, ids no document has are left out and counted
   check ...                            resolve expectations against the indexed corpus (search engineer's tool)
 
 options for reading: --format des058|yaml|jsonl|nq-csv|nq-json|beir|trec (default: detected),
@@ -190,13 +206,43 @@ async function diff(argv: string[]): Promise<number> {
 }
 
 async function bootstrap(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { corpus: { type: 'string' }, out: { type: 'string', short: 'o' } } as const);
+  const { values, positionals } = parse(argv, {
+    corpus: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    'from-feedback': { type: 'string', multiple: true },
+    judgments: { type: 'string' },
+    golden: { type: 'string', multiple: true },
+    'database-url': { type: 'string' },
+    sql: { type: 'string' },
+    'min-score': { type: 'string' },
+    'min-coec': { type: 'string' },
+    'min-impressions': { type: 'string' },
+    'min-clicks': { type: 'string' },
+    'ordinal-base': { type: 'string' },
+    'max-docs': { type: 'string' },
+  } as const);
   if (values.help) return help();
+  if (values['from-feedback']) {
+    if (positionals.length) throw new UserError(`bootstrap: unexpected argument ${positionals[0]}, expected --from-feedback LOG (repeat it for several logs)`);
+    return bootstrapLogs(values);
+  }
+  const logOnly = (['judgments', 'golden', 'database-url', 'sql', 'min-score', 'min-coec', 'min-impressions', 'min-clicks', 'ordinal-base', 'max-docs'] as const).filter((k) => values[k] !== undefined);
+  if (logOnly.length) throw new UserError(`bootstrap: --${logOnly[0]} belongs to bootstrap --from-feedback LOG`);
   if (positionals.length) throw new UserError(`bootstrap: unexpected argument ${positionals[0]}, expected --corpus PATH [--out FILE]`);
   if (!values.corpus) throw new UserError('bootstrap: missing --corpus PATH, expected a corpus folder or file');
   const out = values.out ?? 'datasets/golden/known-items.jsonl';
   const docs = await readKnownItemDocs(values.corpus);
   const generated = knownItemQueries(docs);
+  if ((existsSync(out) ? detectFormat(out) : outputFormatFor(out)) === 'jsonl') {
+    // gold-set JSONL: edited line by line, so a chair or hand-written row keeps its exact bytes
+    const lines = existsSync(out) ? readGoldLines(out).lines : [];
+    const m = mergeLogEntries(lines, generated, 'known-');
+    const text = goldLinesText(m.lines);
+    checkGoldText(out, text);
+    if (!existsSync(out) || readFileSync(out, 'utf8') !== text) writeFileAtomic(out, text);
+    console.log(knownItemLine(docs.length, out, m.added.length, m.updated.length, m.unchanged, m.protected, m.orphaned));
+    return 0;
+  }
   let existing: ReturnType<typeof loadGolden> | undefined;
   if (existsSync(out)) existing = loadGolden(out, loadOpts(values));
   const r = mergeBootstrap(existing?.queries ?? [], generated);
@@ -204,12 +250,87 @@ async function bootstrap(argv: string[]): Promise<number> {
   if (format === 'beir' || format === 'trec' || format === 'nq-csv' || format === 'nq-json') throw new UserError(`bootstrap: cannot write known-item queries into a ${format} set, expected --out *.jsonl, *.json or *.yaml`);
   const files = await renderGolden(format, r.queries, existing?.meta, out);
   for (const [p, text] of files) writeFileAtomic(p, text);
-  console.log(
-    `golden bootstrap: ${docs.length} documents -> ${out}: ${r.added.length} added, ${r.updated.length} updated, ${r.unchanged} unchanged` +
-      `${r.protected.length ? `, ${r.protected.length} left alone (reviewed or hand-written: ${r.protected.join(', ')})` : ''}` +
-      `${r.orphaned.length ? `, ${r.orphaned.length} kept whose document is gone (${r.orphaned.join(', ')})` : ''}`,
-  );
+  console.log(knownItemLine(docs.length, out, r.added.length, r.updated.length, r.unchanged, r.protected, r.orphaned));
   return 0;
+}
+
+function knownItemLine(docs: number, out: string, added: number, updated: number, unchanged: number, kept: readonly string[], orphaned: readonly string[]): string {
+  return (
+    `golden bootstrap: ${docs} documents -> ${out}: ${added} added, ${updated} updated, ${unchanged} unchanged` +
+    `${kept.length ? `, ${kept.length} left alone (reviewed or hand-written: ${kept.join(', ')})` : ''}` +
+    `${orphaned.length ? `, ${orphaned.length} kept whose document is gone (${orphaned.join(', ')})` : ''}`
+  );
+}
+
+function minCoec(v: string | undefined): number {
+  if (v === undefined) return LOG_DEFAULTS.minCoec;
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(n > 0) || n > 100) throw new UserError(`--min-coec: expected a number above 0 (1 = clicked as often as its positions predict), got ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function bootstrapLogs(values: Record<string, unknown>): Promise<number> {
+  const from = (values['from-feedback'] as string[]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const base = parseIntFlag('ordinal-base', values['ordinal-base'] as string | undefined, 0, 1) ?? LOG_DEFAULTS.ordinalBase;
+  const r = await bootstrapFromLogs({
+    from,
+    ...(values['database-url'] !== undefined ? { databaseUrl: values['database-url'] as string } : {}),
+    ...(values.sql !== undefined ? { sqlFile: values.sql as string } : {}),
+    ...(values.out !== undefined ? { out: values.out as string } : {}),
+    ...(values.judgments !== undefined ? { judgments: values.judgments as string } : {}),
+    ...(values.golden !== undefined ? { golden: values.golden as string[] } : {}),
+    ...(values.corpus !== undefined ? { corpus: values.corpus as string } : {}),
+    minScore: parseIntFlag('min-score', values['min-score'] as string | undefined, 0, 3) ?? LOG_DEFAULTS.minScore,
+    minCoec: minCoec(values['min-coec'] as string | undefined),
+    minImpressions: parseIntFlag('min-impressions', values['min-impressions'] as string | undefined, 1) ?? LOG_DEFAULTS.minImpressions,
+    minClicks: parseIntFlag('min-clicks', values['min-clicks'] as string | undefined, 1) ?? LOG_DEFAULTS.minClicks,
+    ordinalBase: base,
+    maxDocs: parseIntFlag('max-docs', values['max-docs'] as string | undefined, 1, 1000) ?? LOG_DEFAULTS.maxDocs,
+  });
+  console.log(logReportText(r).map(safeTerminal).join('\n'));
+  return 0;
+}
+
+const num = (n: number) => n.toLocaleString('en-US');
+const count = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
+const names = (fs: readonly { path: string }[]) => fs.map((f) => f.path).join(', ');
+
+/** What a bootstrap from logs did, one fact a line. */
+export function logReportText(r: LogBootstrapReport): string[] {
+  const s = r.summary;
+  const fb = r.files.filter((f) => f.kind === 'feedback');
+  const ubi = r.files.filter((f) => f.kind !== 'feedback');
+  const read: string[] = [];
+  if (fb.length || r.sql) read.push(`${num(s.feedbackRows)} feedback rows (${[...fb.map((f) => f.path), ...(r.sql ? [`sql: ${r.sql}`] : [])].join(', ')})`);
+  if (ubi.length)
+    read.push(
+      `${num(s.ubiQueries)} UBI queries and ${num(s.ubiEvents)} events (${names(ubi)}): ${num(s.clicks)} clicks, ${num(s.impressions)} impressions from ${s.impressionSource === 'events' ? 'impression events' : 'query_response_hit_ids'}` +
+        `${s.emptyQueries ? `, ${num(s.emptyQueries)} empty queries skipped` : ''}${s.orphanEvents ? `, ${num(s.orphanEvents)} events of no query skipped` : ''}${s.otherEvents ? `, ${num(s.otherEvents)} other events not read` : ''}`,
+    );
+  const lines = [`golden bootstrap --from-feedback: read ${read.join('; ')}`];
+  if (r.corpus)
+    lines.push(
+      s.refusedRows
+        ? `  corpus ${r.corpus.name} (${r.corpus.documents} documents): ${num(s.refusedRows)} of ${num(s.refusedRows + s.acceptedRows)} log entries name ${count(s.refusedIds, 'id')} no document has (${s.refusedSample.join(', ')}${s.refusedIds > s.refusedSample.length ? ', ...' : ''}): refused, left out`
+        : `  corpus ${r.corpus.name} (${r.corpus.documents} documents): every id the logs name is a document`,
+    );
+  else lines.push('  ids not checked against a corpus (--corpus PATH refuses ids no document has)');
+  lines.push(`  ${count(s.queries.length, 'logged query', 'logged queries')} with supported documents (${count(s.keptPairs, 'query-document pair')} kept of ${num(s.pairs)} with evidence): ${num(r.generated)} new to the golden set, ${num(r.asked)} it already asks`);
+  if (r.golden) {
+    const m = r.golden.merge;
+    lines.push(
+      `  ${r.golden.path}: ${m.added.length} added, ${m.updated.length} updated, ${m.unchanged} unchanged${r.golden.reviewed ? `; ${count(r.golden.reviewed, 'reviewed (chair) row')} untouched` : ''}` +
+        `${m.protected.length ? `; ${count(m.protected.length, 'id')} held by other entries, not written (${m.protected.slice(0, 5).join(', ')})` : ''}` +
+        `${m.orphaned.length ? `; ${count(m.orphaned.length, 'earlier bootstrap entry', 'earlier bootstrap entries')} the logs no longer support, kept (${m.orphaned.slice(0, 5).join(', ')})` : ''}` +
+        `${r.golden.written ? '' : ' (file unchanged)'}`,
+    );
+  }
+  if (r.judgments)
+    lines.push(
+      `  ${r.judgments.path}: ${count(r.judgments.labels, 'bootstrap label')} for ${count(r.judgments.queries, 'golden query', 'golden queries')} (${r.judgments.changed} new or changed), pending review: rankgate judge review export${r.judgments.written ? '' : ' (file unchanged)'}`,
+    );
+  else if (r.asked) lines.push(`  the ${r.asked} logged queries the golden set already asks give labels with --judgments FILE`);
+  return lines;
 }
 
 /** `golden check` lives in src/cli/golden-check.ts (search engineer); loaded on demand so a build without it still runs. */

@@ -24,7 +24,7 @@ const debugOn = (): boolean => {
 const COMMANDS: Record<string, { module: string; summary: string }> = {
   'trec-eval': { module: './trec-eval.ts', summary: 'trec_eval-compatible measures over a qrels file and a TREC run' },
   compare: { module: './compare.ts', summary: 'significance tests between runs (TREC runs or promptfoo results columns)' },
-  golden: { module: './golden.ts', summary: 'validate | convert | stats | diff | bootstrap | check golden sets' },
+  golden: { module: './golden.ts', summary: 'validate | convert | stats | diff | bootstrap (known items, or --from-feedback logs) | check golden sets' },
   ingest: { module: './ingest.ts', summary: 'chunk, embed and index a corpus (one index variant per chunk size x embedder)' },
   'embed-cache': { module: './embed-cache.ts', summary: 'build | merge | import | export the embedding cache as files (embed a large corpus 1/N per machine)' },
   search: { module: './search.ts', summary: 'run one query against the hybrid search service' },
@@ -33,7 +33,7 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   init: { module: './init.ts', summary: 'start evaluating your own search: promptfoo config, gate floors and CI workflow for your golden set' },
   merge: { module: './merge.ts', summary: 'merge the results files of the shards of one eval into one (exact: every metric as one process)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
-  judge: { module: './judge.ts', summary: 'agreement: how far to trust the judge (its verdicts against the golden grades: kappa with a 95% CI)' },
+  judge: { module: './judge.ts', summary: 'agreement: how far to trust the judge (kappa with a 95% CI) | review export/import: the review queue for people' },
   review: { module: './review.ts', summary: 'export | import the blind human review of two columns (criterion 4 of the shipping criteria)' },
   report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
 };

@@ -30,7 +30,8 @@ const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|IND
   grades: confusion matrix, accuracy, Cohen's linear-weighted kappa with a bootstrap 95% interval, per category.
   --judge: a judge setting as RANKGATE_JUDGE (default: RANKGATE_JUDGE, else auto); --limit N: at most N items, a
   seeded random sample (--seed, default 42); --out FILE: the report as JSON (config/gate.yaml judge.agreement);
-  --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).`;
+  --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).
+       rankgate judge review export | import ...   the review queue for people (rankgate judge review --help)`;
 
 /** The scale of the agreement: 0 NOT_RELEVANT, 1 PARTIAL, 2 HIGH. */
 export const SCALE = ['NOT_RELEVANT', 'PARTIAL', 'HIGH'] as const;
@@ -162,7 +163,9 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement)\n${USAGE}`);
+  // the review queue for people: src/cli/judge-review.ts
+  if (sub === 'review') return (await import('./judge-review.ts')).run(rest);
+  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement, review)\n${USAGE}`);
   const { values, positionals } = parseCliArgs(
     rest,
     {

@@ -13,3 +13,20 @@ export async function capture(fn: () => Promise<number>): Promise<{ code: number
     console.error = e;
   }
 }
+
+/**
+ * A `rankgate NAME` subcommand's `run(argv)` in-process, as bin/rankgate.js runs it: a UserError becomes its one line
+ * (`rankgate NAME: message`) on stderr and its exit code, as src/cli/index.ts prints it.
+ */
+export async function runCli(name: string, run: (argv: string[]) => Promise<number>, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const { isUserError } = await import('../../src/errors.ts');
+  return capture(async () => {
+    try {
+      return await run(argv);
+    } catch (e) {
+      if (!isUserError(e)) throw e;
+      console.error(`rankgate ${name}: ${e.message}`);
+      return e.exitCode;
+    }
+  });
+}

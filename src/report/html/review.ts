@@ -11,29 +11,10 @@
  * away with the page and messages appear in a bar at the bottom. Rendering only: what is shown was decided by src/review.
  */
 import type { ReviewPageData } from '../../review/types.ts';
-
-/** JSON safe inside <script>. */
-function scriptJson(x: unknown): string {
-  return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-}
+import { KIT_JS, esc, renderPage } from './page-kit.ts';
 
 const CSS = `
-*{box-sizing:border-box}
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#fff;border-bottom:1px solid #dde1e7;padding:8px 20px;position:sticky;top:0;z-index:2}
-header .row{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center}
-header .title{font-weight:700;font-size:16px}
-header label{white-space:nowrap}
-#reviewer{width:12em;font:inherit}
-#progress{color:#4a5262;font-size:14px}
-main{max-width:1400px;margin:0 auto;padding:12px 20px 80px}
-.intro h1{font-size:20px;margin:8px 0 6px}
-.help{color:#4a5262;margin:6px 0 0;font-size:14px}
 .same{color:#4a5262;margin:6px 0 0;font-size:14px;font-weight:600}
-section.item{background:#fff;border:1px solid #dde1e7;border-radius:8px;margin:16px 0;padding:12px 16px}
-section.item.done{border-left:4px solid #2e7d32}
-.q{font-size:17px;font-weight:600;margin:4px 0 10px}
-.n{color:#6b7385;font-size:13px}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:16px}
 @media (max-width:760px){.pair{grid-template-columns:1fr}}
 .list h3{margin:0 0 6px;font-size:16px}
@@ -43,56 +24,19 @@ section.item.done{border-left:4px solid #2e7d32}
 .list .h{color:#4a5262;font-size:13px}
 .list .x{font-size:14px;white-space:pre-wrap;overflow-wrap:anywhere}
 .empty{color:#6b7385;font-style:italic}
-fieldset{border:1px solid #dde1e7;border-radius:6px;margin:8px 0 0;padding:6px 10px}
-fieldset:disabled{opacity:.55}
-fieldset label{margin-right:10px;white-space:nowrap}
 textarea{width:100%;min-height:38px;margin-top:8px;font:inherit}
-#status{position:fixed;left:0;right:0;bottom:0;z-index:3;margin:0;padding:8px 20px;background:#fff;border-top:1px solid #dde1e7;font-weight:600;font-size:14px}
-#status:empty{display:none}
-#status.bad{color:#b00020}
-#status.good{color:#2e7d32}
-button{font:inherit;padding:4px 12px}
-@media (max-width:600px){header{padding:6px 10px}header .title{display:none}#reviewer{width:9.5em}main{padding:8px 10px 80px}#progress{font-size:13px}}
 `;
 
 const SCRIPT = `
 (function () {
   'use strict';
-  var D = JSON.parse(document.getElementById('review-data').textContent);
+${KIT_JS}  var D = JSON.parse(document.getElementById('review-data').textContent);
   var BASE = 'rankgate-review:' + D.exportId;
-  var statusEl = document.getElementById('status');
   var nameEl = document.getElementById('reviewer');
-  // a reviewer's name as import compares it (src/review/names.ts): NFKC, invisible characters removed, case folded, spaces collapsed
-  function norm(s) {
-    return String(s || '').normalize('NFKC').replace(/[\\p{Cf}\\p{Cc}\\p{Default_Ignorable_Code_Point}]/gu, '')
-      .toUpperCase().toLowerCase().normalize('NFKC').replace(/\\s+/g, ' ').trim();
-  }
-  function storeKey(name) { return BASE + ':reviewer:' + norm(name); }
-  function load(name) {
-    var empty = { reviewer: name, ratings: {} };
-    if (!norm(name)) return empty;
-    try {
-      var s = JSON.parse(localStorage.getItem(storeKey(name)) || 'null');
-      if (s && typeof s === 'object' && s.ratings && typeof s.ratings === 'object') return { reviewer: name, ratings: s.ratings };
-    } catch (e) {}
-    return empty;
-  }
-  function save() {
-    if (!norm(st.reviewer)) return;
-    try {
-      // a name typed letter by letter leaves no empty sets behind: a set is kept once it holds something
-      if (Object.keys(st.ratings).length) localStorage.setItem(storeKey(st.reviewer), JSON.stringify(st));
-      localStorage.setItem(BASE + ':last', st.reviewer);
-    } catch (e) { say('Could not keep the ratings in this browser (' + e.message + '): download them before closing the page.', 'bad'); }
-  }
-  function say(text, cls) { statusEl.textContent = text; statusEl.className = cls || ''; }
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  var st = load(localStorage.getItem(BASE + ':last') || '');
+  var store = reviewerStore(BASE, 'ratings');
+  var load = store.load;
+  function save() { store.save(st); }
+  var st = load(store.last());
   function entry(n) { return st.ratings[n] || (st.ratings[n] = {}); }
   function complete(n) { var r = st.ratings[n]; return !!r && r.x >= 1 && r.y >= 1; }
   function progress() {
@@ -188,12 +132,8 @@ const SCRIPT = `
         return o;
       })
     };
-    var blob = new Blob([JSON.stringify(doc, null, 2) + '\\n'], { type: 'application/json' });
-    var a = el('a', { href: URL.createObjectURL(blob), download: 'ratings-' + (st.reviewer.trim().replace(/[^A-Za-z0-9_-]+/g, '-') || 'reviewer') + '-' + D.exportId.slice(0, 8) + '.json' });
-    document.body.appendChild(a);
-    a.click();
-    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 5000);
-    say('Downloaded ' + a.getAttribute('download') + ': send it to whoever runs rankgate review import. Your ratings stay in this browser until you clear its storage.', 'good');
+    var name = downloadJson(doc, 'ratings-' + fileSafe(st.reviewer) + '-' + D.exportId.slice(0, 8) + '.json');
+    say('Downloaded ' + name + ': send it to whoever runs rankgate review import. Your ratings stay in this browser until you clear its storage.', 'good');
   });
 })();
 `;
@@ -207,42 +147,21 @@ function identicalLine(d: ReviewPageData): string {
     : `${count} of ${of} pairs are the same list: the review can measure at most ${of - count}. Rate such a pair's two lists alike.`;
 }
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 export function renderReviewPage(d: ReviewPageData): string {
   const same = identicalLine(d);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
-<title>Blind review: ${d.items.length} queries</title>
-<style>${CSS}</style>
-</head>
-<body>
-<header>
-<div class="row">
-<span class="title">Blind review</span>
-<label>Your name <input id="reviewer" autocomplete="name"></label>
-<span id="progress"></span>
-<button id="download" type="button">Download ratings</button>
-</div>
-</header>
-<main>
-<div class="intro">
-<h1>Blind review: ${d.items.length} queries</h1>
+  return renderPage({
+    title: `Blind review: ${d.items.length} queries`,
+    bar: 'Blind review',
+    downloadLabel: 'Download ratings',
+    css: CSS,
+    data: d,
+    script: SCRIPT,
+    intro: `<h1>Blind review: ${d.items.length} queries</h1>
 <p class="help">Enter your name, then for each query read both lists of results and rate each from 1 (useless for this
 query) to 5 (everything the person asking needs, in a good order). Which system made list X or list Y is hidden and
 drawn at random for each query; rate the lists on their own. Every result's text is cut the same way (at most
 ${d.chars} characters). Your ratings are kept in this browser under your name as you go (closing the tab loses nothing;
 another name starts its own ratings); when every query is rated, download them and send the file back.</p>
-${same ? `<p class="same" id="identical">${esc(same)}</p>\n` : ''}</div>
-</main>
-<p id="status" role="status"></p>
-<script type="application/json" id="review-data">${scriptJson(d)}</script>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+${same ? `<p class="same" id="identical">${esc(same)}</p>\n` : ''}`,
+  });
 }
