@@ -163,7 +163,8 @@ test('init\'s workflow: an eval that did not start ends the job as exit 2 (setup
       else writeFileSync(join(dir, 'results.jsonl'), '{}\n');
       const out = join(dir, 'gh-output');
       writeFileSync(out, '');
-      const g = sh(gate.run!, { 'steps.eval.outcome': gateExit === null ? 'failure' : 'success', 'steps.baseline.outputs.path': '' }, { GITHUB_OUTPUT: out });
+      // the step's env: a manual run has no base branch (BASE_REF none); a pull request's is origin/<base>
+      const g = sh(gate.run!, { 'steps.eval.outcome': gateExit === null ? 'failure' : 'success', 'steps.baseline.outputs.path': '' }, { GITHUB_OUTPUT: out, BASE_REF: 'none' });
       assert.equal(g.status, 0, g.stderr);
       const code = /^code=(.*)$/m.exec(readFileSync(out, 'utf8'))?.[1] ?? '';
       if (code === '0') return { code: 0, log: g.stdout + g.stderr };
@@ -177,7 +178,7 @@ test('init\'s workflow: an eval that did not start ends the job as exit 2 (setup
     assert.equal(job(2).code, 2, 'the gate itself says nothing trustworthy');
     const pass = job(0);
     assert.equal(pass.code, 0);
-    assert.match(pass.log, /npx rankgate gate results\.jsonl --comment comment\.md/);
+    assert.match(pass.log, /npx rankgate gate results\.jsonl --base-ref none --comment comment\.md/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
