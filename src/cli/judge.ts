@@ -30,7 +30,9 @@ const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|IND
   grades: confusion matrix, accuracy, Cohen's linear-weighted kappa with a bootstrap 95% interval, per category.
   --judge: a judge setting as RANKGATE_JUDGE (default: RANKGATE_JUDGE, else auto); --limit N: at most N items, a
   seeded random sample (--seed, default 42); --out FILE: the report as JSON (config/gate.yaml judge.agreement);
-  --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).`;
+  --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).
+       rankgate judge pool RESULTS.jsonl [--depth 10] [--judgments FILE] [--max-cost USD] [--judge ID]
+                                           labels every column's unlabelled top results (rankgate judge pool --help)`;
 
 /** The scale of the agreement: 0 NOT_RELEVANT, 1 PARTIAL, 2 HIGH. */
 export const SCALE = ['NOT_RELEVANT', 'PARTIAL', 'HIGH'] as const;
@@ -156,7 +158,9 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement)\n${USAGE}`);
+  // pooled judging of every column's unlabelled top k: src/cli/judge-pool.ts
+  if (sub === 'pool') return (await import('./judge-pool.ts')).run(rest);
+  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement, pool)\n${USAGE}`);
   const { values, positionals } = parseCliArgs(
     rest,
     {
