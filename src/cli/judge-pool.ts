@@ -74,6 +74,9 @@ export async function run(argv: string[]): Promise<number> {
   if (maxCost !== undefined && !(Number.isFinite(maxCost) && maxCost >= 0)) throw new UserError(`--max-cost: expected an amount in USD >= 0 (e.g. 0.50), got '${v['max-cost']}'`);
   const out = v.judgments ?? 'judgments.jsonl';
 
+  // the judge's verdict cache is the one cache: promptfoo's own response cache (on by default) would answer a repeated
+  // request without a call while the judge counted one (promptfoo reads this when first loaded: before the setup check)
+  process.env.PROMPTFOO_CACHE_ENABLED = 'false';
   // the judge first: an unknown setting, a judge that cannot run or one that grades nothing is one line before anything is read
   if (v.judge !== undefined) resolveJudgeSpec(v.judge, { ...process.env, RANKGATE_JUDGE: undefined }, '--judge');
   const judgeEnv = v.judge !== undefined ? { ...process.env, RANKGATE_JUDGE: v.judge } : process.env;
@@ -99,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
   };
   say(`rankgate judge pool: ${file} · ${plan.columns.length} column(s) · depth ${depth} · ${spec.model} (${GRADE_PROMPT_VERSION})`);
   say(
-    `  top-${depth} results: ${num(plan.results)} over ${plan.rows} measured rows${plan.errored ? ` (${plan.errored} errored rows left out)` : ''} → ${num(plan.golden)} labelled by the golden set, ${num(plan.labelled)} by ${out}, ${num(plan.unlabelled)} unlabelled`,
+    `  top-${depth} results: ${num(plan.results)} over ${plan.rows} measured rows of ranked queries${plan.errored ? ` (${plan.errored} errored rows left out)` : ''}${plan.routingOnly ? ` (${plan.routingOnly} rows of routing-only queries left out: no ranking figure)` : ''} → ${num(plan.golden)} labelled by the golden set, ${num(plan.labelled)} by ${out}, ${num(plan.unlabelled)} unlabelled`,
   );
   say(`  pairs: ${num(plan.pairs.length)} distinct unlabelled (query, document) pairs (${num(plan.unlabelled)} before deduplication across columns)`);
   if (!plan.pairs.length) {
@@ -123,12 +126,14 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const snippets = plan.pairs.filter((p) => p.snippet).length;
-  say(`  texts: ${fromIdx} read back from rankgate's index, ${plan.pairs.length - fromIdx} as the results kept them${snippets ? ` (${snippets} only the 300-character snippet the results keep: judged as such)` : ''}`);
+  say(`  texts: ${num(fromIdx)} read back from rankgate's index, ${num(plan.pairs.length - fromIdx)} as the results kept them${snippets ? ` (${snippets} only the 300-character snippet the results keep: judged as such)` : ''}`);
 
   // the cost before any call, capped
   const judge = await createJudge(v['cache-dir'] ? { cacheDir: v['cache-dir'] } : {}, judgeEnv);
   const inputs = plan.pairs.map((p) => ({ query: p.queryText, passage: p.text! }));
-  const est = estimateGrades(judge, inputs);
+  const distinct = [...new Map(inputs.map((x) => [`${x.query}\u0000${x.passage}`, x])).values()];
+  if (distinct.length < inputs.length) say(`  ${inputs.length - distinct.length} pair(s) share their query's text and passage with another pair (one text under two query ids): judged once, ${num(distinct.length)} prompts`);
+  const est = estimateGrades(judge, distinct);
   const priceText = est.price ? `at $${est.price.input.toFixed(2)}/M input, $${est.price.output.toFixed(2)}/M output tokens` : `no list price for ${judge.model} (RANKGATE_JUDGE_PRICE="<in>,<out>" USD per million tokens)`;
   say(`  estimate before any call: ${num(est.calls)} call(s), ${num(est.cached)} from the cache · ~${num(est.inputTokens)} input tokens · ~${usd(est.costUsd)} ${priceText}`);
   if (maxCost !== undefined && est.calls > 0) {
@@ -137,8 +142,15 @@ export async function run(argv: string[]): Promise<number> {
       throw new UserError(`--max-cost ${maxCost}: the estimate ~${usd(est.costUsd)} for ${est.calls} call(s) (${plan.pairs.length} pairs, ${est.cached} cached; ~${num(est.inputTokens)} input tokens ${priceText}) exceeds it: nothing sent`, 2);
   }
 
-  // each pair once
-  const verdicts = await Promise.all(inputs.map((x) => judge.grade(x)));
+  // each pair once; pairs whose prompt is the same (two golden queries with one text, the same passage) share one call
+  const asked = new Map<string, Promise<Awaited<ReturnType<Judge['grade']>>>>();
+  const verdicts = await Promise.all(
+    inputs.map((x) => {
+      const k = `${x.query}\u0000${x.passage}`;
+      if (!asked.has(k)) asked.set(k, judge.grade(x));
+      return asked.get(k)!;
+    }),
+  );
   const s = judge.stats;
   const failed = verdicts.map((x, i) => ({ x, p: plan.pairs[i]! })).filter(({ x }) => x.verdict === null);
   say(`  calls ${num(s.calls)} · cache hits ${num(s.cacheHits)} · errors ${num(failed.length)} · cost ~${usd(s.estimatedCostUsd)}${s.retries ? ` · retries ${s.retries}` : ''}`);

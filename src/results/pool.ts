@@ -2,7 +2,8 @@
  * TREC pooling over a results file (`rankgate judge pool`, docs/judgments.md "Pooling"): the union of every column's top
  * `depth` results per query that nothing labels yet, deduplicated across columns, each (query, document) pair once.
  *
- * Per measured row (an errored row returned nothing), its ranking cut at `depth` in the golden set's units (documents
+ * Per measured row of a ranked query (an errored row returned nothing; a routing-only query, without a relevant
+ * reference, has no ranking figure a label could enter), its ranking cut at `depth` in the golden set's units (documents
  * at the rank of their best chunk when every reference names a document, else chunks: src/results/score.ts), each unit:
  * - labelled by the golden set: it matches a golden reference of any grade (the golden set above every label; such a pair
  *   is never sent);
@@ -51,9 +52,10 @@ export interface PoolPlan {
   depth: number;
   /** Column labels (by promptIdx). */
   columns: string[];
-  /** Measured rows read, and errored rows left out. */
+  /** Measured rows of ranked queries read, errored rows left out, and rows of routing-only queries (no relevant reference: no ranking figure) left out. */
   rows: number;
   errored: number;
+  routingOnly: number;
   /** Top-`depth` units over all columns and rows, and how each was labelled. */
   results: number;
   golden: number;
@@ -104,7 +106,7 @@ function keptText(h: HarnessHit, kept: { chars: number } | undefined): { text: s
  */
 export function planPool(rows: Iterable<unknown>, existing: readonly Judgment[], depth: number): PoolPlan {
   const have = new Set(existing.map((j) => `${j.query}\u0000${j.doc}`));
-  const plan: PoolPlan = { depth, columns: [], rows: 0, errored: 0, results: 0, golden: 0, labelled: 0, unlabelled: 0, pairs: [] };
+  const plan: PoolPlan = { depth, columns: [], rows: 0, errored: 0, routingOnly: 0, results: 0, golden: 0, labelled: 0, unlabelled: 0, pairs: [] };
   const pairs = new Map<string, PoolPair>();
   for (const raw of rows) {
     const row = raw as RawRow;
@@ -113,7 +115,8 @@ export function planPool(rows: Iterable<unknown>, existing: readonly Judgment[],
     const g = GoldenQuerySchema.safeParse(row.testCase?.metadata?.golden);
     if (!g.success) continue;
     const golden: GoldenQuery = g.data;
-    if (row.error || row.response?.error || !row.response) {
+    // promptfoo also sets row.error on a row that failed its assertions: only the response says whether the search answered
+    if (!row.response || row.response.error || row.response.output === undefined) {
       plan.errored++;
       continue;
     }
@@ -124,9 +127,14 @@ export function planPool(rows: Iterable<unknown>, existing: readonly Judgment[],
       plan.errored++;
       continue;
     }
+    const refs = golden.expected ?? [];
+    // a routing-only query (no relevant reference) has no ranking figure a label could enter: not pooled
+    if (!refs.some((r) => r.relevant)) {
+      plan.routingOnly++;
+      continue;
+    }
     plan.rows++;
     const meta = row.response.metadata;
-    const refs = golden.expected ?? [];
     const level = labelKeyLevel(refs);
     const variant = typeof meta?.diagnostics?.index?.variant === 'string' ? meta.diagnostics.index.variant : null;
     for (const u of unitsOf(out.hits, level !== 'chunk', depth)) {
