@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { planPool, textProblem } from '../../src/results/pool.ts';
 import { run } from '../../src/cli/judge.ts';
+import { run as gate } from '../../src/cli/gate.ts';
 import { readJudgments, type Judgment } from '../../src/judgments/file.ts';
 import { UserError } from '../../src/errors.ts';
 import { capture } from '../helpers/capture.ts';
@@ -129,6 +130,15 @@ test('rankgate judge pool: one call per distinct pair, labels written once; a re
   assert.equal(fake.requests.length, 5, 'a fresh judgments file: the verdict cache answers, 0 requests');
   assert.match(r3.out, /calls 0 · cache hits 5 · errors 0/);
   assert.equal((await readJudgments(fresh)).length, 6);
+  // rankgate gate re-scores the same rows with the labels: strict and + labels side by side, the backlog said
+  const g = await capture(() => gate([file, '--judgments', jpath]));
+  const all = g.out + g.err;
+  assert.match(all, /Judged@10 1\.00, Judged@3 1\.00/);
+  assert.match(all, new RegExp(`\\+ labels \\(${jpath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, 6 labels applied, 5 not reviewed\\): Success@3 1\\.0000 \\(strict 1\\.0000\\) · MRR@10 1\\.0000 \\(strict 0\\.5000\\)`));
+  assert.match(all, /review backlog: 5 pending, oldest \d{4}-\d\d-\d\d/);
+  const plain = await capture(() => gate([file]));
+  assert.match(plain.out + plain.err, /Judged@10 0\.33, Judged@3 0\.33/, 'without labels: the golden set only (d-2 of d-1 d-2 d-3)');
+  assert.ok(!/\+ labels/.test(plain.out + plain.err));
 });
 
 test('the cost cap: over --max-cost, one line with the estimate, exit 2 before any call, nothing written', async () => {
