@@ -195,7 +195,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
         `reviewed evidence: ${prov.gated - prov.bootstrap_only} of ${prov.gated} gated queries reviewed (share ${prov.reviewed_share.toFixed(2)}) is below min_reviewed_share ${min} in ${opts.floorsSource}: ${prov.bootstrap_only} rest on a bootstrap only (source: bootstrap, e.g. ${prov.examples.join(', ')}); a person reviews them (the review queue, docs/judgments.md), then the gate trusts them`,
       );
   }
-  if (col.judgments) {
+  // labels of queries the run did not hold: said, not fatal (a shard's are the other shards', which a merged column holds)
+  if (col.judgments && (col.judgments.outside.scope === 'golden set' || sel?.filter || sel?.shard)) {
     const outside = outsideLine(col.judgments);
     if (outside) notes.push(outside);
   }
