@@ -264,7 +264,7 @@ export const MEASURE_NAMES: Readonly<Record<string, string>> = {
   share_judged_at_3: 'Judged@3 (ir_measures Judged@3): the same over the top 3',
   condensed_ndcg_at_10: "condensed-list nDCG@10 (Sakai 2007; trec_eval -J -m ndcg_cut.10): nDCG@10 with unlabelled results removed",
   bpref: 'bpref (ir_measures Bpref, trec_eval bpref): judged relevant above judged non-relevant, unlabelled results skipped',
-  labelled: '+ labels: the same measures with the golden set and the judgments file\'s labels (grade >= 2 relevant; the golden set above every label)',
+  'labelled_*': '+ labels: the same measures with the golden set and the judgments file\'s labels (grade >= 2 relevant; the golden set above every label)',
 };
 
 /**
@@ -305,13 +305,6 @@ export function labelledText(r: Des058Report): string | null {
     ].join(' · ') +
     ` over ${l.queries} queries`
   );
-}
-
-/** "Judged@10 0.62" with, when the gate flagged a gap, the reference's: "Judged@10 0.42 (0.73 in 'base')"; '' when unknown. */
-export function judgedPart(r: Des058Report): string {
-  const j = r.share_judged;
-  if (!j || j.at_10 === null) return '';
-  return `Judged@10 ${j.at_10.toFixed(2)}${r.judged_gap ? ` (${r.judged_gap.reference_at_10.toFixed(2)} in '${r.judged_gap.reference}')` : ''}`;
 }
 
 /** The chair-reviewed document keys of a row's labels. */
