@@ -39,8 +39,8 @@ import { expectationsAtBase, gateInputs } from '../src/gate/base-ref.ts';
 import { baseRefFrom, refReader } from '../src/util/git.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { loadFloors } from '../src/gate/floors.ts';
-import { expansionSummary, percentile, rerankColumnMetrics, rerankGainText } from '../src/results/summary.ts';
-import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../src/report/column-line.ts';
+import { expansionSummary, labelledText, percentile, rerankColumnMetrics, rerankGainText } from '../src/results/summary.ts';
+import { bucketsPart, judgedAtPart, latencyPart, queriesPart, rerankPart } from '../src/report/column-line.ts';
 import { SELECTION_SIZE_KEY, parseResultsObject, type SelectionInfo } from '../src/results/read.ts';
 import { shippingCriteria } from '../src/gate/shipping.ts';
 import { reviewsFromEnv } from '../src/review/evidence.ts';
@@ -122,7 +122,9 @@ export async function beforeAll(context: { suite: Suite }): Promise<{ suite: Sui
     if (g.success) goldens.push(g.data);
   }
   const existing = context.suite.derivedMetrics ?? [];
-  const added = derivedMetricsFor(goldens, existing, judgeFamilies(judges));
+  // a judgments file (RANKGATE_JUDGMENTS / the loader's judgments:) gave the tests labels: the `+ labels` means too
+  const labelled = (context.suite.tests ?? []).some((t) => Array.isArray(t?.metadata?.labels));
+  const added = derivedMetricsFor(goldens, existing, judgeFamilies(judges), labelled);
   // promptfoo imports mathjs (through its TypeScript loader: ~1.4 CPU-s, a third of a small eval) whenever the suite
   // has derivedMetrics, even functions. So when the config declares none, rankgate's own means are computed in
   // afterAll from the final column sums, exactly as promptfoo would after the last row (src/results/derived.ts), and the
@@ -309,8 +311,16 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     const codes: ExitCode[] = [];
     const verdicts: ColumnVerdict[] = [];
     final.push(...loud);
+    const resultsPath = outputPathsOf(process.argv, (context.config as { outputPath?: unknown } | undefined)?.outputPath)[0] ?? null;
     for (const col of parsed.columns) {
       const mine = bcol !== null && col.index === bcol.index;
+      // Judged@10 against the first column (a sweep's reference), or, for the first, against what the baseline recorded
+      const first = verdicts[0];
+      const judgedReference = first
+        ? { label: first.column, at_10: first.report.share_judged?.at_10 ?? null }
+        : mine && baseline?.data.share_judged
+          ? { label: `baseline ${baseline.path}`, at_10: baseline.data.share_judged.at_10 }
+          : null;
       const v = gateColumn(col, {
         floors,
         floorsSource: inputs.floorsSource,
@@ -325,6 +335,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         selectionHint,
         report: { evalId: context.evalId ?? null },
         toolchain,
+        judgedReference,
+        resultsPath,
       });
       if (col.index === parsed.columns[0]!.index) v.notes.unshift(...baseNotes);
       codes.push(v.code);
@@ -346,8 +358,12 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
           ` (judge calls ${report.judge_stats.calls}, cache hits ${report.judge_stats.cache_hits}, errors ${report.judge_stats.errors}, ~$${report.judge_stats.estimated_cost_usd.toFixed(4)})`
         : '';
       lines.push(
-        `  [${col.label}] ${queriesPart(report)} · Success@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
+        `  [${col.label}] ${queriesPart(report)} · Success@3 ${r3 === null ? 'n/a' : r3.toFixed(4)} · MRR@10 ${report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'}${judgedPart} · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'}${judgedAtPart(report)} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge}${expansionSummary(col) ? ` · ${expansionSummary(col)}` : ''}`,
       );
+      // the + labels figures beside the strict ones, and what no person reviewed
+      const lab = labelledText(report);
+      if (lab) lines.push(`    ${lab}`);
+      if (v.provisional) lines.push(`    ${v.provisional}`);
       // every column's failure buckets (the rerank buckets tell a reranked column's misses apart)
       const buckets = bucketsPart(report);
       if (buckets) lines.push(`    ${buckets}`);
@@ -371,10 +387,10 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     code = combinedCode(codes);
     // promptfoo view: the eval's title (its description, saved after this hook) starts with the verdict, and each
     // column's header its own (the prompt label under the chips; the rows keep theirs, rankgate reads neither)
-    if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off');
+    if (context.config) context.config.description = describeWithVerdict(context.config.description, verdicts, code, gateMode === 'off', verdicts.length === 1 ? provisionalShort(verdicts[0]!) : '');
     parsed.columns.forEach((c, i) => {
       const p = context.prompts[c.index];
-      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off', rerankGainText(verdicts[i]!.report.rerank));
+      if (p) p.label = labelWithVerdict(p.label ?? p.raw, verdicts[i]!, gateMode === 'off', viewExtra(verdicts[i]!));
     });
   } catch (e) {
     if (!isUserError(e)) throw e;
@@ -431,6 +447,24 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     process.stderr.write(redactText('\n' + final.join('\n') + '\n'));
     if (gateMode !== 'off') process.exitCode = out;
   });
+}
+
+/**
+ * What a column's header says beside its verdict in promptfoo's view (none of it a named score, which the view would
+ * colour as a pass rate): the reranker's gain, Judged@10 (a lower bound said so), the provisional share.
+ */
+function viewExtra(v: ColumnVerdict): string {
+  const r = v.report;
+  const j = r.share_judged?.at_10;
+  const judged = typeof j === 'number' ? `Judged@10 ${j.toFixed(2)}${r.judged_gap ? ` (${r.judged_gap.gap_pts.toFixed(1)} pts below '${r.judged_gap.reference}': strict figures a lower bound)` : ''}` : '';
+  return [judged, provisionalShort(v), rerankGainText(r.rerank)].filter(Boolean).join(' · ');
+}
+
+/** "provisional 54/77 bootstrap-only, backlog 380" (the view's header; the verdict has the full line), or ''. */
+function provisionalShort(v: ColumnVerdict): string {
+  const p = v.report.provisional;
+  if (!p || !v.provisional) return '';
+  return [p.bootstrap_only ? `provisional ${p.bootstrap_only}/${p.gated} bootstrap-only` : '', p.backlog ? `review backlog ${p.backlog.pending}` : ''].filter(Boolean).join(', ');
 }
 
 /** Results files larger than this are not re-read to redact them at exit (the rows were redacted as they were made). */

@@ -1,6 +1,8 @@
 /**
  * Rank assertion (thin; math in src/metrics via src/results/score.ts). Records every ranking measure as
- * namedScores (overall and `_<category>`, with n_ranked / n_<category> counters) and the failure bucket; on a reranked
+ * namedScores (overall and `_<category>`, with n_ranked / n_<category> counters) and the failure bucket, Judged@10 and
+ * Judged@3 (share_judged_at_*), condensed nDCG@10 and bpref, and with a judgments file the `+ labels` figures
+ * (labelled_*, counter n_labelled: docs/judgments.md); on a reranked
  * row (diagnostics.rerank) the per-stage measures and the rerank stage's rerank_ms / rerank_requests / rerank_cost_usd.
  *
  *   - type: javascript
@@ -10,7 +12,7 @@
  * Queries without a relevant reference (routing-only: adversarial, technique_boundary) pass with no
  * ranking scores. A failing row never fails the gate by itself: the gate reads the means.
  */
-import { rankNamedScores, rerankCostOf, rerankNamedScores, scoreRanking } from '../src/results/score.ts';
+import { queryLabelsOf, rankNamedScores, rerankCostOf, rerankNamedScores, scoreRanking } from '../src/results/score.ts';
 import { expectedLabel } from '../src/report/output-text.ts';
 import { goldenFrom, metadataFrom, outputFrom, type AssertionContext, type GradingResult } from './common.ts';
 
@@ -19,7 +21,9 @@ export function rank(output: unknown, context: AssertionContext): GradingResult 
   const out = outputFrom(output, context);
   const passAt = Number(context.config?.passAt ?? 3);
   const meta = metadataFrom(context);
-  const s = scoreRanking(golden, out, meta);
+  // the query's labels of the judgments file (RANKGATE_JUDGMENTS / the loader's judgments:): the `+ labels` figures
+  const labels = queryLabelsOf(context.test?.metadata?.labels, `test ${golden.id} metadata.labels`);
+  const s = scoreRanking(golden, out, meta, labels ? { labels } : {});
   // a reranked row's stage latency, requests and cost (every row with diagnostics.rerank, routing-only ones too)
   const rerank = rerankNamedScores(rerankCostOf(meta));
   if (!s) return { pass: true, score: 1, reason: 'no relevant reference: ranking not scored (routing-only query)', ...(Object.keys(rerank).length ? { namedScores: rerank } : {}) };

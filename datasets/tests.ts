@@ -7,10 +7,12 @@
  *       config: { golden: [datasets/golden/golden-set-es.json], language: es, category: direct, tag: fear, shard: 1/4 }
  *
  * promptfoo imports this file and calls the default export with the `config` object (or undefined).
- * Config keys: golden, language, category, tag, format, shard; any other key is refused (did-you-mean).
+ * Config keys: golden, language, category, tag, format, shard, judgments; any other key is refused (did-you-mean).
  * Environment variables override the config: RANKGATE_GOLDEN (comma-separated paths, any supported
  * format), RANKGATE_LANG (code(s) or `all`), RANKGATE_CATEGORY, RANKGATE_TAG (comma lists), RANKGATE_SHARD
- * (`i/N`, 1-based: this run evaluates the i-th of N disjoint shards, by a stable hash of the query id).
+ * (`i/N`, 1-based: this run evaluates the i-th of N disjoint shards, by a stable hash of the query id),
+ * RANKGATE_JUDGMENTS (a judgments file: each test case carries its query's labels in metadata.labels, scored as the
+ * `+ labels` figures beside the strict ones: docs/judgments.md).
  * Each TestCase: one var { query } (the matrix shows the query and the outputs), ground truth and the id,
  * category and language in metadata { id, category, language, tags, golden, selection } (filters: --filter-metadata).
  *
@@ -22,6 +24,7 @@
 import { isUserError } from '../src/errors.ts';
 import { generateTestCases, type Selection } from '../src/golden/promptfoo.ts';
 import type { GoldenTestCase } from '../src/golden/testcases.ts';
+import { attachLabels, judgmentsSetting, outsideLine } from '../src/judgments/eval-input.ts';
 
 /** The promptfoo CLI (`npx promptfoo eval`, `promptfoo eval`): argv[1] is its bin or dist entry point. */
 function underPromptfooCli(): boolean {
@@ -30,7 +33,17 @@ function underPromptfooCli(): boolean {
 
 export async function generateTests(config?: Selection): Promise<GoldenTestCase[]> {
   try {
-    return generateTestCases(config);
+    const tests = generateTestCases(config);
+    // a judgments file (RANKGATE_JUDGMENTS, or judgments: here): its labels go on the test cases (docs/judgments.md)
+    const judgments = judgmentsSetting(config);
+    if (judgments) {
+      const { info } = await attachLabels(tests, judgments);
+      const used = tests.reduce((a, t) => a + ((t.metadata as { labels?: unknown[] }).labels?.length ?? 0), 0);
+      process.stderr.write(`rankgate: judgments: ${judgments}: ${used} labels of the ${tests.length} selected queries (${info.labels} in the file; review backlog ${info.pending} pending)\n`);
+      const outside = outsideLine(info);
+      if (outside) process.stderr.write(`rankgate: ${outside}\n`);
+    }
+    return tests;
   } catch (e) {
     if (isUserError(e) && underPromptfooCli()) {
       process.stderr.write(`rankgate: ${e.message}\n`);

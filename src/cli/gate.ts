@@ -22,9 +22,10 @@ import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
 import { baseRefFrom, refReader } from '../util/git.ts';
 import { categoryTable, deltaSection, judgeSection, noDeltaReason, renderComment, renderMarkdown } from '../report/markdown.ts';
-import { bucketsPart, latencyPart, queriesPart, rerankPart } from '../report/column-line.ts';
+import { bucketsPart, judgedAtPart, latencyPart, queriesPart, rerankPart } from '../report/column-line.ts';
+import { loadEvalLabels } from '../judgments/eval-input.ts';
 import { pickColumn, type Column } from '../results/read.ts';
-import { MEASURE_NAMES } from '../results/summary.ts';
+import { MEASURE_NAMES, labelledText } from '../results/summary.ts';
 import { JSONL_LIMITS, readResultsFile, type RegateHeader } from '../results/stream.ts';
 import { regateHeaderBeside, verifyEvidence } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
@@ -34,6 +35,7 @@ import { envFlag } from '../util/env.ts';
 const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
                      [--report OUT.json] [--markdown OUT.md] [--comment OUT.md] [--head-baseline FILE] [--base-ref REF]
+                     [--judgments FILE]
   RESULTS.jsonl promptfoo eval --output results.jsonl (what init's workflow writes) or results.json (with or
                 without --no-write), or the afterAll hook's re-gate file results.jsonl.rankgate.jsonl
   --baseline    regression check against this baseline (default: regression.baseline of the floors file, when it exists)
@@ -43,6 +45,8 @@ const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [-
                 the pull request is judged by them; every change it makes to them is said LOUD at the top, with before
                 and after (docs/gate.md: what a pull request can change). none: no base on purpose
   --head-baseline  the pull request's own copy of the baseline, when not at the baseline's own path
+  --judgments   re-score every row with this judgments file's labels (the + labels figures; Judged@k counts them)
+                instead of the labels the eval's rows carry (docs/judgments.md); the floors stay on the strict figures
 ${EXIT_CODE_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -60,6 +64,7 @@ export async function run(argv: string[]): Promise<number> {
       report: { type: 'string' },
       markdown: { type: 'string' },
       comment: { type: 'string' },
+      judgments: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     USAGE,
@@ -78,6 +83,15 @@ export async function run(argv: string[]): Promise<number> {
   const floors = inputs.floors;
   let results = readResultsFile(file);
   let col = pickColumn(results, v.column, file);
+  // --judgments: every row re-scored with this file's labels (the rows' own, if any, are replaced); read once, here
+  let readOpts: Parameters<typeof readResultsFile>[1] = {};
+  if (v.judgments !== undefined) {
+    const ids = new Set(results.columns.flatMap((c) => c.queries.map((q) => q.id)));
+    const scope = col.selection?.filter || col.selection?.shard ? 'selection' : 'golden set';
+    readOpts = { labels: await loadEvalLabels(v.judgments, ids, scope) };
+    results = readResultsFile(file, readOpts);
+    col = pickColumn(results, v.column, file);
+  }
   const regate = (results as { regate?: RegateHeader }).regate;
   if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
   if (results.format === 'jsonl') console.log(JSONL_LIMITS);
@@ -93,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
     loud.push(...exp.loud);
     notes.push(...exp.notes);
     if (exp.override.size) {
-      results = readResultsFile(file, { goldenOverride: exp.override });
+      results = readResultsFile(file, { ...readOpts, goldenOverride: exp.override });
       col = pickColumn(results, v.column, file);
     }
   }
@@ -110,6 +124,14 @@ export async function run(argv: string[]): Promise<number> {
     report: { evalId: results.evalId, timestamp: results.timestamp },
     // what the file says wrote it (promptfoo's JSON metadata, or the hook's record of the same eval beside its JSONL)
     toolchain: results.toolchain ?? (regate ? null : (regateHeaderBeside(file)?.toolchain ?? null)),
+    // Judged@10 against the first column of the results (a sweep's reference), or what the baseline recorded
+    judgedReference:
+      col.index !== results.columns[0]!.index
+        ? { label: results.columns[0]!.label, at_10: gateColumnShare(results.columns[0]!) }
+        : baseline?.data.share_judged
+          ? { label: `baseline ${baseline.path}`, at_10: baseline.data.share_judged.at_10 }
+          : null,
+    resultsPath: file,
   });
   verdict.notes.unshift(...loud, ...(evidence.loud ? [evidence.loud] : []), ...notes);
   // without a base ref, CI may still pass the pull request's own copy of the baseline (--head-baseline)
@@ -130,8 +152,11 @@ export async function run(argv: string[]): Promise<number> {
   console.log(
     `${col.label}: ${queriesPart(report)} · Success@3 ${report.overall_recall_at_3?.toFixed(4) ?? 'n/a'} · MRR@10 ${
       report.overall_mrr_at_10?.toFixed(4) ?? 'n/a'
-    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge} · gate on the ${floors.metric_family ?? 'strict'} metrics`,
+    } · routing ${report.routing.accuracy?.toFixed(4) ?? 'n/a'}${judgedAtPart(report)} · ${latencyPart(report)}${rerankPart(report.rerank)} · ${report.judge} · gate on the ${floors.metric_family ?? 'strict'} metrics`,
   );
+  const lab = labelledText(report);
+  if (lab) console.log(`  ${lab}`);
+  if (verdict.provisional) console.log(`  ${verdict.provisional}`);
   const buckets = bucketsPart(report);
   if (buckets) console.log(`  ${buckets}`);
   console.log('');
@@ -183,6 +208,12 @@ export async function run(argv: string[]): Promise<number> {
   if (verdict.code === 0) console.log(lines.join('\n'));
   else console.error(lines.join('\n'));
   return verdict.code;
+}
+
+/** A column's Judged@10 over its measured ranked queries with results (the report's figure, without building it). */
+function gateColumnShare(c: Column): number | null {
+  const xs = c.queries.filter((q) => q.error === null && typeof q.retrieval?.judged_at_10 === 'number').map((q) => q.retrieval!.judged_at_10!);
+  return xs.length ? Math.round((xs.reduce((a, x) => a + x, 0) / xs.length) * 1e4) / 1e4 : null;
 }
 
 /** Why a results column cannot become a baseline (empty when it can). Independent of --allow-partial and the like. */

@@ -33,7 +33,7 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   init: { module: './init.ts', summary: 'start evaluating your own search: promptfoo config, gate floors and CI workflow for your golden set' },
   merge: { module: './merge.ts', summary: 'merge the results files of the shards of one eval into one (exact: every metric as one process)' },
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
-  judge: { module: './judge.ts', summary: 'agreement: how far to trust the judge (kappa with a 95% CI) | review export/import: the review queue for people' },
+  judge: { module: './judge.ts', summary: 'agreement: how far to trust the judge (kappa with a 95% CI) | pool: label every column\'s unlabelled top results once each | review export/import: the review queue for people' },
   review: { module: './review.ts', summary: 'export | import the blind human review of two columns (criterion 4 of the shipping criteria)' },
   report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
 };

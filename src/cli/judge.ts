@@ -31,6 +31,8 @@ const USAGE = `usage: rankgate judge agreement RESULTS.jsonl [--column LABEL|IND
   --judge: a judge setting as RANKGATE_JUDGE (default: RANKGATE_JUDGE, else auto); --limit N: at most N items, a
   seeded random sample (--seed, default 42); --out FILE: the report as JSON (config/gate.yaml judge.agreement);
   --cache-dir: the verdict cache (default .rankgate/cache/judge, shared with the eval's judge).
+       rankgate judge pool RESULTS.jsonl [--depth 10] [--judgments FILE] [--max-cost USD] [--judge ID]
+                                           labels every column's unlabelled top results (rankgate judge pool --help)
        rankgate judge review export | import ...   the review queue for people (rankgate judge review --help)`;
 
 /** The scale of the agreement: 0 NOT_RELEVANT, 1 PARTIAL, 2 HIGH. */
@@ -165,7 +167,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   // the review queue for people: src/cli/judge-review.ts
   if (sub === 'review') return (await import('./judge-review.ts')).run(rest);
-  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement, review)\n${USAGE}`);
+  // pooled judging of every column's unlabelled top k: src/cli/judge-pool.ts
+  if (sub === 'pool') return (await import('./judge-pool.ts')).run(rest);
+  if (sub !== 'agreement') throw new UserError(`rankgate judge: unknown subcommand '${sub}' (valid: agreement, pool, review)\n${USAGE}`);
   const { values, positionals } = parseCliArgs(
     rest,
     {

@@ -97,8 +97,9 @@ async function gateVerdicts(
   const baseline = floors.regression && existsSync(floors.regression.baseline) ? { path: floors.regression.baseline, data: readBaseline(floors.regression.baseline) } : null;
   const gated = pickColumn(parsed, v.column, file).index;
   const floorsSource = existsSync(floorsPath) ? floorsPath : "the built-in floors of the portal's DES-058 spec";
-  const verdicts = parsed.columns.map((col) =>
-    gateColumn(col, {
+  const verdicts: ReturnType<typeof gateColumn>[] = [];
+  for (const col of parsed.columns)
+    verdicts.push(gateColumn(col, {
       floors,
       floorsSource: existsSync(floorsPath) ? floorsPath : 'config/gate.yaml',
       allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
@@ -106,7 +107,13 @@ async function gateVerdicts(
       // the baseline belongs to the gated column, as in `rankgate gate --column` (the eval's hook: the first)
       baseline: col.index === gated ? baseline : null,
       report: { evalId: parsed.evalId, timestamp: parsed.timestamp },
-    }),
-  );
+      // Judged@10 against the first column (the report's reference); the first against what the baseline recorded
+      judgedReference: verdicts[0]
+        ? { label: verdicts[0].column, at_10: verdicts[0].report.share_judged?.at_10 ?? null }
+        : col.index === gated && baseline?.data.share_judged
+          ? { label: `baseline ${baseline.path}`, at_10: baseline.data.share_judged.at_10 }
+          : null,
+      resultsPath: file,
+    }));
   return { verdicts, gated, floors, floorsSource, baseline };
 }

@@ -17,7 +17,7 @@ import { minimumDetectableDrop, queriesNeeded, sampleSd } from '../metrics/power
 import type { Column, IndexIdentity, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { RetrievalScores, RoutingScores } from '../results/types.ts';
 import type { GoldenQuery } from '../golden/schema.ts';
-import type { Des058Report } from '../results/summary.ts';
+import type { Des058Report, ProvisionalStatus } from '../results/summary.ts';
 import type { RegressionConfig } from './floors.ts';
 import type { DocumentManifest } from '../ingest/identity.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
@@ -72,6 +72,14 @@ export interface Baseline {
   summary: { total_queries: number; overall_recall_at_3: number | null; overall_mrr_at_10: number | null; categories: Des058Report['categories'] };
   queries: Record<string, BaselineQuery>;
   identity?: BaselineIdentity;
+  /**
+   * What the baseline's evidence rested on that no person reviewed when it was written (docs/judgments.md "Provisional
+   * evidence"): bootstrap-only golden entries, the labels of its + labels figures, the review backlog. Optional: absent
+   * in baselines written before it (unknown), which stay readable (`rankgate_baseline: 1`).
+   */
+  provisional?: ProvisionalStatus;
+  /** The baseline column's Judged@10 / Judged@3 (absent: unknown): a later run's lower-bound warning compares with it. */
+  share_judged?: { at_10: number | null; at_3: number | null };
 }
 
 const WATCHED = ['recall_at_3', 'mrr', 'trec_recall_at_10', 'routing_ok'] as const;
@@ -105,6 +113,8 @@ export function baselineFrom(col: Column, report: Des058Report, documents?: Docu
     },
     queries,
     identity: { ...identityOf(col), ...(documents ? { documents } : {}) },
+    ...(report.provisional ? { provisional: report.provisional } : {}),
+    ...(report.share_judged ? { share_judged: { at_10: report.share_judged.at_10, at_3: report.share_judged.at_3 } } : {}),
   };
 }
 
@@ -171,6 +181,17 @@ export function baselineInconsistency(b: Baseline): string | null {
       if (q.recall_at_3 === 1 && q.mrr < 1 / 3 - 1e-6) return `${at}: recall_at_3 1 (a relevant reference in the top 3) but mrr ${q.mrr} (< 1/3): the values contradict each other`;
       if (q.recall_at_3 === 0 && q.mrr > 0.25 + 1e-6) return `${at}: recall_at_3 0 (no relevant reference in the top 3) but mrr ${q.mrr} (> 1/4): the values contradict each other`;
     }
+  }
+  // the optional fields of later rankgates: absent is unknown; present, they must have their shape
+  if (b.provisional !== undefined) {
+    const p = b.provisional as Partial<ProvisionalStatus> | null;
+    const count = (x: unknown) => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+    if (!p || typeof p !== 'object' || !count(p.gated) || !count(p.bootstrap_only) || p.bootstrap_only! > p.gated! || !(p.reviewed_share === null || inUnit(p.reviewed_share)))
+      return `provisional: expected {gated, bootstrap_only <= gated, reviewed_share in [0, 1] or null, …}, got ${JSON.stringify(p)?.slice(0, 120)}`;
+  }
+  if (b.share_judged !== undefined) {
+    const j = b.share_judged as { at_10?: unknown; at_3?: unknown } | null;
+    if (!j || typeof j !== 'object' || !inUnit(j.at_10) || !inUnit(j.at_3)) return `share_judged: expected {at_10, at_3}, each null or a number in [0, 1], got ${JSON.stringify(j)?.slice(0, 120)}`;
   }
   const sm = b.summary;
   if (!sm || typeof sm !== 'object') return 'summary: missing, expected {total_queries, overall_recall_at_3, overall_mrr_at_10, categories} to check the per-query entries against';

@@ -6,7 +6,8 @@
  * config/gate.yaml (every key checked; an unknown key or metric is one error line with a did-you-mean):
  *   overall:     { <metric>: <min>, ... }            OVERALL_METRICS
  *   categories:  { <category>: { <metric>: <min> } }  CATEGORY_METRICS
- *   max_error_rate, allow_partial, regression: { baseline, max_drop, alpha, metrics, accept_mismatch }
+ *   max_error_rate, allow_partial, regression: { baseline, max_drop, alpha, metrics, accept_mismatch },
+ *   min_reviewed_share (exit 2 under it: docs/judgments.md "Provisional evidence")
  * A floor that nothing in the results measures (a category absent from the run, a metric no query has)
  * cannot be checked: it is "unmeasured" and the gate exits 2, unless allow_partial accepts it (then it is
  * reported as NOT CHECKED). It never passes silently.
@@ -52,6 +53,12 @@ export interface Floors {
    * the file's kappa (null with `problem` when it cannot); below the minimum the gate is exit 2.
    */
   judge?: { agreement: string; min_kappa: number; kappa?: number | null; problem?: string };
+  /**
+   * The least share of the gated (measured) queries whose golden entry a person reviewed: not `source: bootstrap`, or
+   * every relevant reference of it chair-labelled in the judgments file (docs/judgments.md "Provisional evidence").
+   * Under it the gate exits 2: a quality-of-evidence condition (nothing trustworthy measured yet), not a quality failure.
+   */
+  min_reviewed_share?: number;
 }
 
 /** Metrics a floor may name overall (report metrics; `judged` family maps them to the judged ones). */
@@ -71,7 +78,7 @@ const GRADE_METRICS: readonly string[] = ['answer_score'];
 export const CATEGORY_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'recall_at_10', 'routing_accuracy', 'answer_score'] as const;
 /** Metrics the regression check can compare per query (they are in the baseline). */
 export const REGRESSION_METRICS = ['recall_at_3', 'mrr_at_10', 'ndcg_at_10', 'trec_recall_at_10', 'routing_accuracy'] as const;
-const TOP_KEYS = ['version', 'overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge'] as const;
+const TOP_KEYS = ['version', 'overall', 'categories', 'metric_family', 'max_error_rate', 'allow_partial', 'regression', 'judge', 'min_reviewed_share'] as const;
 
 /** gate.yaml's format (docs/compatibility.md): `version: 1`, or no version (files written before the key existed). */
 export const FLOORS_FORMAT: FormatSpec = { what: 'gate floors', field: 'version', current: 1, absentIs: 1 };
@@ -138,6 +145,11 @@ export function parseFloors(doc: unknown, file: string): Floors {
     if (typeof v !== 'number' || !(v >= 0 && v < 1)) throw new UserError(`${file}: max_error_rate: expected a share of queries in [0, 1), got ${show(v)}`);
     out.max_error_rate = v;
   }
+  if (doc.min_reviewed_share !== undefined) {
+    const v = doc.min_reviewed_share;
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new UserError(`${file}: min_reviewed_share: expected a share of the gated queries in [0, 1] (e.g. 0.8: at least 80% reviewed, not bootstrap-only), got ${show(v)}`);
+    out.min_reviewed_share = v;
+  }
   if (doc.allow_partial !== undefined) {
     if (typeof doc.allow_partial !== 'boolean') throw new UserError(`${file}: allow_partial: expected true or false, got ${show(doc.allow_partial)}`);
     out.allow_partial = doc.allow_partial;
@@ -183,7 +195,7 @@ export function parseFloors(doc: unknown, file: string): Floors {
     out.judge = { agreement: j.agreement, min_kappa: j.min_kappa };
   }
   const nFloors = Object.keys(out.overall).length + Object.values(out.categories).reduce((a, m) => a + Object.keys(m).length, 0);
-  if (!nFloors && !out.regression) throw new UserError(`${file}: no floor and no regression check configured; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
+  if (!nFloors && !out.regression && out.min_reviewed_share === undefined) throw new UserError(`${file}: no floor and no regression check configured; expected at least one floor under overall: or categories: (e.g. overall: { recall_at_3: 0.80 })`);
   return out;
 }
 

@@ -20,7 +20,8 @@ import { applyGate, type Floors } from './floors.ts';
 import { corpusChange, corpusChangeNotes, unknownCorpusNote, type CorpusChange, type RunCorpus } from './corpus-change.ts';
 import { idSpaceProblem } from './idspace.ts';
 import { multiDocumentHits } from '../results/evidence.ts';
-import { buildReport, buildReportFromSums, expansionSummary, type Des058Report, type ReportOptions } from '../results/summary.ts';
+import { buildReport, buildReportFromSums, expansionSummary, labelledText, provisionalText, type Des058Report, type ReportOptions } from '../results/summary.ts';
+import { outsideLine } from '../judgments/eval-input.ts';
 import type { Column, QueryRecord, SelectionInfo } from '../results/read.ts';
 import type { Toolchain } from '../util/toolchain.ts';
 import { safeTerminalEntry } from '../util/terminal.ts';
@@ -46,7 +47,21 @@ export interface GateOptions {
   report?: ReportOptions;
   /** The Node and promptfoo the run stood on (recorded in the verdict, printed under its first line). */
   toolchain?: Toolchain | null;
+  /**
+   * The column this one's Judged@10 is compared with (the eval's first column, or the baseline's recorded value): more
+   * than JUDGED_GAP below it, the verdict says LOUD that the strict figures are a lower bound.
+   */
+  judgedReference?: { label: string; at_10: number | null } | null;
+  /** The results file, to name in the command that judges the gap (`rankgate judge pool RESULTS`). */
+  resultsPath?: string | null;
 }
+
+/**
+ * "Well below": a column whose Judged@10 is more than this (10 points) below its reference column's has a larger share of
+ * results nobody labelled, each counted as a miss by the strict figures: those figures are a lower bound, and the
+ * verdict says so with the condensed measures beside them (docs/judgments.md "Judged@k").
+ */
+export const JUDGED_GAP = 0.1;
 
 export interface ColumnVerdict {
   column: string;
@@ -80,6 +95,8 @@ export interface ColumnVerdict {
   corpusChange?: CorpusChange | null;
   /** The Node and promptfoo the run stood on; null when unknown (a results file that does not say). */
   toolchain?: Toolchain | null;
+  /** What the gated evidence rests on that no person reviewed, one line (src/results/summary.ts provisionalText); null: nothing to say. */
+  provisional?: string | null;
 }
 
 export function errorLines(e: NonNullable<ColumnVerdict['errors']>, max = 5): string[] {
@@ -167,6 +184,34 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     else one.push(`floor: ${c.scope} ${c.metric}${c.name.includes('(judged)') ? ' (judged)' : ''} = ${c.value!.toFixed(4)} is below the floor ${c.min}`);
   }
 
+  // Provisional evidence (docs/judgments.md): said in every verdict; under gate.yaml's min_reviewed_share, exit 2
+  const prov = report.provisional ?? null;
+  if (floors.min_reviewed_share !== undefined) {
+    const min = floors.min_reviewed_share;
+    if (!prov || prov.reviewed_share === null)
+      two.push(`min_reviewed_share ${min} in ${opts.floorsSource} cannot be checked: ${!prov ? 'which golden entries are bootstrap-only is in the rows, and these results hold none (written with --no-write?)' : 'no query was measured'}`);
+    else if (prov.reviewed_share < min - 1e-12)
+      two.push(
+        `reviewed evidence: ${prov.gated - prov.bootstrap_only} of ${prov.gated} gated queries reviewed (share ${prov.reviewed_share.toFixed(2)}) is below min_reviewed_share ${min} in ${opts.floorsSource}: ${prov.bootstrap_only} rest on a bootstrap only (source: bootstrap, e.g. ${prov.examples.join(', ')}); a person reviews them (the review queue, docs/judgments.md), then the gate trusts them`,
+      );
+  }
+  // labels of queries the run did not hold: said, not fatal (a shard's are the other shards', which a merged column holds)
+  if (col.judgments && (col.judgments.outside.scope === 'golden set' || sel?.filter || sel?.shard)) {
+    const outside = outsideLine(col.judgments);
+    if (outside) notes.push(outside);
+  }
+  // Judged@10 well below the reference column's: the strict figures are a lower bound (unlabelled results count as misses)
+  const ref = opts.judgedReference;
+  const j10 = report.share_judged?.at_10 ?? null;
+  if (ref && ref.at_10 !== null && j10 !== null && ref.at_10 - j10 > JUDGED_GAP + 1e-12 && ref.label !== col.label) {
+    const gap = Math.round((ref.at_10 - j10) * 1000) / 10;
+    report.judged_gap = { reference: ref.label, reference_at_10: ref.at_10, at_10: j10, gap_pts: gap };
+    const n4 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(4));
+    notes.push(
+      `LOUD: Judged@10 ${j10.toFixed(2)} is ${gap.toFixed(1)} points below '${ref.label}' (${ref.at_10.toFixed(2)}): the strict figures of '${col.label}' are a lower bound (a result nobody labelled counts as a miss); judge the gap: rankgate judge pool ${opts.resultsPath ?? 'RESULTS'} · beside the strict nDCG@10 ${n4(report.metrics.ndcg_at_10)}: condensed nDCG@10 ${n4(report.metrics.condensed_ndcg_at_10)}, bpref ${n4(report.metrics.bpref)}`,
+    );
+  }
+
   let lacking: string | null = null;
   let regression: RegressionResult | null = null;
   let delta: BaselineDelta | null = null;
@@ -198,6 +243,8 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
         partial.push(`compared on ${Object.keys(b.data.queries).length - cov.missing.length} of the baseline's ${Object.keys(b.data.queries).length} queries`);
         if (cov.unverifiable) notes.push(`${cov.unverifiable} baseline queries taken as outside the declared filter (${cov.declared}) without proof: the baseline records no language or tags (written by an older rankgate)`);
       }
+      const bprov = provisionalText(b.data.provisional);
+      if (bprov) notes.push(`baseline ${b.path} was written on provisional evidence: ${bprov.replace(/^provisional: /, '')}`);
       if (!b.data.identity) notes.push(`baseline ${b.path} records no corpus or golden selection (written by an older rankgate): they were not verified`);
       const sealNote = baselineSealNote(b.path, b.data);
       if (sealNote) notes.push(sealNote);
@@ -272,7 +319,25 @@ export function gateColumn(col: Column, opts: GateOptions): ColumnVerdict {
     reasons = two;
     notes.push(...one.map((l) => `on this incomplete evidence: ${l}`));
   }
-  return { column: col.label, code, evidence: rowsMode ? 'rows' : 'sums', evaluated, measured, expected, reasons, notes, errors, partial: partial.length ? partial.join('; ') : null, lacking, report, regression, delta, corpusChange: change, toolchain: opts.toolchain ?? null };
+  return {
+    column: col.label,
+    code,
+    evidence: rowsMode ? 'rows' : 'sums',
+    evaluated,
+    measured,
+    expected,
+    reasons,
+    notes,
+    errors,
+    partial: partial.length ? partial.join('; ') : null,
+    lacking,
+    report,
+    regression,
+    delta,
+    corpusChange: change,
+    toolchain: opts.toolchain ?? null,
+    provisional: provisionalText(prov),
+  };
 }
 
 function fmtP(p: number): string {
@@ -340,6 +405,10 @@ export function verdictLines(v: ColumnVerdict): string[] {
     `${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${measured}`;
   const out = [head];
   if (v.toolchain) out.push(`  ${toolchainLine(v.toolchain)}`);
+  // how much of the evidence no person reviewed, and the + labels figures beside the strict ones (the floors are on the strict)
+  if (v.provisional) out.push(`  ${v.provisional}`);
+  const lab = labelledText(r);
+  if (lab) out.push(`  ${lab}; the floors are on the strict figures`);
   for (const n of v.notes) out.push(`  note: ${n}`);
   if (v.regression) out.push(...regressionLines(v.regression).map((l) => `  ${l}`));
   const named = regressedQueriesLine(v.delta);

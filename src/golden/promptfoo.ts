@@ -36,10 +36,15 @@ export interface Selection {
   format?: string;
   /** `i/N` (1-based) or { index, count } */
   shard?: string | Shard;
+  /**
+   * A judgments file whose labels the eval scores with beside the golden set (the `+ labels` figures; RANKGATE_JUDGMENTS
+   * wins). Accepted and checked here; read by the loader through src/judgments/eval-input.ts (not a selection of queries).
+   */
+  judgments?: string;
 }
 
 /** The keys the tests loader's `config:` accepts. */
-export const SELECTION_KEYS = ['golden', 'language', 'category', 'tag', 'format', 'shard'] as const;
+export const SELECTION_KEYS = ['golden', 'language', 'category', 'tag', 'format', 'shard', 'judgments'] as const;
 
 /** Where loader-config problems are reported from. */
 export const LOADER_CONFIG = 'tests loader config (file://datasets/tests.ts)';
@@ -66,6 +71,7 @@ export function validateSelectionConfig(config: unknown, source = LOADER_CONFIG)
     if (!ok) throw new UserError(`${source}: ${k}: got ${JSON.stringify(v)}, expected a string, a comma list or a list of strings`);
   };
   for (const k of ['golden', 'language', 'category', 'tag']) strOrList(k);
+  if (c.judgments !== undefined && (typeof c.judgments !== 'string' || !c.judgments.trim())) throw new UserError(`${source}: judgments: got ${JSON.stringify(c.judgments)}, expected the path of a judgments file (docs/judgments.md)`);
   if (c.format !== undefined) {
     if (typeof c.format !== 'string') throw new UserError(`${source}: format: got ${JSON.stringify(c.format)}, expected one of ${FORMATS.join(', ')}`);
     checkFormat(c.format, `${source}: format`);

@@ -40,6 +40,10 @@ import { JudgeCache, DEFAULT_JUDGE_CACHE_DIR, sha256 } from './cache.ts';
 import {
   ANSWER_PROMPT_VERSION,
   COMPACTNESS_PROMPT_VERSION,
+  GRADE_PROMPT_VERSION,
+  gradePrompt,
+  parseGrade,
+  type GradeInput,
   RELEVANCE_PROMPT_VERSION,
   RELEVANCE_VERDICTS,
   SEEKER_FIT_PROMPT_VERSION,
@@ -166,6 +170,12 @@ export interface Judge {
   compactness(input: { query: string; result: string }): Promise<Judgement<number>>;
   /** The NQ evaluation spec's answer quality: the service's answer against the reference, 1-5 (model judges only). */
   answer(input: AnswerInput): Promise<Judgement<number>>;
+  /** A relevance label 0-3 of a passage for a query (grade-v1, UMBRELA's scale: `rankgate judge pool`; model judges only). */
+  grade(input: GradeInput): Promise<Judgement<number>>;
+  /** Whether grade(input) would be answered from the verdict cache (no call): the pool's cost estimate counts the others. */
+  gradeCached(input: GradeInput): boolean;
+  /** USD per million tokens (input, output) of the judge's model, when known (MODEL_PRICES or RANKGATE_JUDGE_PRICE). */
+  readonly price?: { input: number; output: number } | null;
   /** Whether a rubric needs a model this mode does not have. */
   supportsRubrics: boolean;
 }
@@ -198,6 +208,7 @@ export const TEMPLATE_HASHES = {
   seekerFit: sha256(JSON.stringify(seekerFitPrompt(PLACEHOLDER))).slice(0, 16),
   compactness: sha256(JSON.stringify(compactnessPrompt(PLACEHOLDER))).slice(0, 16),
   answer: sha256(JSON.stringify(answerPrompt({ question: PLACEHOLDER.query, reference: ['\u0001REFERENCE\u0001'], answer: PLACEHOLDER.result }))).slice(0, 16),
+  grade: sha256(JSON.stringify(gradePrompt({ query: PLACEHOLDER.query, passage: PLACEHOLDER.result }))).slice(0, 16),
 };
 
 function semaphore(n: number) {
@@ -291,6 +302,8 @@ function offJudge(reason: string): Judge {
     seekerFit: off,
     compactness: off,
     answer: off,
+    grade: off,
+    gradeCached: () => false,
     supportsRubrics: false,
   };
 }
@@ -420,6 +433,17 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
   const maxTokens = opts.maxTokens ?? 10;
   let costKnown = true;
 
+  /** Everything that can change a verdict: model, endpoint, prompt version and template, inputs (with the rank), and
+   * the exact prompt sent (which holds them all). */
+  const keyParts = (promptVersion: string, prompt: JudgePrompt, key: { query: string; context: readonly string[]; passage: string; rank?: number }, template: string) => ({
+    model,
+    endpoint,
+    promptVersion,
+    template,
+    promptSha256: sha256(prompt.system + '\u0000' + prompt.user),
+    ...key,
+  });
+
   async function ask<V>(
     promptVersion: string,
     prompt: JudgePrompt,
@@ -428,9 +452,7 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
     expected: string,
     template: string,
   ): Promise<Judgement<V>> {
-    // Everything that can change a verdict: model, endpoint, prompt version and template, inputs (with the rank),
-    // and the exact prompt sent (which holds them all).
-    const parts = { model, endpoint, promptVersion, template, promptSha256: sha256(prompt.system + '\u0000' + prompt.user), ...key };
+    const parts = keyParts(promptVersion, prompt, key, template);
     if (cache && !refresh) {
       const hit = cache.get(parts);
       const v = hit ? parse(hit.verdict) : null;
@@ -548,6 +570,13 @@ function modelJudge(t: ModelTransport, opts: JudgeOptions, deadlines: ReturnType
       ),
     answer: (input) =>
       ask(ANSWER_PROMPT_VERSION, answerPrompt(input), { query: input.question, context: input.reference, passage: input.answer }, parseCompactness, '1-5', TEMPLATE_HASHES.answer),
+    grade: (input) => ask(GRADE_PROMPT_VERSION, gradePrompt(input), { query: input.query, context: [], passage: input.passage }, parseGrade, '0 | 1 | 2 | 3', TEMPLATE_HASHES.grade),
+    gradeCached: (input) => {
+      if (!cache || refresh) return false;
+      const hit = cache.get(keyParts(GRADE_PROMPT_VERSION, gradePrompt(input), { query: input.query, context: [], passage: input.passage }, TEMPLATE_HASHES.grade));
+      return !!hit && parseGrade(hit.verdict) !== null;
+    },
+    price,
   };
 }
 
@@ -587,5 +616,7 @@ async function similarityJudge(opts: JudgeOptions, reason: string): Promise<Judg
     seekerFit: rubric,
     compactness: rubric,
     answer: rubric,
+    grade: rubric,
+    gradeCached: () => false,
   };
 }

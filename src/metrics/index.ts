@@ -9,6 +9,8 @@ export { map, map_cut_k, Rprec } from './ap.ts';
 export { recip_rank, mrr_cut_k } from './rr.ts';
 export { bpref } from './bpref.ts';
 export { ndcg, ndcg_cut_k, ndcg_exp_cut_k } from './ndcg.ts';
+export { Judged_k } from './judged.ts';
+export { condensed_ndcg_cut_k } from './condensed.ts';
 export { dedupe } from './common.ts';
 export {
   parseQrels,

@@ -43,3 +43,18 @@ export function bucketsPart(report: Des058Report): string | null {
   const used = Object.entries(report.failure_buckets).filter(([, n]) => n > 0);
   return used.length ? `failure buckets: ${used.map(([b, n]) => `${bucketLabel(b)} ${n}`).join(', ')}` : null;
 }
+
+/**
+ * " · Judged@10 0.62, Judged@3 0.81" (ir_measures Judged@k: the share of the top k with a label), and for a column the
+ * gate found well below its reference: " (LOWER BOUND: 31.0 pts below 'base'; condensed nDCG@10 0.6120, bpref 0.5800)"; ''
+ * when the report has none (older results).
+ */
+export function judgedAtPart(report: Des058Report): string {
+  const j = report.share_judged;
+  if (!j || j.at_10 === null) return '';
+  const g = report.judged_gap;
+  return (
+    ` · Judged@10 ${j.at_10.toFixed(2)}, Judged@3 ${j.at_3 === null ? 'n/a' : j.at_3.toFixed(2)}` +
+    (g ? ` (LOWER BOUND: ${g.gap_pts.toFixed(1)} pts below '${g.reference}'; condensed nDCG@10 ${n4(report.metrics.condensed_ndcg_at_10)}, bpref ${n4(report.metrics.bpref)})` : '')
+  );
+}

@@ -1,7 +1,7 @@
 /** Markdown renderings of a report: the eval summary, the gate output and the PR comment body. */
 import type { BaselineDelta } from '../gate/baseline.ts';
 import type { CorpusChange } from '../gate/corpus-change.ts';
-import { measuredNote, rerankCacheNote, rerankUncachedNote, type Des058Report } from '../results/summary.ts';
+import { measuredNote, provisionalText, rerankCacheNote, rerankUncachedNote, type Des058Report } from '../results/summary.ts';
 import type { ShippingVerdict } from '../gate/shipping.ts';
 import { mermaidCategoryChart } from './html/mermaid.ts';
 import { errorLines, regressionLines, unconfirmedText, type ColumnVerdict } from '../gate/verdict.ts';
@@ -96,18 +96,60 @@ export function judgeSection(report: Des058Report): string {
   ].join('\n');
 }
 
+/**
+ * Judged@k and the `+ labels` figures beside the strict ones (docs/judgments.md): a table strict | + labels when the
+ * rows were scored with a judgments file, Judged@10 / Judged@3, and, for a column whose Judged@10 is well below its
+ * reference's, the warning that its strict figures are a lower bound with condensed nDCG@10 and bpref beside them.
+ */
+export function labelsSection(report: Des058Report): string {
+  const j = report.share_judged;
+  const l = report.labelled;
+  const out: string[] = [];
+  if (j && j.at_10 !== null)
+    out.push(
+      `**Judged@10 ${f(j.at_10, 2)}** · Judged@3 ${f(j.at_3, 2)} (ir_measures Judged@k: the share of the top k that has a label of any grade; over ${j.n} queries) · condensed nDCG@10 ${f(report.metrics.condensed_ndcg_at_10)} · bpref ${f(report.metrics.bpref)}`,
+    );
+  const g = report.judged_gap;
+  if (g)
+    out.push(
+      '',
+      `**⚠️ Judged@10 is ${g.gap_pts.toFixed(1)} points below ${mdCode(g.reference)} (${f(g.reference_at_10, 2)}): the strict figures of this column are a lower bound** (a result nobody labelled counts as a miss). Beside the strict nDCG@10 ${f(report.metrics.ndcg_at_10)}: condensed nDCG@10 ${f(report.metrics.condensed_ndcg_at_10)}, bpref ${f(report.metrics.bpref)}. Judge the gap: ${mdCode('rankgate judge pool RESULTS')}.`,
+    );
+  if (l) {
+    const src = l.judgments ? `${mdCode(l.judgments.file)} (${l.judgments.labels} labels: ${l.judgments.sources.chair} chair, ${l.judgments.sources.bootstrap} bootstrap, ${l.judgments.sources.llm} llm)` : 'the labels the rows carry';
+    out.push(
+      '',
+      `| measure | strict | + labels |`,
+      '|---|---:|---:|',
+      `| Success@3 (DES-058 Recall@3) | ${pct(report.overall_recall_at_3)} | ${pct(l.metrics.recall_at_3)} |`,
+      `| MRR@10 | ${f(report.overall_mrr_at_10)} | ${f(l.metrics.mrr)} |`,
+      `| nDCG@10 | ${f(report.metrics.ndcg_at_10)} | ${f(l.metrics.ndcg_at_10)} |`,
+      `| Recall@10 | ${f(report.metrics.trec_recall_at_10)} | ${f(l.metrics.trec_recall_at_10)} |`,
+      `| Success@10 | ${pct(report.metrics.recall_at_10)} | ${pct(l.metrics.recall_at_10)} |`,
+      '',
+      `+ labels: the golden set and ${src} over the same ${l.queries} queries; the golden set above every label, a label of grade 2 or 3 relevant; ${l.labels.applied} labels entered the figures, ${l.labels.unreviewed} of them not reviewed by a person. The floors are on the strict figures.`,
+    );
+  }
+  return out.join('\n').trim() || '_No Judged@k: these results are from an older rankgate._';
+}
+
 export function categoryTable(report: Des058Report, delta?: BaselineDelta | null): string {
   const judged = report.judge_stats !== null && report.judge_stats !== undefined;
   const tag = judged ? judgedTag(report) : '';
+  const shares = Object.values(report.categories).some((c) => c.share_judged_at_10 !== undefined);
+  const lab = !!report.labelled;
   const lines = [
-    `| category | queries | Success@3 | MRR@10 | nDCG@10 | routing accuracy |${judged ? ` Success@3 (${tag}) | MRR@10 (${tag}) |` : ''}`,
-    `|---|---:|---:|---:|---:|---:|${judged ? '---:|---:|' : ''}`,
+    `| category | queries | Success@3 | MRR@10 | nDCG@10 | routing accuracy |${judged ? ` Success@3 (${tag}) | MRR@10 (${tag}) |` : ''}${shares ? ' Judged@10 |' : ''}${lab ? ' Success@3 (+ labels) | nDCG@10 (+ labels) |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|${judged ? '---:|---:|' : ''}${shares ? '---:|' : ''}${lab ? '---:|---:|' : ''}`,
   ];
   for (const [cat, c] of Object.entries(report.categories)) {
     // the cells are over the measured queries (the errored ones counted beside them); with errored queries the
     // baseline's side of an arrow would be over other queries than the cell: no arrows then (the change section has them)
     const d = delta?.errored || delta?.unmeasured ? undefined : delta?.categories[cat];
-    const jc = judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '';
+    const jc =
+      (judged ? ` ${c.judged_recall_at_3 === undefined ? '–' : pct(c.judged_recall_at_3)} | ${c.judged_mrr_at_10 === undefined ? '–' : f(c.judged_mrr_at_10)} |` : '') +
+      (shares ? ` ${c.share_judged_at_10 === undefined ? '–' : f(c.share_judged_at_10, 2)} |` : '') +
+      (lab ? ` ${c.labelled_recall_at_3 === undefined ? '–' : pct(c.labelled_recall_at_3)} | ${c.labelled_ndcg_at_10 === undefined ? '–' : f(c.labelled_ndcg_at_10)} |` : '');
     lines.push(
       `| ${cell(cat)} | ${c.count}${c.errors ? ` (${c.errors} errored)` : ''} | ${c.recall_at_3 === undefined ? '–' : pct(c.recall_at_3) + (d?.recall_at_3 ? arrow(d.recall_at_3[0], d.recall_at_3[1]) : '')} | ${
         c.mrr_at_10 === undefined ? '–' : f(c.mrr_at_10)
@@ -194,6 +236,9 @@ export function gateSection(report: Des058Report): string {
 export function verdictSection(v: ColumnVerdict): string {
   const word = v.code === 0 ? 'PASSED ✅' : v.code === 1 ? 'FAILED ❌' : 'ERROR ⚠️ (nothing trustworthy measured)';
   const lines = [`**Verdict: ${word}** (exit ${v.code}) · ${v.evaluated}${v.expected !== null ? ` of ${v.expected}` : ''} queries${v.evidence === 'sums' ? ' · from the column sums (no rows)' : ''}`, ''];
+  // how much of the gated evidence no person reviewed (docs/judgments.md "Provisional evidence")
+  const prov = v.provisional ?? provisionalText(v.report.provisional);
+  if (prov) lines.push(`- ⚠️ **${cell(prov)}**`);
   for (const r of v.reasons) lines.push(`- ❌ ${cell(r)}`);
   for (const n of v.notes) lines.push(`- ℹ️ ${cell(n)}`);
   // a drop beyond max_drop the test cannot confirm: named, never read as "ok" (the exit code is the test's)
@@ -232,6 +277,10 @@ export function renderMarkdown(report: Des058Report, delta?: BaselineDelta | nul
     '',
     judgeSection(report),
     '',
+    '## Labels: Judged@k, strict and + labels',
+    '',
+    labelsSection(report),
+    '',
     '## Categories',
     '',
     categoryTable(report, delta),
@@ -263,11 +312,14 @@ export function renderComment(report: Des058Report, delta?: BaselineDelta | null
     '',
     `Overall **Success@3 ${pct(report.overall_recall_at_3)}** (DES-058 Recall@3)${delta && !delta.errored && !delta.unmeasured ? arrow(...delta.overall_recall_at_3) : ''} · MRR@10 ${f(report.overall_mrr_at_10)}` +
       (report.judge_stats ? ` · ${judgedTag(report)} Success@3 ${pct(report.overall_judged_recall_at_3)}, MRR@10 ${f(report.overall_judged_mrr_at_10)}` : '') +
+      (report.labelled ? ` · + labels Success@3 ${pct(report.labelled.metrics.recall_at_3)}, MRR@10 ${f(report.labelled.metrics.mrr)}` : '') +
+      (report.share_judged?.at_10 !== null && report.share_judged?.at_10 !== undefined ? ` · Judged@10 ${f(report.share_judged.at_10, 2)}` : '') +
       ` · ${report.total_queries} queries${erroredNote(report)} · ${cell(report.judge)}`,
     '',
     ...(verdict ? [verdictSection(verdict), ''] : []),
     gateSection(report),
     '',
+    ...(report.labelled || report.judged_gap ? [labelsSection(report), ''] : []),
     categoryTable(report, delta),
     '',
     mermaidCategoryChart(report, delta),

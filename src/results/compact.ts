@@ -109,7 +109,7 @@ export function compactDiagnostics(output: HarnessOutput, golden: GoldenQuery | 
 }
 
 /** Keys of a test's metadata that are large and read only from testCase.metadata (src/results/read.ts, merge). */
-const TEST_COPIES = ['golden', 'selection', 'baseGolden'] as const;
+const TEST_COPIES = ['golden', 'selection', 'baseGolden', 'labels', 'judgments'] as const;
 
 /**
  * Drop from a promptfoo row's own `metadata` what it copies from elsewhere: every object-valued key of

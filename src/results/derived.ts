@@ -5,7 +5,7 @@
  * derived value under its name in the same map), hence the `avg_` prefix.
  */
 import type { GoldenQuery } from '../golden/schema.ts';
-import { RANK_KEYS, categoryKey, routingChecked } from './score.ts';
+import { LABELLED_KEYS, RANK_KEYS, categoryKey, routingChecked } from './score.ts';
 
 export interface DerivedMetric {
   name: string;
@@ -19,7 +19,17 @@ export function overallDerivedMetrics(): DerivedMetric[] {
     { name: 'not_found_rate', value: '1 - found / n_ranked' },
     { name: 'routing_accuracy', value: 'routing_ok / n_routing' },
     { name: 'avg_latency_ms', value: 'latency_ms / n_latency' },
+    // Judged@k (ir_measures): a share, shown as such in promptfoo's view (src/report/view.ts weights avg_* means)
+    { name: 'avg_share_judged_at_10', value: 'share_judged_at_10 / n_share_judged' },
+    { name: 'avg_share_judged_at_3', value: 'share_judged_at_3 / n_share_judged' },
+    { name: 'avg_condensed_ndcg_at_10', value: 'condensed_ndcg_at_10 / n_ranked' },
+    { name: 'avg_bpref', value: 'bpref / n_ranked' },
   ];
+}
+
+/** The `+ labels` means (a judgments file was given: the tests carry metadata.labels): avg_labelled_<k> = labelled_<k> / n_labelled. */
+export function labelledDerivedMetrics(): DerivedMetric[] {
+  return LABELLED_KEYS.map((k) => ({ name: `avg_labelled_${k}`, value: `labelled_${k} / n_labelled` }));
 }
 
 /** Derived metrics that exist only when some query has the counter's inputs. */
@@ -52,6 +62,7 @@ export function categoryDerivedMetrics(goldens: GoldenQuery[]): DerivedMetric[] 
   const out: DerivedMetric[] = [];
   for (const c of [...all].sort()) {
     if (ranked.has(c)) for (const k of RANK_KEYS) out.push({ name: `avg_${k}_${c}`, value: `${k}_${c} / n_${c}` });
+    if (ranked.has(c)) for (const k of ['share_judged_at_10', 'share_judged_at_3']) out.push({ name: `avg_${k}_${c}`, value: `${k}_${c} / n_share_judged_${c}` });
     if (routedCats.has(c)) out.push({ name: `routing_accuracy_${c}`, value: `routing_ok_${c} / n_routing_${c}` });
   }
   return out;
@@ -79,13 +90,14 @@ export function judgedDerivedMetrics(goldens: GoldenQuery[], prefix: '' | 'heuri
 
 /**
  * Everything for a test set, without names already defined in `existing`. `judgePrefixes`: the judged families the
- * eval produces ('' for the bedrock judge, 'heuristic_' for similarity mode; none with the judge off).
+ * eval produces ('' for the bedrock judge, 'heuristic_' for similarity mode; none with the judge off); `labelled`: the
+ * tests carry a judgments file's labels (the `+ labels` means).
  */
-export function derivedMetricsFor(goldens: GoldenQuery[], existing: { name: string }[] = [], judgePrefixes: readonly ('' | 'heuristic_')[] = []): DerivedMetric[] {
+export function derivedMetricsFor(goldens: GoldenQuery[], existing: { name: string }[] = [], judgePrefixes: readonly ('' | 'heuristic_')[] = [], labelled = false): DerivedMetric[] {
   const have = new Set(existing.map((m) => m.name));
   const out: DerivedMetric[] = [];
   const judged = [...new Set(judgePrefixes)].flatMap((p) => judgedDerivedMetrics(goldens, p));
-  for (const m of [...overallDerivedMetrics(), ...conditionalDerivedMetrics(goldens), ...categoryDerivedMetrics(goldens), ...judged]) {
+  for (const m of [...overallDerivedMetrics(), ...conditionalDerivedMetrics(goldens), ...categoryDerivedMetrics(goldens), ...judged, ...(labelled ? labelledDerivedMetrics() : [])]) {
     if (!have.has(m.name)) {
       have.add(m.name);
       out.push(m);

@@ -432,7 +432,9 @@ export function mergeResults(inputs: MergeInput[]): { doc: ResultsDoc; summary: 
   // Only a config running the beforeAll hook gets its derived means (the hook adds them at run time; the config in the
   // results file lists only the user's own).
   const hooked = (Array.isArray(ref.doc.config?.extensions) ? (ref.doc.config!.extensions as unknown[]) : []).some((e) => typeof e === 'string' && /gate\.ts:beforeAll$/.test(e));
-  const defs = [...configDerived, ...(hooked ? derivedMetricsFor(goldens, configDerived, [...families]) : [])];
+  // the shards' tests carried a judgments file's labels: the + labels means too (assertions/gate.ts beforeAll)
+  const labelled = allDerivedSeen.has('avg_labelled_recall_at_3');
+  const defs = [...configDerived, ...(hooked ? derivedMetricsFor(goldens, configDerived, [...families], labelled) : [])];
   const known = new Set([...defs.map((d) => d.name), ...Object.keys(LATENCY_PERCENTILES), ...RERANK_COLUMN_KEYS, SELECTION_SIZE_KEY]);
   for (const k of allDerivedSeen) {
     if (!known.has(k)) fail(`${info.find((s) => s.doc.results.prompts.some((p) => derivedKeys(p.metrics).includes(k)))!.file}: metric '${k}' is neither a sum over rows nor a derived metric rankgate can recompute: cannot merge it exactly`);

@@ -6,9 +6,9 @@
 import { UserError } from '../errors.ts';
 import { GoldenQuerySchema, type GoldenQuery } from '../golden/schema.ts';
 import type { SelectionFilter } from '../golden/testcases.ts';
-import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, rerankCostOf, routingChecked, scoreRanking, scoreRouting, type RerankCost, type RoutingOptions } from './score.ts';
+import { RANK_KEYS, VIEW_KEYS, checkIntegrity, parseOutput, queryLabelsOf, rerankCostOf, routingChecked, scoreRanking, scoreRouting, type RerankCost, type RoutingOptions } from './score.ts';
 import { BUCKETS, LEGACY_BUCKETS } from './types.ts';
-import type { HarnessMetadata, HarnessOutput, IntegrityIssue, RetrievalScores, RoutingScores } from './types.ts';
+import type { HarnessMetadata, HarnessOutput, IntegrityIssue, JudgmentsInfo, QueryLabel, RetrievalScores, RoutingScores } from './types.ts';
 import { redactConfig, redactText } from '../util/redact.ts';
 import { toolchainOfOutput, type Toolchain } from '../util/toolchain.ts';
 import { PROMPTFOO_WRITE_KEY } from './types.ts';
@@ -65,6 +65,8 @@ export interface QueryRecord {
   contentCut?: { hits: number; maxChars: number; longest: number };
   /** What query expansion did for this row (response.metadata.diagnostics.expansion); null: no expansion asked for. */
   expansion?: ExpansionDiagnostics | null;
+  /** The judgments file's labels the row was scored with (absent: no judgments file; docs/judgments.md). */
+  labels?: QueryLabel[];
 }
 
 /** The golden selection a row was drawn from (contract A: testCase.metadata.selection, from datasets/tests.ts). */
@@ -104,6 +106,8 @@ export interface Column {
    * run), true when the rows come from rankgate's provider (which marks such runs) and none does; null/absent: unknown.
    */
   written?: boolean | null;
+  /** The judgments file the rows were scored with (their test cases', or `rankgate gate --judgments`); null: none. */
+  judgments?: JudgmentsInfo | null;
   /**
    * The provider config is not known: a JSONL file (promptfoo writes no config there) whose rows do not carry it
    * (rows of a rankgate before 0.1 kept it nowhere). A baseline or comparison then has no provider config to compare.
@@ -171,6 +175,13 @@ function selectionOf(meta: Record<string, unknown> | undefined): SelectionInfo |
   };
 }
 
+/** A test case's metadata.judgments (src/judgments/eval-input.ts), when it has the shape; else null. */
+function judgmentsInfoOf(x: unknown): JudgmentsInfo | null {
+  const j = x as Partial<JudgmentsInfo> | null | undefined;
+  if (!j || typeof j !== 'object' || typeof j.file !== 'string' || typeof j.labels !== 'number' || typeof j.pending !== 'number') return null;
+  return j as JudgmentsInfo;
+}
+
 function filterOf(f: unknown): SelectionFilter | null {
   if (!f || typeof f !== 'object') return null;
   const o = f as Record<string, unknown>;
@@ -209,6 +220,11 @@ function goldenOf(row: PfRow, file: string, i: number): GoldenQuery {
  */
 export interface ReadOptions extends RoutingOptions {
   goldenOverride?: ReadonlyMap<string, GoldenQuery>;
+  /**
+   * Labels to score every row with instead of the ones the rows carry (`rankgate gate --judgments FILE`): per query id
+   * (a query without any: none), and what the file holds.
+   */
+  labels?: { byQuery: ReadonlyMap<string, QueryLabel[]>; info: JudgmentsInfo };
 }
 
 export function parseResultsJson(text: string, file = 'results.json', routingOpts: ReadOptions = {}): ParsedResults {
@@ -355,7 +371,21 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
     }
     if (!output) err = err ?? (error ? String(error) : 'no provider output');
     const meta = row.response?.metadata;
-    const retrieval = output ? scoreRanking(golden, output, meta) : zeroRetrieval(golden);
+    // the judgments file's labels: `rankgate gate --judgments`, else the ones the eval's test case carried
+    let labels: QueryLabel[] | undefined;
+    if (routingOpts.labels) labels = routingOpts.labels.byQuery.get(golden.id) ?? [];
+    else {
+      try {
+        labels = queryLabelsOf(row.testCase?.metadata?.labels, `results[${i}].testCase.metadata.labels`);
+      } catch (e) {
+        fail(file, `${(e as Error).message}: the rows' labels were edited (re-score with rankgate gate --judgments FILE)`);
+      }
+    }
+    if (!col.judgments) {
+      const info = routingOpts.labels?.info ?? judgmentsInfoOf(row.testCase?.metadata?.judgments);
+      if (info) col.judgments = info;
+    }
+    const retrieval = output ? scoreRanking(golden, output, meta, labels ? { labels } : {}) : zeroRetrieval(golden);
     const ownRetrieval = golden === own ? retrieval : output ? scoreRanking(own, output, meta) : zeroRetrieval(own);
     if (ownRetrieval !== null && output) {
       const o = ownScores.get(pi) ?? ownScores.set(pi, { ranked: 0, r3: 0 }).get(pi)!;
@@ -408,6 +438,7 @@ export function resultsParser(header: ResultsHeader, file = 'results.json', rout
       answerFailure,
       ...(output?.contentCut && typeof output.contentCut.hits === 'number' ? { contentCut: output.contentCut } : {}),
       expansion: expansionOf(meta),
+      ...(labels ? { labels } : {}),
       answerScore: typeof row.namedScores?.n_answer === 'number' && typeof row.namedScores?.answer_score === 'number' ? row.namedScores.answer_score : null,
     });
   };
@@ -480,7 +511,7 @@ export function sumsInconsistency(c: Column, counts?: Record<string, unknown>): 
   const ranked = Object.keys(ns).filter((k) => k.startsWith('n_') && num(`recall_at_3_${k.slice(2)}`) !== undefined).map((k) => k.slice(2)).sort();
   // (a category key `routing_x` also gives a rank counter n_routing_x: a routed category is one with routing_ok_<x> too)
   const routedCats = Object.keys(ns).filter((k) => k.startsWith('n_routing_') && num(`routing_ok_${k.slice('n_routing_'.length)}`) !== undefined).map((k) => k.slice('n_routing_'.length)).sort();
-  const counters = ['n_ranked', 'n_routing', 'n_latency', 'n_answerable', 'n_all_found', 'n_safety', ...ranked.map((x) => `n_${x}`), ...routedCats.map((x) => `n_routing_${x}`)];
+  const counters = ['n_ranked', 'n_routing', 'n_latency', 'n_answerable', 'n_all_found', 'n_safety', 'n_share_judged', 'n_labelled', ...ranked.map((x) => `n_${x}`), ...routedCats.map((x) => `n_routing_${x}`)];
   for (const k of counters) {
     const v = ns[k];
     if (v === undefined) continue;

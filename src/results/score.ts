@@ -27,14 +27,18 @@
  * - answerable_at_10: 1 when a top-10 hit that matches a reference with answer_contains contains that
  *   phrase (case-insensitive).
  */
-import { P_k, map_cut_k, mrr_cut_k, ndcg_cut_k, recall_k, success_k } from '../metrics/index.ts';
+import { Judged_k, P_k, bpref, condensed_ndcg_cut_k, map_cut_k, mrr_cut_k, ndcg_cut_k, recall_k, success_k } from '../metrics/index.ts';
+import { docKey } from '../judgments/file.ts';
 import type { GoldenQuery, Reference } from '../golden/schema.ts';
+import { LABEL_RELEVANT_GRADE } from './types.ts';
 import type {
   FailureBucket,
   HarnessHit,
   HarnessMetadata,
   HarnessOutput,
   IntegrityIssue,
+  LabelledScores,
+  QueryLabel,
   RetrievalScores,
   RoutingScores,
   StageScores,
@@ -164,9 +168,39 @@ function creditRanking(
   return { ranking, credited };
 }
 
+/**
+ * A test case's metadata.labels (src/judgments/eval-input.ts) checked: undefined when the row carries none (no judgments
+ * file), else the labels; a malformed entry is an Error naming it (the rows were edited: never scored as unlabelled).
+ */
+export function queryLabelsOf(raw: unknown, where = 'metadata.labels'): QueryLabel[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) throw new Error(`${where}: expected a list of {doc, grade, source}, got ${JSON.stringify(raw).slice(0, 80)}`);
+  return raw.map((x, i) => {
+    const l = x as Partial<QueryLabel> | null;
+    if (
+      !l ||
+      typeof l.doc !== 'string' ||
+      !l.doc ||
+      typeof l.grade !== 'number' ||
+      !Number.isInteger(l.grade) ||
+      l.grade < 0 ||
+      l.grade > 3 ||
+      !['chair', 'bootstrap', 'llm'].includes(l.source as string)
+    )
+      throw new Error(`${where}[${i}]: expected {doc, grade 0-3, source chair|bootstrap|llm}, got ${JSON.stringify(x).slice(0, 120)}`);
+    return { doc: l.doc, grade: l.grade, source: l.source! };
+  });
+}
+
 export interface RankOptions {
   /** Cutoff of the ordering-gap bucket and the measures; default 10. */
   k?: number;
+  /**
+   * The query's labels from a judgments file (the test case's metadata.labels: src/judgments/eval-input.ts), each the
+   * effective label of its document (chair > bootstrap > llm). Given (even empty): the `+ labels` figures are computed
+   * beside the strict ones; the strict figures never change. Judged@k, condensed nDCG@10 and bpref count them as judged.
+   */
+  labels?: readonly QueryLabel[];
 }
 
 /**
@@ -262,7 +296,104 @@ export function scoreRanking(
   };
   const stages = scoreStages(refs, level, hits, meta, binary, graded, scores);
   if (stages) scores.stages = stages;
+  Object.assign(scores, labelScores(refs, units, ranking, level, meta, opts.labels));
   return scores;
+}
+
+/** The key a label of this query names its documents by: a path, a document id or a chunk id (src/judgments/file.ts docKey). */
+export function labelKeyLevel(refs: readonly Reference[]): 'path' | 'doc' | 'chunk' {
+  if (!refs.every((r) => r.chunk_id === undefined && r.passage_substring === undefined)) return 'chunk';
+  return refs.some((r) => r.path !== undefined) ? 'path' : 'doc';
+}
+
+/**
+ * Does a golden reference name this document key (a document not returned, so no hit to match)? A passage reference
+ * without a resolution cannot tell: taken as yes, so a label never stands where the golden set may already say.
+ */
+function goldenNames(refs: readonly Reference[], doc: string, meta: HarnessMetadata | undefined): boolean {
+  return refs.some((r) => {
+    if (r.chunk_id !== undefined) return r.chunk_id === doc;
+    if (r.passage_substring !== undefined) return meta?.resolution?.[r.passage_substring]?.includes(doc) ?? true;
+    return r.doc_id === doc || r.path === doc;
+  });
+}
+
+/**
+ * Judged@10 / Judged@3 (ir_measures), condensed-list nDCG@10 and bpref over every label the row has, and, when a
+ * judgments file was given, the `+ labels` measures (docs/judgments.md "Labels in an eval"):
+ * - judged: each golden reference (any grade), a returned unit that matches a golden reference already credited at a
+ *   better rank (judged by the golden set: no gain, as in the strict figures), and a returned unit whose document has a
+ *   label of the judgments file (any grade, 0 included);
+ * - the golden set above every label: a unit that matches a golden reference takes the reference's grade, never the
+ *   label's; a label of a document no golden reference names counts with its grade (relevant for the binary measures
+ *   from LABEL_RELEVANT_GRADE), returned or not (a label of a document this column did not return stays in Recall@10's
+ *   denominator and nDCG's ideal, as a TREC qrel does).
+ */
+function labelScores(
+  refs: readonly Reference[],
+  units: readonly { id: string; hits: HarnessHit[] }[],
+  ranking: readonly string[],
+  level: 'chunk' | 'document',
+  meta: HarnessMetadata | undefined,
+  labels: readonly QueryLabel[] | undefined,
+): Pick<RetrievalScores, 'judged_at_10' | 'judged_at_3' | 'condensed_ndcg_at_10' | 'bpref' | 'labelled'> {
+  const key = level === 'chunk' ? 'chunk' : labelKeyLevel(refs);
+  const byDoc = new Map((labels ?? []).map((l) => [l.doc, l]));
+  const graded = new Map<string, number>();
+  const binary = new Map<string, number>();
+  refs.forEach((r, i) => {
+    graded.set(`ref:${i}`, Math.max(0, r.grade));
+    binary.set(`ref:${i}`, r.relevant ? 1 : 0);
+  });
+  const applied: QueryLabel[] = [];
+  /** documents the golden set or a returned unit has already answered for */
+  const taken = new Set<string>();
+  units.forEach((u, pos) => {
+    const id = ranking[pos]!;
+    const doc = docKey(u.hits[0]!, key);
+    taken.add(doc);
+    if (id.startsWith('ref:')) return;
+    if (u.hits.some((h) => refs.some((r) => refMatchesHit(r, h, meta)))) {
+      graded.set(id, 0);
+      binary.set(id, 0);
+      return;
+    }
+    const l = byDoc.get(doc);
+    if (!l) return;
+    graded.set(id, l.grade);
+    binary.set(id, l.grade >= LABEL_RELEVANT_GRADE ? 1 : 0);
+    applied.push(l);
+  });
+  for (const l of labels ?? []) {
+    if (taken.has(l.doc) || goldenNames(refs, l.doc, meta)) continue;
+    graded.set(`label:${l.doc}`, l.grade);
+    binary.set(`label:${l.doc}`, l.grade >= LABEL_RELEVANT_GRADE ? 1 : 0);
+    applied.push(l);
+  }
+  const j = (k: number) => {
+    const v = Judged_k(ranking, graded, k);
+    return Number.isNaN(v) ? null : v;
+  };
+  const out: ReturnType<typeof labelScores> = {
+    judged_at_10: j(10),
+    judged_at_3: j(3),
+    condensed_ndcg_at_10: condensed_ndcg_cut_k(ranking, graded, 10),
+    bpref: bpref(ranking, binary),
+  };
+  if (labels) {
+    const lab: LabelledScores = {
+      recall_at_3: success_k(ranking, binary, 3),
+      recall_at_10: success_k(ranking, binary, 10),
+      trec_recall_at_10: recall_k(ranking, binary, 10),
+      mrr: mrr_cut_k(ranking, binary, 10),
+      ndcg_at_10: ndcg_cut_k(ranking, graded, 10),
+      relevant: [...binary.values()].filter((v) => v === 1).length,
+      applied: applied.length,
+      unreviewed: applied.filter((l) => l.source !== 'chair').length,
+    };
+    out.labelled = lab;
+  }
+  return out;
 }
 
 /**
@@ -545,6 +676,23 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
     out.answerable_at_10 = s.answerable_at_10;
     out.n_answerable = 1;
   }
+  // Judged@10 / Judged@3 (ir_measures) over the queries with a non-empty ranking (n_share_judged), overall and per
+  // category; not `judged_*` (that prefix is the relevance judge's family: src/results/read.ts tells rows judged by it)
+  if (typeof s.judged_at_10 === 'number' && typeof s.judged_at_3 === 'number') {
+    out.share_judged_at_10 = s.judged_at_10;
+    out.share_judged_at_3 = s.judged_at_3;
+    out.n_share_judged = 1;
+    out[`share_judged_at_10_${c}`] = s.judged_at_10;
+    out[`share_judged_at_3_${c}`] = s.judged_at_3;
+    out[`n_share_judged_${c}`] = 1;
+  }
+  if (typeof s.condensed_ndcg_at_10 === 'number') out.condensed_ndcg_at_10 = s.condensed_ndcg_at_10;
+  if (typeof s.bpref === 'number') out.bpref = s.bpref;
+  // the `+ labels` figures (a judgments file was given), beside the strict ones, with their own counter
+  if (s.labelled) {
+    for (const k of LABELLED_KEYS) out[`labelled_${k}`] = s.labelled[k];
+    out.n_labelled = 1;
+  }
   if (s.stages) {
     for (const key of STAGE_KEYS) out[key] = s.stages[key];
     // the final measures of the reranked rows beside the first stage's: the gain is their difference. A gain is not
@@ -556,6 +704,9 @@ export function rankNamedScores(category: string, s: RetrievalScores): Record<st
   }
   return out;
 }
+
+/** The `+ labels` measures recorded as `labelled_<key>` named scores (counter n_labelled) and in the report. */
+export const LABELLED_KEYS = ['recall_at_3', 'recall_at_10', 'trec_recall_at_10', 'mrr', 'ndcg_at_10'] as const;
 
 /**
  * The first stage's measures of a reranked row (StageScores) recorded as named scores with the counter n_rerank_ranked,

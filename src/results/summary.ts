@@ -31,8 +31,8 @@
  *   answers graded", or "answer judge: FAILED on N of M queries (reason)".
  */
 import type { Column, QueryRecord } from './read.ts';
-import { BUCKETS, LEGACY_BUCKETS, type FailureBucket } from './types.ts';
-import { RANK_KEYS } from './score.ts';
+import { BUCKETS, LEGACY_BUCKETS, type FailureBucket, type JudgmentsInfo } from './types.ts';
+import { LABELLED_KEYS, RANK_KEYS } from './score.ts';
 
 export interface CategoryReport {
   count: number;
@@ -50,6 +50,64 @@ export interface CategoryReport {
   n_judged?: number;
   /** Mean answer grade 1-5 (the NQ spec's answer judge) over the graded queries of this category. */
   answer_score?: number;
+  /** Judged@10 / Judged@3 (ir_measures) of the category's ranked queries with results. */
+  share_judged_at_10?: number;
+  share_judged_at_3?: number;
+  /** The `+ labels` figures of the category (with a judgments file). */
+  labelled_recall_at_3?: number;
+  labelled_mrr_at_10?: number;
+  labelled_ndcg_at_10?: number;
+}
+
+/** Judged@k of a column: means over the `n` measured ranked queries that returned something (ir_measures gives an empty ranking no value). */
+export interface JudgedShare {
+  at_10: number | null;
+  at_3: number | null;
+  n: number;
+}
+
+/** The `+ labels` figures of a column (docs/judgments.md "Labels in an eval"), beside the strict ones. */
+export interface LabelledReport {
+  /** The judgments file the labels came from (null: the rows carry labels but not the file's description). */
+  judgments: JudgmentsInfo | null;
+  /** Queries the figures are over: the same measured ranked queries as the strict ones. */
+  queries: number;
+  /** recall_at_3 (Success@3), recall_at_10 (Success@10), trec_recall_at_10 (Recall@10), mrr (MRR@10), ndcg_at_10. */
+  metrics: Record<(typeof LABELLED_KEYS)[number], number | null>;
+  /** Labels that entered the figures (documents no golden reference names), and those no person reviewed. */
+  labels: { applied: number; unreviewed: number };
+}
+
+/**
+ * How much of a column's gated evidence rests on what no person reviewed (docs/judgments.md "Provisional evidence"):
+ * the measured queries whose golden entry is `source: bootstrap` (unless a chair label of the judgments file covers
+ * every relevant reference of it), the labels the `+ labels` figures rest on, and the judgments file's review backlog.
+ */
+export interface ProvisionalStatus {
+  /** Measured queries: every floor is over these. */
+  gated: number;
+  /** Of them, bootstrap-only golden entries. */
+  bootstrap_only: number;
+  /** (gated - bootstrap_only) / gated; null when nothing was measured. */
+  reviewed_share: number | null;
+  /** Up to 3 bootstrap-only query ids. */
+  examples: string[];
+  /** The labels the `+ labels` figures rest on; null without a judgments file. */
+  labels: { applied: number; unreviewed: number } | null;
+  /** The judgments file's review backlog; null without a judgments file. */
+  backlog: { file: string; pending: number; oldest_pending: string | null } | null;
+}
+
+/**
+ * A column whose Judged@10 is well below the reference column's (src/gate/verdict.ts JUDGED_GAP): its strict figures
+ * are a lower bound; the condensed measures are said beside them.
+ */
+export interface JudgedGap {
+  reference: string;
+  reference_at_10: number;
+  at_10: number;
+  /** reference_at_10 - at_10, in points (0..100). */
+  gap_pts: number;
 }
 
 export interface JudgeStats {
@@ -120,6 +178,14 @@ export interface Des058Report {
   latency_ms: { p50: number | null; p95: number | null; mean: number | null; n?: number };
   /** The rerank stage of the column (rerankReport); absent or null when no row reranked. */
   rerank?: RerankReport | null;
+  /** Judged@10 / Judged@3 (absent: a report of an older rankgate). metrics.condensed_ndcg_at_10 and metrics.bpref beside. */
+  share_judged?: JudgedShare;
+  /** The `+ labels` figures; null/absent without a judgments file. */
+  labelled?: LabelledReport | null;
+  /** What the gated evidence rests on that no person reviewed; null when unknown (column sums only). */
+  provisional?: ProvisionalStatus | null;
+  /** Set by the gate when Judged@10 is well below the reference column's: the strict figures are a lower bound. */
+  judged_gap?: JudgedGap | null;
   config: Record<string, unknown>;
   eval_id: string | null;
   queries?: QueryDetail[];
@@ -194,7 +260,86 @@ export const MEASURE_NAMES: Readonly<Record<string, string>> = {
   ap_at_10: 'AP@10 (ir_measures AP@10, trec_eval map_cut_10)',
   found: 'a relevant reference anywhere in the returned ranking (1/0)',
   first_stage_recall_at_budget: 'Success@budget of the first stage (the candidates the reranker saw)',
+  share_judged_at_10:
+    'Judged@10 (ir_measures Judged@10): share of the top min(10, n) results that have a label of any grade (golden reference, graded relevance, a judgments-file label); not a quality measure',
+  share_judged_at_3: 'Judged@3 (ir_measures Judged@3): the same over the top 3',
+  condensed_ndcg_at_10: "condensed-list nDCG@10 (Sakai 2007; trec_eval -J -m ndcg_cut.10): nDCG@10 with unlabelled results removed",
+  bpref: 'bpref (ir_measures Bpref, trec_eval bpref): judged relevant above judged non-relevant, unlabelled results skipped',
+  'labelled_*': '+ labels: the same measures with the golden set and the judgments file\'s labels (grade >= 2 relevant; the golden set above every label)',
 };
+
+/**
+ * The status line of a column's unreviewed evidence, or null when nothing is provisional and no judgments file was read:
+ * `provisional: 54 of 77 gated queries are bootstrap-only (reviewed share 0.30) · the + labels figures rest on 412 labels,
+ * 380 not reviewed by a person · review backlog: 380 pending, oldest 2026-11-02 (judgments.jsonl)`.
+ */
+export function provisionalText(p: ProvisionalStatus | null | undefined): string | null {
+  if (!p) return null;
+  const parts: string[] = [];
+  if (p.bootstrap_only > 0)
+    parts.push(
+      `${p.bootstrap_only} of ${p.gated} gated queries are bootstrap-only (reviewed share ${p.reviewed_share === null ? 'n/a' : p.reviewed_share.toFixed(2)}; e.g. ${p.examples.join(', ')}${p.bootstrap_only > p.examples.length ? ', …' : ''})`,
+    );
+  else if (p.labels || p.backlog) parts.push(`0 of ${p.gated} gated queries are bootstrap-only`);
+  if (p.labels) parts.push(`the + labels figures rest on ${p.labels.applied} labels, ${p.labels.unreviewed} not reviewed by a person`);
+  if (p.backlog) parts.push(`review backlog: ${p.backlog.pending} pending${p.backlog.oldest_pending ? `, oldest ${p.backlog.oldest_pending.slice(0, 10)}` : ''} (${p.backlog.file})`);
+  return parts.length ? `provisional: ${parts.join(' · ')}` : null;
+}
+
+/**
+ * The `+ labels` figures beside the strict ones, one line (null without a judgments file): `+ labels (judgments.jsonl,
+ * 412 labels applied, 380 not reviewed): Success@3 0.6111 (strict 0.5741) · MRR@10 … · nDCG@10 … · Recall@10 …`.
+ */
+export function labelledText(r: Des058Report): string | null {
+  const l = r.labelled;
+  if (!l) return null;
+  const n4 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(4));
+  const pair = (name: string, lab: number | null, strict: number | null | undefined) => `${name} ${n4(lab)} (strict ${n4(strict)})`;
+  const src = [l.judgments?.file, l.judgments || l.labels.applied ? `${l.labels.applied} labels applied, ${l.labels.unreviewed} not reviewed` : null].filter(Boolean).join(', ');
+  return (
+    `+ labels${src ? ` (${src})` : ''}: ` +
+    [
+      pair('Success@3', l.metrics.recall_at_3, r.overall_recall_at_3),
+      pair('MRR@10', l.metrics.mrr, r.overall_mrr_at_10),
+      pair('nDCG@10', l.metrics.ndcg_at_10, r.metrics.ndcg_at_10),
+      pair('Recall@10', l.metrics.trec_recall_at_10, r.metrics.trec_recall_at_10),
+    ].join(' · ') +
+    ` over ${l.queries} queries`
+  );
+}
+
+/** The chair-reviewed document keys of a row's labels. */
+function chairDocs(q: QueryRecord): Set<string> {
+  return new Set((q.labels ?? []).filter((l) => l.source === 'chair').map((l) => l.doc));
+}
+
+/** A measured query whose golden entry rests on a bootstrap only: `source: bootstrap`, not every relevant reference chair-labelled. */
+function bootstrapOnly(q: QueryRecord): boolean {
+  if (q.golden.source !== 'bootstrap') return false;
+  const chair = chairDocs(q);
+  const rel = q.golden.expected.filter((r) => r.relevant);
+  return !(rel.length > 0 && rel.every((r) => {
+    const k = r.path ?? r.doc_id ?? r.chunk_id;
+    return k !== undefined && chair.has(k);
+  }));
+}
+
+/** The column's provisional status from its records (see ProvisionalStatus). */
+export function provisionalOf(col: Pick<Column, 'queries' | 'judgments'>): ProvisionalStatus {
+  const measured = col.queries.filter((q) => q.error === null);
+  const boot = measured.filter(bootstrapOnly);
+  const lab = measured.filter((q) => q.retrieval?.labelled);
+  const labelled = lab.length || col.judgments || measured.some((q) => q.labels);
+  const j = col.judgments ?? null;
+  return {
+    gated: measured.length,
+    bootstrap_only: boot.length,
+    reviewed_share: measured.length ? round((measured.length - boot.length) / measured.length) : null,
+    examples: boot.slice(0, 3).map((q) => q.id),
+    labels: labelled ? { applied: lab.reduce((a, q) => a + q.retrieval!.labelled!.applied, 0), unreviewed: lab.reduce((a, q) => a + q.retrieval!.labelled!.unreviewed, 0) } : null,
+    backlog: j ? { file: j.file, pending: j.pending, oldest_pending: j.oldest_pending } : null,
+  };
+}
 
 /** The judged means of the report (judged_metrics keys). */
 export const JUDGED_KEYS = ['judged_recall_at_1', 'judged_recall_at_3', 'judged_recall_at_5', 'judged_recall_at_10', 'judged_mrr', 'judged_ndcg_at_10'] as const;
@@ -440,6 +585,17 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
       entry.mrr_at_10 = round(mean(r.map((q) => q.retrieval!.mrr)))!;
       entry.ndcg_at_10 = round(mean(r.map((q) => q.retrieval!.ndcg_at_10)))!;
       entry.recall_at_10 = round(mean(r.map((q) => q.retrieval!.recall_at_10)))!;
+      const js = r.filter((q) => typeof q.retrieval!.judged_at_10 === 'number');
+      if (js.length) {
+        entry.share_judged_at_10 = round(mean(js.map((q) => q.retrieval!.judged_at_10!)))!;
+        entry.share_judged_at_3 = round(mean(js.map((q) => q.retrieval!.judged_at_3!)))!;
+      }
+      const lq = r.filter((q) => q.retrieval!.labelled);
+      if (lq.length) {
+        entry.labelled_recall_at_3 = round(mean(lq.map((q) => q.retrieval!.labelled!.recall_at_3)))!;
+        entry.labelled_mrr_at_10 = round(mean(lq.map((q) => q.retrieval!.labelled!.mrr)))!;
+        entry.labelled_ndcg_at_10 = round(mean(lq.map((q) => q.retrieval!.labelled!.ndcg_at_10)))!;
+      }
     }
     const jq = cqs.filter(judgedClean);
     if (jq.length) {
@@ -456,6 +612,23 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
   const metrics: Record<string, number | null> = {};
   for (const k of RANK_KEYS) metrics[k] = round(mean(ranked.map((q) => q.retrieval![k])));
   metrics.not_found_rate = ranked.length ? round(1 - metrics.found!) : null;
+  // completeness of the labels (ir_measures Judged@k over the rankings that returned something) and the measures built
+  // for incomplete labels, beside the strict ones
+  const js = ranked.filter((q) => typeof q.retrieval!.judged_at_10 === 'number');
+  const shareJudged: JudgedShare = { at_10: round(mean(js.map((q) => q.retrieval!.judged_at_10!))), at_3: round(mean(js.map((q) => q.retrieval!.judged_at_3!))), n: js.length };
+  const cn = ranked.filter((q) => typeof q.retrieval!.condensed_ndcg_at_10 === 'number');
+  metrics.condensed_ndcg_at_10 = round(mean(cn.map((q) => q.retrieval!.condensed_ndcg_at_10!)));
+  metrics.bpref = round(mean(cn.map((q) => q.retrieval!.bpref!)));
+  const lq = ranked.filter((q) => q.retrieval!.labelled);
+  const labelled: LabelledReport | null =
+    lq.length || col.judgments
+      ? {
+          judgments: col.judgments ?? null,
+          queries: lq.length,
+          metrics: Object.fromEntries(LABELLED_KEYS.map((k) => [k, round(mean(lq.map((q) => q.retrieval!.labelled![k])))])) as LabelledReport['metrics'],
+          labels: { applied: lq.reduce((a, q) => a + q.retrieval!.labelled!.applied, 0), unreviewed: lq.reduce((a, q) => a + q.retrieval!.labelled!.unreviewed, 0) },
+        }
+      : null;
   const foundRanks = ranked.map((q) => q.retrieval!.best_rank).filter((x): x is number => x !== null);
   metrics.avg_rank_when_found = round(mean(foundRanks));
   const answ = ranked.map((q) => q.retrieval!.answerable_at_10).filter((x): x is number => x !== null);
@@ -543,6 +716,9 @@ export function buildReport(col: Column, opts: ReportOptions = {}): Des058Report
     measured_queries: measured.length,
     latency_ms: { p50: round(percentile(lat, 50), 2), p95: round(percentile(lat, 95), 2), mean: round(mean(lat), 2), n: lat.length },
     rerank: rerankReport(qs),
+    share_judged: shareJudged,
+    labelled,
+    provisional: provisionalOf(col),
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
   };
@@ -605,6 +781,16 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
   }
   const counted = col.counts ? col.counts.pass + col.counts.fail + col.counts.error : 0;
   const latMean = div('latency_ms', 'n_latency');
+  metrics.condensed_ndcg_at_10 = div('condensed_ndcg_at_10', 'n_ranked');
+  metrics.bpref = div('bpref', 'n_ranked');
+  for (const [c, entry] of Object.entries(categories)) {
+    const j10 = div(`share_judged_at_10_${c}`, `n_share_judged_${c}`);
+    if (j10 !== null) {
+      entry.share_judged_at_10 = j10;
+      entry.share_judged_at_3 = div(`share_judged_at_3_${c}`, `n_share_judged_${c}`)!;
+    }
+  }
+  const nLab = ns.n_labelled;
   // the sums cannot tell a query judged cleanly from one whose judgements failed: with any judge error, no judged figure
   const judgedOk = typeof ns.n_judged === 'number' && !((ns.judge_errors ?? 0) > 0);
   const jdiv = (k: string) => (judgedOk ? div(k, 'n_judged') : null);
@@ -634,6 +820,18 @@ export function buildReportFromSums(col: Column, opts: ReportOptions = {}): Des0
     measured_queries: counted - (col.counts?.error ?? 0),
     latency_ms: { p50: null, p95: null, mean: latMean === null ? null : round(latMean, 2), n: ns.n_latency ?? 0 },
     rerank: rerankFromSums(ns),
+    share_judged: { at_10: div('share_judged_at_10', 'n_share_judged'), at_3: div('share_judged_at_3', 'n_share_judged'), n: ns.n_share_judged ?? 0 },
+    labelled:
+      typeof nLab === 'number' && nLab > 0
+        ? {
+            judgments: null,
+            queries: nLab,
+            metrics: Object.fromEntries(LABELLED_KEYS.map((k) => [k, div(`labelled_${k}`, 'n_labelled')])) as LabelledReport['metrics'],
+            labels: { applied: 0, unreviewed: 0 },
+          }
+        : null,
+    // which golden entries are bootstrap-only is in the rows, not in the sums
+    provisional: null,
     config: { provider: col.providerId, label: col.label, ...col.config },
     eval_id: opts.evalId ?? null,
   };

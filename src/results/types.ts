@@ -158,6 +158,47 @@ export interface RetrievalScores {
   bucket: FailureBucket;
   /** Present only on a reranked row whose first stage could be scored (every candidate id matched or not). */
   stages?: StageScores;
+  /**
+   * ir_measures Judged@10 and Judged@3 of the ranking (src/metrics/judged.ts): the share of the top k that has a label
+   * of any grade, grade 0 included: a golden reference (relevant, graded or `relevance: 0`) or a label of the judgments
+   * file the row was scored with. null when the ranking is empty (ir_measures gives such a query no value). Absent on
+   * records of an older rankgate's rows: never a 0.
+   */
+  judged_at_10?: number | null;
+  judged_at_3?: number | null;
+  /** Condensed-list nDCG@10 (Sakai; trec_eval -J) and bpref over the same labels: unjudged results removed, not counted as misses. */
+  condensed_ndcg_at_10?: number;
+  bpref?: number;
+  /** The `+ labels` figures (golden set + the judgments file's labels, the golden set above them); absent without a judgments file. */
+  labelled?: LabelledScores;
+}
+
+/**
+ * One label of a query as an eval reads it (src/judgments/eval-input.ts): the effective label of (query, doc) after
+ * chair > bootstrap > llm, carried in the test case's metadata.labels; and the judgments file an eval read (or the one
+ * `rankgate gate --judgments` re-scored with): what it holds and its review backlog.
+ */
+export type { EvalLabel as QueryLabel, JudgmentsInfo } from '../judgments/eval-input.ts';
+/** A label's grade from which it counts as relevant for the binary measures (Success@k, MRR@10, Recall@10): 2 of 0-3. */
+export const LABEL_RELEVANT_GRADE = 2;
+
+/**
+ * The `+ labels` measures of one query: the golden references as in the strict figures, and every label of a document no
+ * golden reference names (relevant when grade >= LABEL_RELEVANT_GRADE; nDCG gain = grade), retrieved or not (a label of a
+ * document this column did not return still counts in Recall@10's denominator and nDCG's ideal, as a TREC qrel does).
+ */
+export interface LabelledScores {
+  recall_at_3: number;
+  recall_at_10: number;
+  trec_recall_at_10: number;
+  mrr: number;
+  ndcg_at_10: number;
+  /** Relevant items with the labels (golden relevant references + labels of grade >= 2 no reference names). */
+  relevant: number;
+  /** Labels that entered these figures: labels of documents no golden reference names, returned or not. */
+  applied: number;
+  /** Of those, labels a person has not reviewed (source llm or bootstrap). */
+  unreviewed: number;
 }
 
 export interface RoutingScores {

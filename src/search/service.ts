@@ -680,6 +680,20 @@ export class SearchService implements SearchServiceLike {
     return out;
   }
 
+  /**
+   * The stored text of chunks of an index variant, by chunk id (ids the variant does not hold are absent): the passages
+   * `rankgate judge pool` sends the judge when the results kept only a snippet of them (src/judgments/pool.ts).
+   */
+  async chunkTexts(ids: readonly string[], variant: { chunkSize: number; embedder: string }): Promise<Map<string, string>> {
+    const v = await this.variant(variant.chunkSize, variant.embedder);
+    const out = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += 1000) {
+      const r = await this.db.pool.query<{ id: string; content: string }>(SQL.fetchChunks, [v.id, ids.slice(i, i + 1000)]);
+      for (const row of r.rows) out.set(row.id, row.content);
+    }
+    return out;
+  }
+
   /** All index variants in the database. */
   async listVariants(): Promise<{ name: string; chunkSize: number; embedder: string; chunks: number }[]> {
     const r = await this.db.pool.query(

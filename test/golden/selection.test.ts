@@ -47,7 +47,7 @@ async function refuses(p: Promise<unknown>, re: RegExp) {
 
 test('loader config: unknown keys and values are refused with a did-you-mean, before any query runs', async () => {
   await withEnv({}, async () => {
-    await refuses(generateTests({ goldn: DES } as never), /^tests loader config \(file:\/\/datasets\/tests\.ts\): unknown key 'goldn'; did you mean 'golden'\? \(valid: category, format, golden, language, shard, tag\)$/);
+    await refuses(generateTests({ goldn: DES } as never), /^tests loader config \(file:\/\/datasets\/tests\.ts\): unknown key 'goldn'; did you mean 'golden'\? \(valid: category, format, golden, judgments, language, shard, tag\)$/);
     await refuses(generateTests({ golden: DES, catgory: 'direct' } as never), /unknown key 'catgory'; did you mean 'category'\?/);
     await refuses(generateTests({ golden: DES, format: 'jsnl' }), /format: unknown golden-set format 'jsnl'; did you mean 'jsonl'\?/);
     await refuses(generateTests({ golden: DES, language: 'english' }), /language: 'english' is not a language, expected ISO 639-1 codes/);

@@ -135,7 +135,7 @@ describe('promptfoo eval of the harness fixture', () => {
     assert.equal(rep.gate_passed, false);
     assert.equal(rep.judge, 'judge: off');
     // Every fixture entry carries its route (no origin: built in code), so routing accuracy shows for every category.
-    assert.deepEqual(rep.categories.direct, { count: 2, recall_at_3: 1, mrr_at_10: 0.6667, ndcg_at_10: 0.8443, recall_at_10: 1, routing_accuracy: 1 });
+    assert.deepEqual(rep.categories.direct, { count: 2, recall_at_3: 1, mrr_at_10: 0.6667, ndcg_at_10: 0.8443, recall_at_10: 1, share_judged_at_10: 0.4167, share_judged_at_3: 0.5, routing_accuracy: 1 });
     assert.deepEqual(rep.categories.technique_boundary, { count: 1, routing_accuracy: 1 });
     assert.deepEqual(rep.categories.adversarial, { count: 1, routing_accuracy: 1 });
     assert.equal(rep.categories.dark_night.routing_accuracy, 1, 'safety-flag category reports routing accuracy too');

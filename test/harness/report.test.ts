@@ -367,7 +367,7 @@ describe('report helpers', () => {
     const f = join(dir, 'gate.yaml');
     const bad: [string, RegExp][] = [
       ['overall: { recal_at_3: 0.8 }\n', /gate\.yaml: overall: unknown metric 'recal_at_3'; did you mean 'recall_at_3'\? \(valid: recall_at_3, mrr_at_10, /],
-      ['overal: { recall_at_3: 0.8 }\n', /gate\.yaml: unknown key 'overal'; did you mean 'overall'\? \(valid: allow_partial, categories, judge, max_error_rate, metric_family, overall, regression, version\)/],
+      ['overal: { recall_at_3: 0.8 }\n', /gate\.yaml: unknown key 'overal'; did you mean 'overall'\? \(valid: allow_partial, categories, judge, max_error_rate, metric_family, min_reviewed_share, overall, regression, version\)/],
       ['', /gate\.yaml: empty gate configuration/],
       ['overall: {}\n', /gate\.yaml: no floor and no regression check configured/],
       ['categories: { technique_boundary: 1.0 }\n', /categories\.technique_boundary: expected a map of metric: floor/],

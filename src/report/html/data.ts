@@ -26,7 +26,7 @@ import { combinedCode, type ColumnVerdict, type ExitCode } from '../../gate/verd
 import type { Floors } from '../../gate/floors.ts';
 import { baselineAsColumn, type Baseline } from '../../gate/baseline.ts';
 import { VERDICT_WORD, floorRows, regressionView, verdictConclusion, type FloorRow, type RegressionView } from '../verdict-text.ts';
-import { percentile, rerankReport, type RerankReport } from '../../results/summary.ts';
+import { buildReport, percentile, provisionalText, rerankReport, type JudgedGap, type JudgedShare, type LabelledReport, type RerankReport } from '../../results/summary.ts';
 import { BUCKETS, bucketLabel, type FailureBucket } from '../../results/types.ts';
 import type { Column, ParsedResults, QueryRecord } from '../../results/read.ts';
 import { hitTitle, snippet } from '../output-text.ts';
@@ -60,6 +60,21 @@ export interface ColumnData {
   /** The rerank stage (per-stage means, rerank latency, cost per query); null without a reranker. */
   rerank: RerankReport | null;
   config: Record<string, unknown>;
+  /**
+   * How complete the labels of the column's top results are and what they give (docs/judgments.md): Judged@10 / Judged@3
+   * overall and per category, the strict nDCG@10 beside condensed nDCG@10 and bpref, the `+ labels` figures (null without a
+   * judgments file), and the gate's lower-bound warning (null unless Judged@10 is well below the reference's).
+   */
+  labels?: {
+    judged: JudgedShare | null;
+    categories: Record<string, number | null>;
+    ndcg_at_10: number | null;
+    condensed_ndcg_at_10: number | null;
+    bpref: number | null;
+    strict: { recall_at_3: number | null; mrr: number | null; trec_recall_at_10: number | null };
+    labelled: LabelledReport | null;
+    gap: JudgedGap | null;
+  };
 }
 
 export interface SweepPanel {
@@ -117,6 +132,8 @@ export interface GateData {
   reasons: string[];
   notes: string[];
   conclusion: string;
+  /** What the gated evidence rests on that no person reviewed (provisionalText), or null. */
+  provisional?: string | null;
   /** Every column against the same floors (the eval's afterAll hook gates each; its exit code is the combined one). */
   columns: { label: string; code: ExitCode; word: string; reason: string | null }[];
   combined: ExitCode;
@@ -200,6 +217,22 @@ function columnData(c: Column, seed: number): ColumnData {
     buckets: Object.fromEntries(BUCKETS.map((b) => [b, c.queries.filter((q) => q.retrieval?.bucket === b).length])) as Record<FailureBucket, number>,
     rerank: rerankReport(c.queries),
     config: c.config,
+    labels: labelsData(c),
+  };
+}
+
+/** The column's Judged@k, condensed measures and + labels figures (the same numbers as the gate's report). */
+function labelsData(c: Column, gap: JudgedGap | null = null): NonNullable<ColumnData['labels']> {
+  const r = buildReport(c);
+  return {
+    judged: r.share_judged ?? null,
+    categories: Object.fromEntries(Object.entries(r.categories).map(([k, v]) => [k, v.share_judged_at_10 ?? null])),
+    ndcg_at_10: r.metrics.ndcg_at_10 ?? null,
+    condensed_ndcg_at_10: r.metrics.condensed_ndcg_at_10 ?? null,
+    bpref: r.metrics.bpref ?? null,
+    strict: { recall_at_3: r.overall_recall_at_3, mrr: r.overall_mrr_at_10, trec_recall_at_10: r.metrics.trec_recall_at_10 ?? null },
+    labelled: r.labelled ?? null,
+    gap,
   };
 }
 
@@ -307,6 +340,7 @@ export function gateData(g: NonNullable<ReportDataOptions['gate']>): GateData | 
     reasons: v.reasons,
     notes: v.notes,
     conclusion: verdictConclusion(v, g.floors),
+    provisional: v.provisional ?? provisionalText(v.report.provisional),
     columns: g.verdicts.map((x) => ({ label: x.column, code: x.code, word: VERDICT_WORD[x.code], reason: x.reasons[0] ?? null })),
     combined: combinedCode(g.verdicts.map((x) => x.code)),
   };
@@ -319,6 +353,11 @@ export function buildReportData(parsed: ParsedResults, opts: ReportDataOptions =
   const ref = baseCol ? { ...baseCol, label: `baseline: ${baseCol.label}` } : (committed ?? parsed.columns[0]!);
   const cands = baseCol || committed ? parsed.columns : parsed.columns.slice(1);
   const columns = parsed.columns.map((c) => columnData(c, seed));
+  // the gate's lower-bound warning of each column (its verdict, when the report was gated)
+  opts.gate?.verdicts.forEach((v, i) => {
+    const l = columns[i]?.labels;
+    if (l && v.report.judged_gap) l.gap = v.report.judged_gap;
+  });
   const cats = [...new Set(parsed.columns.flatMap((c) => c.queries.map((q) => q.category)))].sort();
 
   const significance: SignificanceData[] = [];

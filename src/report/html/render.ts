@@ -134,7 +134,48 @@ function verdictHtml(d: ReportData): string {
 <h2><span class="badge">${g.word}</span> rankgate gate, exit ${g.code}</h2>
 <p class="ci">column '${esc(g.column)}' · ${g.evaluated}${g.expected !== null ? ` of ${g.expected}` : ''} queries · floors: ${esc(g.floorsSource)}</p>
 <p class="conclusion">${esc(g.conclusion)}</p>
-${reasons}${floors}${regHtml}${notes}${others}</section>`;
+${g.provisional ? `<p class="warn provisional"><b>${esc(g.provisional)}</b></p>` : ''}${reasons}${floors}${regHtml}${notes}${others}</section>`;
+}
+
+/**
+ * Judged@k per column (ir_measures: the share of the top k with a label), the strict nDCG@10 beside condensed nDCG@10 and
+ * bpref, the `+ labels` figures beside the strict ones, and Judged@10 per category; a column whose Judged@10 is well
+ * below the reference's is marked a lower bound.
+ */
+function labelsHtml(d: ReportData): string {
+  const cols = d.columns.filter((c) => c.labels?.judged && c.labels.judged.at_10 !== null);
+  if (!cols.length) return '';
+  const lab = cols.some((c) => c.labels!.labelled);
+  const rows = cols
+    .map((c) => {
+      const l = c.labels!;
+      const g = l.gap;
+      const x = l.labelled;
+      return (
+        `<tr${g ? ' class="bad"' : ''}><td class="label">${esc(c.label)}${g ? ` <span class="warn">LOWER BOUND: ${g.gap_pts.toFixed(1)} pts below '${esc(g.reference)}'</span>` : ''}</td>` +
+        `<td>${f(l.judged!.at_10, 2)}</td><td>${f(l.judged!.at_3, 2)}</td><td>${f(l.ndcg_at_10)}</td><td>${f(l.condensed_ndcg_at_10)}</td><td>${f(l.bpref)}</td>` +
+        (lab
+          ? x
+            ? `<td>${f(l.strict.recall_at_3)} → ${f(x.metrics.recall_at_3)}</td><td>${f(l.strict.mrr)} → ${f(x.metrics.mrr)}</td><td>${f(l.ndcg_at_10)} → ${f(x.metrics.ndcg_at_10)}</td><td>${f(l.strict.trec_recall_at_10)} → ${f(x.metrics.trec_recall_at_10)}</td><td>${x.labels.applied} (${x.labels.unreviewed} unreviewed)</td>`
+            : '<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td>'
+          : '') +
+        '</tr>'
+      );
+    })
+    .join('');
+  const labHead = lab ? '<th>Success@3 strict → + labels</th><th>MRR@10 strict → + labels</th><th>nDCG@10 strict → + labels</th><th>Recall@10 strict → + labels</th><th>labels applied</th>' : '';
+  const cats = d.categories.filter((k) => cols.some((c) => typeof c.labels!.categories[k] === 'number'));
+  const catTable = cats.length
+    ? scroll(
+        `<table><thead><tr><th>Judged@10</th>${cats.map((k) => `<th>${esc(k)}</th>`).join('')}</tr></thead><tbody>${cols
+          .map((c) => `<tr><td class="label">${esc(c.label)}</td>${cats.map((k) => `<td>${f(c.labels!.categories[k], 2)}</td>`).join('')}</tr>`)
+          .join('')}</tbody></table>`,
+      )
+    : '';
+  const src = cols.map((c) => c.labels!.labelled?.judgments).find((j) => j);
+  return `<section id="labels"><h2>Labels: Judged@k, condensed measures, strict and + labels</h2>
+<p>Judged@k (ir_measures): the share of a query's top k results that has a label of any grade (a golden reference, a graded entry, a label of the judgments file), averaged over the queries that returned results. A result nobody labelled counts as a miss in the strict figures: where Judged@10 is low, they are a lower bound, and condensed nDCG@10 (unlabelled results removed first) and bpref say how the labelled part ranks. ${lab ? `+ labels: the golden set and the judgments file${src ? ` ${esc(src.file)} (${src.labels} labels)` : ''}, the golden set above every label, grade 2 or 3 relevant. The gate's floors are on the strict figures.` : 'No judgments file was read: the strict figures only.'}</p>
+${scroll(`<table><thead><tr><th>column</th><th>Judged@10</th><th>Judged@3</th><th>nDCG@10 (strict)</th><th>condensed nDCG@10</th><th>bpref</th>${labHead}</tr></thead><tbody>${rows}</tbody></table>`)}${catTable}</section>`;
 }
 
 function changesHtml(d: ReportData): string {
@@ -209,6 +250,7 @@ Whiskers: 95% bootstrap CI over queries.</p>
 ${sweep}
 <section class="chart-section" id="latency"><h2>Latency per column (ms)</h2><p>Box: quartiles; whiskers: min and max; dot: p95. The whole pipeline per measured query (a reranker's stage included; an errored query's wait is not a latency).</p><div class="chart" id="chart-latency"></div></section>
 ${bucketsHtml(d)}
+${labelsHtml(d)}
 <section class="chart-section" id="significance"><h2>Significance against ${esc(d.reference)}: ${d.significance.length ? d.significance.map((m) => esc(m.label)).join(', ') : 'the gated metrics'}</h2><p>The difference of each gated metric per column with its 95% bootstrap CI (one line per column, one colour per metric), paired over the shared queries; p from a paired randomization test, Holm-adjusted across the ${d.significance[0]?.comparisons.length ?? 0} comparison(s) of each metric; bold = p(Holm) &lt; 0.05.</p><div class="chart" id="chart-significance"></div>${significanceTable(d)}</section>
 ${selectionHtml(d)}
 <section id="changes"><h2>Regressed and improved queries</h2>${changesHtml(d)}</section>
