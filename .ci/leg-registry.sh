@@ -101,4 +101,4 @@ stop
 config "$cache/offline.yaml" no
 start "$cache/offline.yaml"
 export RANKGATE_TEST_REGISTRY="$url" RANKGATE_TEST_PACKAGES="$pkgs" RANKGATE_TEST_PREVIOUS="$prev_version" RANKGATE_TEST_PROMPTFOO="$pf_version"
-node scripts/run-tests.mjs --root test-dist
+node scripts/run-tests.mjs --root test-dist --reporter spec
