@@ -16,6 +16,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { UserError } from '../errors.ts';
+import { checkFormatVersion } from '../util/format-version.ts';
 import { mulberry32 } from '../metrics/significance.ts';
 import type { Column } from '../results/read.ts';
 import { canonicalJson, sha256Hex } from '../util/seal.ts';
@@ -98,7 +99,8 @@ export function parseJson(text: string, path: string, what: string): unknown {
 /** A format-1 file (rankgate before the review moved to src/review): one line saying so. */
 export function checkVersion(path: string, v: unknown, what: string): void {
   if (v === 1) throw new UserError(`${path}: field 'version': 1 is the format of an older rankgate (the page showed query ids and unequal texts); export the review again with this rankgate (${what})`);
-  if (v !== REVIEW_FORMAT) throw new UserError(`${path}: field 'version': expected ${REVIEW_FORMAT}, got ${JSON.stringify(v)}`);
+  // a newer version names the upgrade, anything else the field (docs/compatibility.md)
+  checkFormatVersion(path, v, { what: `blind review (${what})`, field: 'version', current: REVIEW_FORMAT });
 }
 
 export function checkColumnRef(path: string, field: string, x: unknown): ReviewColumnRef {
