@@ -19,8 +19,8 @@ function meanOf(qs: BaselineQuery[], k: 'recall_at_3' | 'mrr' | 'routing_ok'): n
   return v.length ? r4(v.reduce((a, x) => a + x, 0) / v.length) : null;
 }
 
-/** A baseline of these per-query entries, measured on corpus `corpusId`, with the provider config `config`. */
-export function makeBaseline(queries: Record<string, BaselineQuery>, opts: { corpusId: string; corpus?: string; config?: Record<string, unknown>; created?: string; extra?: Record<string, unknown> }): Baseline {
+/** The summary a baseline of these entries holds (as src/results/summary.ts rounds it). */
+export function summaryOf(queries: Record<string, BaselineQuery>): Baseline['summary'] {
   const all = Object.values(queries);
   const cats: Baseline['summary']['categories'] = {};
   for (const c of [...new Set(all.map((q) => q.category))].sort()) {
@@ -32,13 +32,18 @@ export function makeBaseline(queries: Record<string, BaselineQuery>, opts: { cor
     }
     cats[c] = e as unknown as Baseline['summary']['categories'][string];
   }
+  return { total_queries: all.length, overall_recall_at_3: meanOf(all, 'recall_at_3'), overall_mrr_at_10: meanOf(all, 'mrr'), categories: cats };
+}
+
+/** A baseline of these per-query entries, measured on corpus `corpusId`, with the provider config `config`. */
+export function makeBaseline(queries: Record<string, BaselineQuery>, opts: { corpusId: string; corpus?: string; config?: Record<string, unknown>; created?: string; extra?: Record<string, unknown> }): Baseline {
   const sel = selectionIdentity(Object.keys(queries).map((id) => ({ id })));
   return {
     rankgate_baseline: 1,
     created: opts.created ?? '2026-08-01T00:00:00.000Z',
     column: 'hybrid rrf60 c300 use-lite',
     config: opts.config ?? { provider: 'file://providers/search.ts', corpus: opts.corpus ?? 'help', topK: 10 },
-    summary: { total_queries: all.length, overall_recall_at_3: meanOf(all, 'recall_at_3'), overall_mrr_at_10: meanOf(all, 'mrr'), categories: cats },
+    summary: summaryOf(queries),
     queries,
     identity: { engine: 'pglite', variant: 'c300:use-lite', corpusId: opts.corpusId, corpus: opts.corpus ?? 'help', selection: { id: sel.id, size: sel.size } },
     ...(opts.extra ?? {}),
