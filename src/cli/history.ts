@@ -138,12 +138,14 @@ export function historyTable(s: Series, metrics: readonly string[], limit: numbe
   const out = [`rankgate history: ${pts.length} points from ${from.join(' and ')}, ${first} .. ${last}${s.repo ? ` · ${s.repo}` : ''}`];
   const shown = limit && pts.length > limit ? pts.slice(-limit) : pts;
   if (shown.length < pts.length) out.push(`  (the newest ${shown.length} of ${pts.length} points; --limit 0 for all)`);
-  const head = ['date      ', 'point             ', 'exit', ...metrics.map((m) => metricLabel(m).padStart(9)), 'queries', 'changed'];
+  const nameOf = (p: Point) => `${p.commit ? p.commit.slice(0, 7) : '       '} ${p.kind === 'baseline' ? 'baseline' : `run ${p.run ?? ''}`}`.slice(0, 40);
+  const width = Math.max(16, ...shown.map((p) => nameOf(p).length));
+  const head = ['date      ', 'point'.padEnd(width), 'exit', ...metrics.map((m) => metricLabel(m).padStart(9)), 'queries', 'changed'];
   out.push(`  ${head.join('  ')}`);
   for (const p of shown) {
     const i = pts.indexOf(p);
     const changes = i > 0 ? pointChanges(pts[i - 1]!, p) : [];
-    const name = `${p.commit ? p.commit.slice(0, 7) : '       '} ${p.kind === 'baseline' ? 'baseline' : `run ${p.run ?? ''}`}`.slice(0, 18).padEnd(18);
+    const name = nameOf(p).padEnd(width);
     out.push(
       `  ${p.date.slice(0, 10)}  ${name}  ${p.code === null ? '    ' : `   ${p.code}`}  ${metrics.map((m) => f4(pointValue(p, m, OVERALL)).padStart(9)).join('  ')}  ${String(p.summary.counts[0]).padStart(7)}  ${changes.join('; ')}`,
     );
