@@ -265,14 +265,7 @@ export function workflow(p: InitPlan): string {
       # Your service must answer at ${p.url} here: start it (or point url: at a staging deployment) before the eval.`
     : '';
   // the steps before the eval, the same in the pull-request job and the history job
-  const setup = `      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0
-      # Node ${p.node.major}: ${p.node.why}.
-      - uses: actions/setup-node@v4
-        with:
-          node-version: ${p.node.major}
-          cache: npm
+  const setup = `${checkoutSteps(p)}
       - run: npm ci${cache}${service}`;
   return `# Search-quality gate, written by \`rankgate init\` on ${p.today}: runs the golden-set eval on pull requests that
 # can change search results, writes the table to the job summary and one PR comment, and fails the job when
@@ -471,6 +464,18 @@ ${setup}
 `;
 }
 
+/** The checkout with the whole history (the base branch, the baseline's git history) and the Node the plan chose. */
+function checkoutSteps(p: InitPlan): string {
+  return `      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      # Node ${p.node.major}: ${p.node.why}.
+      - uses: actions/setup-node@v4
+        with:
+          node-version: ${p.node.major}
+          cache: npm`;
+}
+
 /** A hashFiles() pattern for a corpus path: a folder's files, or the file itself. */
 export function corpusGlob(corpus: string): string {
   return /\.[A-Za-z0-9]+$/.test(corpus) ? corpus : `${corpus.replace(/\/+$/, '')}/**`;
@@ -484,14 +489,7 @@ export function actionRef(version: string): string {
 /** init --action: the pull-request gate as a few lines around the published GitHub Action (action.yml). */
 export function actionWorkflow(p: InitPlan, version: string): string {
   const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
-  const setup = `      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0
-      # Node ${p.node.major}: ${p.node.why}.
-      - uses: actions/setup-node@v4
-        with:
-          node-version: ${p.node.major}
-          cache: npm`;
+  const setup = checkoutSteps(p);
   return `# Search-quality gate, written by \`rankgate init --action\` on ${p.today}: rankgate's GitHub Action evaluates the
 # golden set on pull requests that can change search results, judges them by the BASE branch's floors, golden
 # expectations and baseline, writes the table to the job summary and one PR comment, uploads the results and the HTML

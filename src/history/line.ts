@@ -202,21 +202,10 @@ export function blockKey(pq: Pick<PerQuery, 'ids' | 'cats'>): string {
 
 // ---- the line ----
 
-/** A history line as JSON (v 1). */
-export interface HistoryLine {
+/** A history line as JSON (v 1): the point's meta (latency as [p50, p95], the optional figures left out when unknown). */
+export interface HistoryLine extends Omit<PointMeta, 'latency' | 'provisional' | 'backlog'> {
   v: 1;
-  repo: string | null;
-  run: string | null;
-  commit: string | null;
-  date: string;
-  code: 0 | 1 | 2 | null;
-  column: string | null;
-  corpus: { id: string | null; path: string | null } | null;
-  golden: { id: string | null; size: number } | null;
-  config: Record<string, unknown> | null;
-  judge: string | null;
   latency: [number | null, number | null] | null;
-  cost: number | null;
   provisional?: number;
   backlog?: number;
   scopes: string[];
