@@ -5,6 +5,7 @@
  * drift line in the terminal and the PR comment (`rankgate gate` with a baseline whose git history was better).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,29 @@ describe('rankgate history on the 12-commit repository', () => {
     const wrong = await runCli('report', report, ['--history', 'results.json', '--html', page]);
     assert.equal(wrong.code, 2);
     assert.match(wrong.err, /--history reads the baseline's git history and the history file, not a results file/);
+  });
+
+  test('the history branch when fetched: history.jsonl on rankgate-history, read through the same cat-file batch', async () => {
+    const c12 = (await import('../../src/gate/baseline.ts')).readBaseline('config/search-baseline.json');
+    const { historyLine, perQueryOf, pointConfig } = await import('../../src/history/line.ts');
+    const line = historyLine(
+      { repo: null, run: '77', commit: commits[11]!, date: '2026-10-26T04:17:00.000Z', code: 0, column: 'hybrid', corpus: { id: 'c2c2c2c2c2c2c2c2', path: 'help' }, golden: c12.identity!.selection, config: pointConfig(c12), judge: null, latency: null, cost: null, provisional: null, backlog: null },
+      perQueryOf(c12.queries),
+      true,
+    );
+    // the branch as the push step makes it: its own root, history.jsonl only
+    const blob = spawnSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo, input: `${line}\n`, encoding: 'utf8' }).stdout.trim();
+    const tree = spawnSync('git', ['mktree'], { cwd: repo, input: `100644 blob ${blob}\thistory.jsonl\n`, encoding: 'utf8' }).stdout.trim();
+    const c = git(repo, ['commit-tree', tree, '-m', 'rankgate history: run 77']);
+    git(repo, ['update-ref', 'refs/heads/rankgate-history', c]);
+    try {
+      const r = await runCli('history', history, ['--limit', '2']);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /^rankgate history: 13 points from config\/search-baseline\.json \(12 commits at HEAD\) and rankgate-history:history\.jsonl \(1 of 1 lines\)/);
+      assert.match(r.out, /2026-10-26  [0-9a-f]{7} run 77\s+0\s+0\.6800/);
+    } finally {
+      git(repo, ['update-ref', '-d', 'refs/heads/rankgate-history']);
+    }
   });
 
   test('no history at all: one line, exit 2', async () => {
