@@ -74,13 +74,18 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (positionals.length) throw new UserError(`unknown subcommand or argument '${positionals[0]}' (expected append, or options)\n${USAGE}`);
   if (v.file && v.branch) throw new UserError(`--file and --branch name two history files: give one`);
+  // every flag checked before anything is read
+  const window = parseIntFlag('window', v.window, 2, 100_000) ?? DRIFT_WINDOW;
+  const days = parseIntFlag('days', v.days, 1, 100_000) ?? DRIFT_DAYS;
+  const maxCommits = parseIntFlag('max-commits', v['max-commits'], 1, 1_000_000) ?? 1000;
+  const limit = parseIntFlag('limit', v.limit, 0, 1_000_000) ?? 20;
   const floors = floorsFrom(v.floors);
   const reg = floors.regression ?? DEFAULT_REGRESSION;
   const baseline = v.baseline ?? reg.baseline;
   const series = readSeries({
     baseline,
     ref: v.ref,
-    maxCommits: parseIntFlag('max-commits', v['max-commits'], 1, 1_000_000) ?? 1000,
+    maxCommits,
     file: v.file ?? null,
     branches: v.branch ? [v.branch] : undefined,
     checkReachable: true,
@@ -95,8 +100,8 @@ export async function run(argv: string[]): Promise<number> {
     metrics: reg.metrics,
     max_drop: reg.max_drop,
     alpha: reg.alpha,
-    window: parseIntFlag('window', v.window, 2, 100_000) ?? DRIFT_WINDOW,
-    days: parseIntFlag('days', v.days, 1, 100_000) ?? DRIFT_DAYS,
+    window,
+    days,
     max_drift: reg.max_drift ?? null,
   });
   if (v.html) {
@@ -110,7 +115,6 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (v.html) return 0;
-  const limit = parseIntFlag('limit', v.limit, 0, 1_000_000) ?? 20;
   for (const l of historyTable(series, reg.metrics, limit)) console.log(safeTerminalEntry(l));
   for (const n of series.notes) console.log(safeTerminalEntry(`note: ${n}`));
   console.log('');
