@@ -72,6 +72,10 @@ describe('history: the baseline\'s git history and the drift (12 generated commi
     assert.match(changes[2]![0]!, /^golden set [0-9a-f]{8} \(45 queries\) -> [0-9a-f]{8} \(50 queries\)$/);
     assert.deepEqual(changes[3], ['provider config topK=10 -> topK=20']);
     assert.deepEqual(changes.slice(4).flat(), []);
+    // the judge: compared when both points record one (a baseline records none: unknown is not a change)
+    const p = s.points[11]!;
+    assert.deepEqual(pointChanges({ ...p, judge: 'judge: off' }, { ...p, judge: 'judge: bedrock us.anthropic.claude-haiku-4-5 (prompt v2)' }), ['judge off -> bedrock us.anthropic.claude-haiku-4-5 (prompt v2)']);
+    assert.deepEqual(pointChanges({ ...p, judge: null }, { ...p, judge: 'judge: off' }), []);
   });
 
   test('each drift commit passes its own pull request\'s check: -2.0 pts is not beyond max_drop 2.0, p 1', () => {
