@@ -54,6 +54,7 @@ import { describeWithVerdict, labelWithVerdict } from '../src/report/verdict-tex
 import { redactConfig, redactFile, redactText } from '../src/util/redact.ts';
 import { runningToolchain } from '../src/util/toolchain.ts';
 import { envFlag } from '../src/util/env.ts';
+import { gateDrift } from '../src/history/run.ts';
 import { safeTerminalLines } from '../src/util/terminal.ts';
 
 interface AssertionLike {
@@ -339,6 +340,11 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
         resultsPath,
       });
       if (col.index === parsed.columns[0]!.index) v.notes.unshift(...baseNotes);
+      // the drift over the baseline's history with this run as the newest point (one line, never the exit code)
+      if (mine && baseline && floors.regression) {
+        const drift = gateDrift(col, v, { baseline: floors.regression.baseline, ref: inputs.base?.commit, regression: floors.regression });
+        if (drift?.headline) v.notes.push(drift.headline);
+      }
       codes.push(v.code);
       verdicts.push(v);
       const report = v.report;

@@ -15,6 +15,7 @@ const src = join(root, 'src');
 const FLOORS: readonly (readonly string[])[] = [
   ['cli'],
   ['report'],
+  ['history'],
   ['gate'],
   ['review'],
   ['results', 'judge'],

@@ -31,6 +31,7 @@ import { regateHeaderBeside, verifyEvidence } from '../results/regate.ts';
 import { noWriteRefusal } from '../results/nowrite.ts';
 import { EXIT_CODE_HELP, gateColumn, verdictLines, type ColumnVerdict } from '../gate/verdict.ts';
 import { envFlag } from '../util/env.ts';
+import { gateDrift } from '../history/run.ts';
 
 const USAGE = `usage: rankgate gate RESULTS.jsonl [--floors config/gate.yaml] [--baseline FILE] [--update-baseline]
                      [--column LABEL|INDEX] [--allow-partial] [--accept-baseline-mismatch]
@@ -134,6 +135,12 @@ export async function run(argv: string[]): Promise<number> {
     resultsPath: file,
   });
   verdict.notes.unshift(...loud, ...(evidence.loud ? [evidence.loud] : []), ...notes);
+  // the drift over the baseline's git history (and the history branch, when fetched) with this run as the newest
+  // point: one line when there is a drift, never the exit code; bounded and fail-soft (src/history/run.ts)
+  if (baseline && floors.regression && !v['update-baseline']) {
+    const drift = gateDrift(col, verdict, { baseline: v.baseline ?? floors.regression.baseline, ref: inputs.base?.commit, regression: floors.regression });
+    if (drift?.headline) verdict.notes.push(drift.headline);
+  }
   // without a base ref, CI may still pass the pull request's own copy of the baseline (--head-baseline)
   const changed = !inputs.base && v['head-baseline'] && baseline ? baselineChangeLine(baseline.data, baseline.path, v['head-baseline']) : null;
   if (changed) verdict.notes.unshift(changed);

@@ -35,7 +35,8 @@ const COMMANDS: Record<string, { module: string; summary: string }> = {
   gate: { module: './gate.ts', summary: 'gate a promptfoo results JSON on the configured floors, compare with a baseline' },
   judge: { module: './judge.ts', summary: 'agreement: how far to trust the judge (kappa with a 95% CI) | pool: label every column\'s unlabelled top results once each | review export/import: the review queue for people' },
   review: { module: './review.ts', summary: 'export | import the blind human review of two columns (criterion 4 of the shipping criteria)' },
-  report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance)' },
+  report: { module: './report.ts', summary: 'one self-contained HTML report of a results JSON (bars with CIs, sweep heatmaps, latency, significance); --history: the trend page' },
+  history: { module: './history.ts', summary: 'quality over time: the baseline\'s git history and the scheduled runs, the drift alarm, the trend page | append (the scheduled run)' },
 };
 
 function usage(): string {

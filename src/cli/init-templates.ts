@@ -247,6 +247,7 @@ export function workflow(p: InitPlan): string {
           key: rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-\${{ github.event_name }}-\${{ github.run_id }}
           restore-keys: |
             rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-push-
+            rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-schedule-
             rankgate-model-cache-\${{ github.base_ref || github.ref_name }}-workflow_dispatch-`;
   const cache = ours
     ? `
@@ -263,16 +264,22 @@ export function workflow(p: InitPlan): string {
     ? `
       # Your service must answer at ${p.url} here: start it (or point url: at a staging deployment) before the eval.`
     : '';
+  // the steps before the eval, the same in the pull-request job and the history job
+  const setup = `${checkoutSteps(p)}
+      - run: npm ci${cache}${service}`;
   return `# Search-quality gate, written by \`rankgate init\` on ${p.today}: runs the golden-set eval on pull requests that
 # can change search results, writes the table to the job summary and one PR comment, and fails the job when
-# the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup).
+# the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup). Weekly, the
+# history job evaluates the default branch and keeps the run on the branch rankgate-history (docs/history.md).
 name: search-eval
 
 on:
   pull_request:
     paths:
 ${paths}
-  # Run by hand (Actions -> search-eval -> Run workflow): the eval, and a parameter sweep when one is chosen.
+${SCHEDULE}
+  # Run by hand (Actions -> search-eval -> Run workflow): the eval, and a parameter sweep when one is chosen; or, on the
+  # default branch with "history" ticked, the history job below instead.
   workflow_dispatch:
     inputs:
       sweep:
@@ -280,6 +287,7 @@ ${paths}
         type: choice
         default: none
         options: [${['none', ...sweepNames()].join(', ')}]
+${HISTORY_INPUT}
 
 permissions:
   contents: read
@@ -298,18 +306,11 @@ env:
 
 jobs:
   eval:
+    if: \${{ ${EVAL_IF} }}
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0
-      # Node ${p.node.major}: ${p.node.why}.
-      - uses: actions/setup-node@v4
-        with:
-          node-version: ${p.node.major}
-          cache: npm
-      - run: npm ci${cache}${service}
+${setup}
       # A pull request is judged by its BASE branch: the gate reads the floors (config/gate.yaml), the golden set's
       # expectations and the baseline (${p.baseline}) at origin/<base> (fetch-depth: 0 above fetches it), never the
       # pull request's own versions; every change the pull request makes to them is said LOUD at the top of the gate
@@ -387,7 +388,92 @@ jobs:
             code=2
           fi
           exit "$code"
+${historyJob(p, setup)}`;
+}
+
+/** The weekly trigger of the history job (docs/history.md): its minute, hour (UTC) and weekday are the team's to change. */
+const SCHEDULE = `  # The history job below, weekly on the default branch: minute hour day-of-month month weekday (UTC; here Mondays
+  # 04:17). Change it here (e.g. '17 4 * * *' for every day); GitHub may start a scheduled run some minutes late.
+  schedule:
+    - cron: '17 4 * * 1'`;
+const HISTORY_INPUT = `      history:
+        description: 'Evaluate the default branch and append the run to the history (branch rankgate-history)'
+        type: boolean
+        default: false`;
+/** The pull-request job: not on the schedule, nor on a manual run that asks for the history job. */
+const EVAL_IF = "github.event_name != 'schedule' && !(github.event_name == 'workflow_dispatch' && inputs.history)";
+/** The history job: on the schedule, or by hand on the default branch. */
+const HISTORY_IF =
+  "github.event_name == 'schedule' || (github.event_name == 'workflow_dispatch' && inputs.history && github.ref == format('refs/heads/{0}', github.event.repository.default_branch))";
+
+/**
+ * The scheduled job of init's workflow (docs/history.md): evaluate the default branch, gate it against the baseline
+ * (never updating it) and append one line to history.jsonl on the branch rankgate-history, pushed with the job's own
+ * token: `contents: write` on this job only. The push step is rankgate's own script (action/history-push.sh): a
+ * fork or a read-only token skips the push with a notice, never failing the run; the gate (and max_drift) decides.
+ */
+function historyJob(p: InitPlan, setup: string): string {
+  return `
+  history:
+    # The quality of the default branch over time, kept where pull requests cannot change it (docs/history.md): every
+    # run appends one line (run, commit, date, the gate's exit code, the figures per metric and category, the
+    # per-query values compressed, corpus, golden set, judge, latency, cost) to history.jsonl on the branch
+    # rankgate-history. \`npx rankgate history\` reads it with the baseline's git history; --html draws the trend page.
+    # The drift over the last runs is said here and in pull requests' comments; regression.max_drift in
+    # config/gate.yaml makes it fail this job (never a pull request).
+    if: \${{ ${HISTORY_IF} }}
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: write
+    steps:
+${setup}
+      - name: Eval (promptfoo)
+        id: eval
+        continue-on-error: true
+        env:
+          RANKGATE_BASE_REF: none
+        run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
+      # Gate against the baseline (never updating it), append the line, push the branch with this job's token; a fork or
+      # a read-only token: a notice, not a failure. Its exit code is the next step's.
+      - name: Gate and append to the history
+        id: history
+        if: always()
+        env:
+          RESULTS: results.jsonl
+        run: bash ${p.pkg}/action/history-push.sh
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: search-eval-history-run
+          path: |
+            results.jsonl
+            results.jsonl.rankgate.jsonl
+          if-no-files-found: warn
+      - name: Fail when the gate or the drift fails
+        if: always() && steps.history.outputs.exit-code != '0'
+        run: |
+          code="\${{ steps.history.outputs.exit-code }}"
+          if [ "$code" = "1" ]; then
+            echo "Search-quality gate failed on the default branch: a floor, a significant regression or the drift beyond max_drift (exit 1)."
+          else
+            echo "Search-quality gate measured nothing trustworthy on the default branch (exit 2; see the Eval and history steps' logs)."
+            code=2
+          fi
+          exit "$code"
 `;
+}
+
+/** The checkout with the whole history (the base branch, the baseline's git history) and the Node the plan chose. */
+function checkoutSteps(p: InitPlan): string {
+  return `      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      # Node ${p.node.major}: ${p.node.why}.
+      - uses: actions/setup-node@v4
+        with:
+          node-version: ${p.node.major}
+          cache: npm`;
 }
 
 /** A hashFiles() pattern for a corpus path: a folder's files, or the file itself. */
@@ -403,11 +489,13 @@ export function actionRef(version: string): string {
 /** init --action: the pull-request gate as a few lines around the published GitHub Action (action.yml). */
 export function actionWorkflow(p: InitPlan, version: string): string {
   const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
+  const setup = checkoutSteps(p);
   return `# Search-quality gate, written by \`rankgate init --action\` on ${p.today}: rankgate's GitHub Action evaluates the
 # golden set on pull requests that can change search results, judges them by the BASE branch's floors, golden
 # expectations and baseline, writes the table to the job summary and one PR comment, uploads the results and the HTML
 # report, and fails the job when the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a
-# broken setup). Its inputs and outputs: docs/adopting.md ("The GitHub Action"). Require a review of the files a pull
+# broken setup); weekly it keeps the default branch's run on the branch rankgate-history (docs/history.md). Its inputs
+# and outputs: docs/adopting.md ("The GitHub Action"). Require a review of the files a pull
 # request is judged by with a CODEOWNERS line (.github/CODEOWNERS):
 #   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
 name: search-eval
@@ -416,6 +504,7 @@ on:
   pull_request:
     paths:
 ${paths}
+${SCHEDULE}
   workflow_dispatch:
     inputs:
       sweep:
@@ -423,6 +512,7 @@ ${paths}
         type: choice
         default: none
         options: [${['none', ...sweepNames()].join(', ')}]
+${HISTORY_INPUT}
 
 permissions:
   contents: read
@@ -434,22 +524,35 @@ concurrency:
 
 jobs:
   eval:
+    if: \${{ ${EVAL_IF} }}
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0
-      # Node ${p.node.major}: ${p.node.why}.
-      - uses: actions/setup-node@v4
-        with:
-          node-version: ${p.node.major}
-          cache: npm
+${setup}
       - uses: ${actionRef(version)}
         with:
           config: promptfooconfig.yaml
           floors: config/gate.yaml
           sweep: \${{ inputs.sweep || 'none' }}
+
+  # The quality of the default branch over time (docs/history.md): weekly (the cron above) and by hand with "history"
+  # ticked, the Action evaluates, gates against the baseline (never updating it) and appends the run to history.jsonl
+  # on the branch rankgate-history, pushed with this job's token (contents: write on this job only; a fork or a
+  # read-only token skips the push with a notice). regression.max_drift in config/gate.yaml makes the drift fail it.
+  history:
+    if: \${{ ${HISTORY_IF} }}
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: write
+    steps:
+${setup}
+      - uses: ${actionRef(version)}
+        with:
+          config: promptfooconfig.yaml
+          floors: config/gate.yaml
+          comment: false
+          history: true
 `;
 }
 
@@ -465,7 +568,8 @@ export function gitlabJob(p: InitPlan): string {
 # (include: - local: .gitlab/rankgate.gitlab-ci.yml). On merge requests that can change search results it evaluates
 # the golden set, judges it by the TARGET branch's floors, golden expectations and baseline, and fails the job when the
 # gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup). The verdict with the
-# per-category table is comment.md in the job's artifacts.
+# per-category table is comment.md in the job's artifacts. A scheduled pipeline keeps the default branch's runs as
+# history (search-eval-history below).
 search-eval:
   image: node:${p.node.major}-bookworm
   rules:
@@ -504,10 +608,38 @@ ${changes}
 search-eval-index:
   extends: search-eval
   rules:
-    - if: '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'
+    - if: '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE != "schedule"'
   cache:
     - key: rankgate-index
       paths: [.rankgate/]
       policy: pull-push
+
+# The quality of the default branch over time (docs/history.md): a scheduled pipeline (Build -> Pipeline schedules,
+# e.g. weekly "17 4 * * 1" on the default branch) evaluates, gates against the baseline (never updating it) and appends
+# the run to history.jsonl on the branch rankgate-history. The job token cannot push: give a project access token with
+# write_repository as the masked CI variable RANKGATE_HISTORY_TOKEN; without it the push is skipped with a notice and the
+# verdict stands. regression.max_drift in config/gate.yaml makes the drift fail this job (never a merge request).
+search-eval-history:
+  extends: search-eval
+  rules:
+    - if: '$CI_PIPELINE_SOURCE == "schedule" && $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'
+  cache:
+    - key: rankgate-index
+      paths: [.rankgate/]
+      policy: pull-push
+  script:
+    - npm ci
+    - export RANKGATE_BASE_REF=none
+    - npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl || echo "promptfoo eval exit $? (the gate decides)"
+    - |
+      if [ -n "\${RANKGATE_HISTORY_TOKEN:-}" ]; then
+        git remote set-url --push origin "https://oauth2:\${RANKGATE_HISTORY_TOKEN}@\${CI_SERVER_HOST}/\${CI_PROJECT_PATH}.git"
+      fi
+      export GIT_AUTHOR_NAME="rankgate history" GIT_AUTHOR_EMAIL="\${GITLAB_USER_EMAIL:-rankgate@localhost}"
+      RESULTS=results.jsonl bash ${p.pkg}/action/history-push.sh
+  artifacts:
+    when: always
+    paths: [results.jsonl, results.jsonl.rankgate.jsonl]
+    expire_in: 30 days
 `;
 }

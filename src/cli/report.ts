@@ -17,6 +17,9 @@ import { envFlag } from '../util/env.ts';
 const USAGE = `usage: rankgate report RESULTS.jsonl --html report.html [--baseline BASE.json] [--title TEXT] [--seed N]
                        [--floors config/gate.yaml] [--regression-baseline FILE] [--column LABEL|INDEX]
                        [--allow-partial] [--accept-baseline-mismatch]
+       rankgate report --history --html trend.html [--floors config/gate.yaml]
+                       the trend page of the baseline's git history and the scheduled runs (rankgate history --html;
+                       its other options there)
   RESULTS.jsonl  promptfoo eval --output results.jsonl (what init's workflow writes) or results.json; one column,
                  or a sweep
   --html FILE    write the self-contained HTML report here (atomic write)
@@ -42,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       column: { type: 'string' },
       'allow-partial': { type: 'boolean', default: false },
       'accept-baseline-mismatch': { type: 'boolean', default: false },
+      history: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
     USAGE,
@@ -49,6 +53,13 @@ export async function run(argv: string[]): Promise<number> {
   if (values.help) {
     console.log(USAGE);
     return 0;
+  }
+  if (values.history) {
+    // the trend page (src/cli/history.ts): no results file, the history of the baseline and the scheduled runs
+    if (positionals.length) throw new UserError(`--history reads the baseline's git history and the history file, not a results file (got ${positionals.join(' ')})\n${USAGE}`);
+    if (!values.html) throw new UserError(`--history needs --html FILE (where to write the trend page)\n${USAGE}`);
+    const { run: history } = await import('./history.ts');
+    return history(['--html', values.html, ...(values.floors ? ['--floors', values.floors] : [])]);
   }
   if (positionals.length !== 1) throw new UserError(`expected one results file (RESULTS.jsonl or .json), got ${positionals.length ? positionals.join(' ') : 'none'}\n${USAGE}`);
   if (!values.html) throw new UserError(`--html FILE is required (where to write the report)\n${USAGE}`);

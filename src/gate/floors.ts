@@ -6,7 +6,7 @@
  * config/gate.yaml (every key checked; an unknown key or metric is one error line with a did-you-mean):
  *   overall:     { <metric>: <min>, ... }            OVERALL_METRICS
  *   categories:  { <category>: { <metric>: <min> } }  CATEGORY_METRICS
- *   max_error_rate, allow_partial, regression: { baseline, max_drop, alpha, metrics, accept_mismatch },
+ *   max_error_rate, allow_partial, regression: { baseline, max_drop, alpha, metrics, accept_mismatch, max_drift },
  *   min_reviewed_share (exit 2 under it: docs/judgments.md "Provisional evidence")
  * A floor that nothing in the results measures (a category absent from the run, a metric no query has)
  * cannot be checked: it is "unmeasured" and the gate exits 2, unless allow_partial accepts it (then it is
@@ -36,6 +36,11 @@ export interface RegressionConfig {
   metrics: string[];
   /** Compare even against a baseline of another corpus or golden selection (default false: exit 2). */
   accept_mismatch: boolean;
+  /**
+   * A cumulative drop over the history window (src/history/drift.ts) beyond this (0..1 units, like max_drop), confirmed
+   * by the paired test, fails the scheduled run (`rankgate history append`); never a pull request. Unset: drift is said only.
+   */
+  max_drift?: number;
 }
 
 export interface Floors {
@@ -83,7 +88,7 @@ const TOP_KEYS = ['version', 'overall', 'categories', 'metric_family', 'max_erro
 /** gate.yaml's format (docs/compatibility.md): `version: 1`, or no version (files written before the key existed). */
 export const FLOORS_FORMAT: FormatSpec = { what: 'gate floors', field: 'version', current: 1, absentIs: 1 };
 const JUDGE_KEYS = ['agreement', 'min_kappa'] as const;
-const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch'] as const;
+const REGRESSION_KEYS = ['baseline', 'max_drop', 'alpha', 'metrics', 'accept_mismatch', 'max_drift'] as const;
 
 export const DEFAULT_REGRESSION: RegressionConfig = {
   baseline: 'data/eval/baseline.json',
@@ -179,6 +184,11 @@ export function parseFloors(doc: unknown, file: string): Floors {
           throw new UserError(`${file}: regression.metrics[${i}]: unknown metric ${show(m)}${didYouMean(String(m), REGRESSION_METRICS)} (valid: ${REGRESSION_METRICS.join(', ')})`);
         return m;
       });
+    }
+    if (r.max_drift !== undefined) {
+      if (typeof r.max_drift !== 'number' || !(r.max_drift >= 0 && r.max_drift < 1))
+        throw new UserError(`${file}: regression.max_drift: expected a cumulative drop in the metric's 0..1 units like max_drop (0.05 = 5 points over the history window), got ${show(r.max_drift)}`);
+      reg.max_drift = r.max_drift;
     }
     if (r.accept_mismatch !== undefined) {
       if (typeof r.accept_mismatch !== 'boolean') throw new UserError(`${file}: regression.accept_mismatch: expected true or false, got ${show(r.accept_mismatch)}`);

@@ -7,7 +7,7 @@
  * runs on a pull request without its base is exit 2 ("fetch it"), never a gate against the pull request's own files.
  * `--base-ref none` (or RANKGATE_BASE_REF=none) says on purpose that there is none.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserError } from '../errors.ts';
@@ -45,9 +45,16 @@ export function baseRefFrom(flag: string | undefined, env: NodeJS.ProcessEnv = p
   return null;
 }
 
+let spawned = 0;
+/** How many git processes this process has started (the history bench prints it: one per pass, never one per commit). */
+export const gitProcessCount = (): number => spawned;
+
+const GIT_ENV = (): NodeJS.ProcessEnv => ({ ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' });
+
 function git(args: string[], cwd: string, maxBuffer = 64 * 1024 * 1024): { ok: true; out: Buffer } | { ok: false; err: string; code: number | null } {
+  spawned++;
   try {
-    return { ok: true, out: execFileSync('git', args, { cwd, maxBuffer, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' } }) };
+    return { ok: true, out: execFileSync('git', args, { cwd, maxBuffer, stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV() }) };
   } catch (e) {
     const x = e as { stderr?: Buffer; status?: number | null; code?: string; message: string };
     if (x.code === 'ENOENT') return { ok: false, err: 'git is not installed', code: null };
@@ -60,6 +67,105 @@ function git(args: string[], cwd: string, maxBuffer = 64 * 1024 * 1024): { ok: t
 export function gitTop(cwd = process.cwd()): string | null {
   const r = git(['rev-parse', '--show-toplevel'], cwd);
   return r.ok ? r.out.toString('utf8').trim() : null;
+}
+
+/** The work tree holding `cwd` and whether its clone is shallow (`fetch-depth: 1`), in one git call; null outside one. */
+export function gitRepo(cwd = process.cwd()): { top: string; shallow: boolean } | null {
+  const r = git(['rev-parse', '--show-toplevel', '--is-shallow-repository'], cwd);
+  if (!r.ok) return null;
+  const [top, shallow] = r.out.toString('utf8').trim().split('\n');
+  return top ? { top, shallow: shallow === 'true' } : null;
+}
+
+/** One commit that changed a file (src/history): the file's blob there, null when the commit deleted it. */
+export interface FileCommit {
+  commit: string;
+  /** Committer date, ISO 8601: when the change landed on the branch. */
+  date: string;
+  author: string;
+  subject: string;
+  blob: string | null;
+}
+
+/**
+ * The commits of `rev` that changed PATH (repository-relative), newest first, along the first parent (the branch as
+ * merged: a merge commit's change is its diff against the first parent), each with the blob of PATH there: ONE
+ * `git log` whatever the number of commits. At most `max` commits; `more` when older ones exist.
+ */
+export function fileHistory(top: string, rev: string, path: string, max: number): { commits: FileCommit[]; more: boolean } | { error: string } {
+  const r = git(
+    ['--literal-pathspecs', 'log', '--first-parent', '-m', '--no-renames', '--raw', '--no-abbrev', `--max-count=${max + 1}`, '--format=%x1e%H%x1f%cI%x1f%an%x1f%s', rev, '--', path],
+    top,
+    256 * 1024 * 1024,
+  );
+  if (!r.ok) return { error: r.err };
+  const commits: FileCommit[] = [];
+  for (const rec of r.out.toString('utf8').split('\x1e')) {
+    if (!rec.trim()) continue;
+    const [head, ...rest] = rec.split('\n');
+    const [commit, date, author, subject] = head!.split('\x1f');
+    if (!commit || !/^[0-9a-f]{40,64}$/.test(commit)) continue;
+    // `:100644 100644 <old> <new> M\t<path>` (the pathspec names one file): the new blob; a deletion names the zero id
+    const raw = rest.find((l) => l.startsWith(':'));
+    const blob = raw ? raw.split(' ')[3] ?? null : null;
+    commits.push({ commit, date: date ?? '', author: author ?? '', subject: subject ?? '', blob: blob && !/^0+$/.test(blob) ? blob : null });
+  }
+  return { commits: commits.slice(0, max), more: commits.length > max };
+}
+
+/**
+ * Objects by name (`<blob id>`, `<rev>:<path>`) through ONE `git cat-file --batch` process: each one's content, or
+ * null when the name is missing or not a blob. `maxBytes` bounds the whole answer (an error past it).
+ */
+export function catFileBatch(top: string, names: readonly string[], maxBytes = MAX_GIT_FILE_BYTES): { blobs: (Buffer | null)[] } | { error: string } {
+  if (!names.length) return { blobs: [] };
+  if (names.some((n) => /[\n\0]/.test(n))) return { error: 'an object name holds a line break' };
+  spawned++;
+  const r = spawnSync('git', ['cat-file', '--batch'], { cwd: top, input: names.join('\n') + '\n', maxBuffer: maxBytes, env: GIT_ENV() });
+  if (r.error) return { error: (r.error as NodeJS.ErrnoException).code === 'ENOBUFS' ? `larger than ${maxBytes} bytes` : r.error.message };
+  if (r.status !== 0) return { error: (r.stderr?.toString('utf8') || `exit ${r.status}`).trim().split('\n')[0]! };
+  const out = r.stdout;
+  const blobs: (Buffer | null)[] = [];
+  let at = 0;
+  for (let i = 0; i < names.length; i++) {
+    const nl = out.indexOf(10, at);
+    if (nl < 0) return { error: `git cat-file --batch answered ${i} of ${names.length} objects` };
+    const head = out.subarray(at, nl).toString('utf8');
+    at = nl + 1;
+    const m = /^([0-9a-f]+) (\w+) (\d+)$/.exec(head);
+    if (!m) {
+      blobs.push(null); // `<name> missing` / `ambiguous`
+      continue;
+    }
+    const size = Number(m[3]);
+    blobs.push(m[2] === 'blob' ? out.subarray(at, at + size) : null);
+    at += size + 1;
+  }
+  return { blobs };
+}
+
+/** The commits reachable from `rev` (at most `max`): ONE `git rev-list`; null when git cannot list them. */
+export function reachableCommits(top: string, rev: string, max: number): Set<string> | null {
+  const r = git(['rev-list', `--max-count=${max}`, rev, '--'], top, 256 * 1024 * 1024);
+  return r.ok ? new Set(r.out.toString('utf8').split('\n').filter(Boolean)) : null;
+}
+
+/** The commit `rev` names in the repository at `top` (40 hex), or null. */
+export function commitOf(top: string, rev = 'HEAD'): string | null {
+  const r = git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], top);
+  return r.ok ? r.out.toString('utf8').trim() || null : null;
+}
+
+/** `owner/name` of a remote's URL (https, ssh or a path: its last two segments), or null without that remote. */
+export function remoteRepo(top: string, remote = 'origin'): string | null {
+  const r = git(['config', '--get', `remote.${remote}.url`], top);
+  return r.ok ? repoOfUrl(r.out.toString('utf8').trim()) : null;
+}
+
+export function repoOfUrl(url: string): string | null {
+  const path = url.replace(/^[a-z+]+:\/\/[^/]*\//i, '').replace(/^[^@/]+@[^:]+:/, '').replace(/\.git\/?$/, '').replace(/\/+$/, '');
+  const parts = path.split('/').filter(Boolean);
+  return parts.length >= 2 ? parts.slice(-2).join('/') : parts[0] ?? null;
 }
 
 /** Files of one commit: `read(path)` gives a file's text there, or null when the commit has no such file. */

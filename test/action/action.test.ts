@@ -39,7 +39,7 @@ const action = yaml.load(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
 test('action.yml: a composite action whose inputs are all used, outputs wired to its gate step, run steps scripts of action/', () => {
   assert.equal(action.runs.using, 'composite');
   const text = readFileSync(join(ROOT, 'action.yml'), 'utf8');
-  for (const k of ['config', 'floors', 'baseline', 'comment', 'sweep', 'judge', 'shard', 'merge', 'fail-on-gate']) {
+  for (const k of ['config', 'floors', 'baseline', 'comment', 'sweep', 'judge', 'shard', 'merge', 'fail-on-gate', 'history']) {
     assert.ok(action.inputs[k]?.description, `input ${k}`);
     assert.match(text, new RegExp(`inputs\\.${k.replace('-', '\\-')}\\b`), `input ${k} is used`);
   }
@@ -63,6 +63,13 @@ test('action.yml: a composite action whose inputs are all used, outputs wired to
   assert.ok(model, 'a model-cache step');
   assert.doesNotMatch(model.with!['restore-keys']!, /pull_request/);
   assert.match(model.with!['restore-keys']!, /rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-push-/);
+  // the schedule's caches are restorable by pull requests
+  assert.match(model.with!['restore-keys']!, /rankgate-model-cache-\$\{\{ github\.base_ref \|\| github\.ref_name \}\}-schedule-/);
+  // history: never on a pull request; the last step decides by its code when it ran (a drift beyond max_drift: 1)
+  const hist = action.runs.steps.find((s) => s.id === 'history')!;
+  assert.match(hist.if!, /inputs\.history == 'true'/);
+  assert.match(hist.if!, /github\.event_name != 'pull_request' && github\.event_name != 'pull_request_target'/);
+  assert.equal(action.runs.steps.at(-1)!.env!.CODE, '${{ steps.history.outputs.exit-code || steps.gate.outputs.exit-code }}');
   // judged by the base branch on a pull request
   assert.equal(action.runs.steps.find((s) => s.id === 'gate')!.env!.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
 });

@@ -116,6 +116,10 @@ const CASES: Case[] = [
   { id: 'review unknown option', args: ['review', 'export', results, '--queris', '5'], expect: /unknown option '--queris'.*did you mean '--queries'/ },
   { id: 'review missing file', args: ['review', 'import', missing, '--key', missing], expect: /nope\.yaml: cannot read the review key file/ },
   { id: 'review bad value', args: ['review', 'export', results, '--baseline', '0', '--candidate', '1', '--queries', '0', '-o', join(dir, 'r.html')], expect: /--queries: expected a whole number from 1, got "0"/ },
+  // history (quality over time) and its append (the scheduled run)
+  { id: 'history unknown option', args: ['history', '--windw', '4'], expect: /unknown option '--windw'.*did you mean '--window'/ },
+  { id: 'history missing file', args: ['history', 'append', missing, '--file', join(dir, 'history.jsonl')], expect: /nope\.yaml/ },
+  { id: 'history bad value', args: ['history', '--window', 'abc'], expect: /--window: expected a whole number from 2 to 100000, got "abc"/ },
   // the command itself
   { id: 'rankgate unknown command', args: ['gaet'], expect: /unknown command 'gaet'.*did you mean 'gate'/ },
   { id: 'bad RANKGATE_WASM_TIERING_BUDGET', args: ['search', 'still water', '--db', join(dir, 'no-db')], env: { RANKGATE_WASM_TIERING_BUDGET: 'lots' }, expect: /RANKGATE_WASM_TIERING_BUDGET: 'lots' is not valid: a positive whole number of bytes .* or 'default'/ },

@@ -378,6 +378,8 @@ describe('report helpers', () => {
       ['overall: { recall_at_3: 0.8 }\nregression: { metrics: [recall_at3] }\n', /regression\.metrics\[0\]: unknown metric 'recall_at3'; did you mean 'recall_at_3'\?/],
       ['overall: { recall_at_3: 0.8 }\nregression: { alpha: 5 }\n', /regression\.alpha: expected a significance level in \(0, 1\)/],
       ['overall: { recall_at_3: 0.8 }\nregression: { max_drop: 2 }\n', /regression\.max_drop: expected a drop in the metric's 0\.\.1 units like the floors \(0\.02 = 2 points\), got 2/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { max_drift: 5 }\n', /regression\.max_drift: expected a cumulative drop in the metric's 0\.\.1 units like max_drop \(0\.05 = 5 points over the history window\), got 5/],
+      ['overall: { recall_at_3: 0.8 }\nregression: { max_drfit: 0.05 }\n', /regression: unknown key 'max_drfit'; did you mean 'max_drift'\?/],
     ];
     for (const [text, re] of bad) {
       writeFileSync(f, text);
@@ -385,6 +387,8 @@ describe('report helpers', () => {
     }
     writeFileSync(f, 'overall: { recall_at_3: 0.8 }\nregression: { max_drop: 0.03 }\n');
     assert.deepEqual(loadFloors(f).regression, { baseline: 'data/eval/baseline.json', max_drop: 0.03, alpha: 0.05, metrics: ['recall_at_3', 'mrr_at_10'], accept_mismatch: false });
+    writeFileSync(f, 'overall: { recall_at_3: 0.8 }\nregression: { max_drift: 0.05 }\n');
+    assert.equal(loadFloors(f).regression!.max_drift, 0.05);
     assert.deepEqual(loadFloors(join(process.cwd(), 'config', 'gate.yaml')).overall, { recall_at_3: 0.8 }, 'the committed gate.yaml loads');
     assert.deepEqual(readdirSync(dir), ['gate.yaml']);
   });

@@ -12,10 +12,14 @@ import { renderHtml } from './render.ts';
 
 export { buildReportData, renderHtml, type ReportData };
 
-/** The minified ECharts bundle, inlined into every report (Apache-2.0; its licence header stays in it). */
-export function echartsSource(): string {
+/**
+ * The minified ECharts bundle, inlined into every report (Apache-2.0; its licence header stays in it). `common`: the
+ * smaller build of the common charts (line, bar, scatter, pie, with tooltips, legends, mark lines and areas), which is
+ * all the trend page draws.
+ */
+export function echartsSource(bundle: 'full' | 'common' = 'full'): string {
   const require = createRequire(import.meta.url);
-  return readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
+  return readFileSync(require.resolve(bundle === 'common' ? 'echarts/dist/echarts.common.min.js' : 'echarts/dist/echarts.min.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
 }
 
 /** Build and write the report atomically (temp file + rename); returns its size in bytes. */
