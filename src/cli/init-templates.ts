@@ -231,8 +231,41 @@ export function routingConfig(p: InitPlan, defaults: { stopwordsEn: string[]; sa
 ${yaml.dump(body, { lineWidth: 120, flowLevel: 3 })}`;
 }
 
-export function workflow(p: InitPlan): string {
+/**
+ * What both GitHub workflows init writes start with: the name, the triggers (pull requests touching the watched paths,
+ * the weekly history schedule, a manual run with a sweep or the history), the token's permissions, one run per ref.
+ */
+function workflowHead(p: InitPlan): string {
   const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
+  return `name: search-eval
+
+on:
+  pull_request:
+    paths:
+${paths}
+${SCHEDULE}
+  # Run by hand (Actions -> search-eval -> Run workflow): the eval, and a parameter sweep when one is chosen; or, on the
+  # default branch with "history" ticked, the history job below instead.
+  workflow_dispatch:
+    inputs:
+      sweep:
+        description: 'A parameter sweep to run too (rankgate eval --sweep; none: the eval only)'
+        type: choice
+        default: none
+        options: [${['none', ...sweepNames()].join(', ')}]
+${HISTORY_INPUT}
+
+permissions:
+  contents: read
+  pull-requests: write
+
+concurrency:
+  group: search-eval-\${{ github.ref }}
+  cancel-in-progress: true
+`;
+}
+
+export function workflow(p: InitPlan): string {
   const ours = !!p.corpus;
   // The model caches (rerank scores, expansion text, judge verdicts) come from the workflow's cache, never from files in
   // the repository (rankgate refuses cache files tracked by git in CI): keyed by branch, event and run, so a run on the
@@ -271,32 +304,7 @@ export function workflow(p: InitPlan): string {
 # can change search results, writes the table to the job summary and one PR comment, and fails the job when
 # the gate fails (exit 1: a floor or a significant regression; exit 2: bad input or a broken setup). Weekly, the
 # history job evaluates the default branch and keeps the run on the branch rankgate-history (docs/history.md).
-name: search-eval
-
-on:
-  pull_request:
-    paths:
-${paths}
-${SCHEDULE}
-  # Run by hand (Actions -> search-eval -> Run workflow): the eval, and a parameter sweep when one is chosen; or, on the
-  # default branch with "history" ticked, the history job below instead.
-  workflow_dispatch:
-    inputs:
-      sweep:
-        description: 'A parameter sweep to run too (rankgate eval --sweep; none: the eval only)'
-        type: choice
-        default: none
-        options: [${['none', ...sweepNames()].join(', ')}]
-${HISTORY_INPUT}
-
-permissions:
-  contents: read
-  pull-requests: write
-
-concurrency:
-  group: search-eval-\${{ github.ref }}
-  cancel-in-progress: true
-
+${workflowHead(p)}
 env:
   PROMPTFOO_DISABLE_TELEMETRY: '1'
   PROMPTFOO_DISABLE_UPDATE: '1'
@@ -488,7 +496,6 @@ export function actionRef(version: string): string {
 
 /** init --action: the pull-request gate as a few lines around the published GitHub Action (action.yml). */
 export function actionWorkflow(p: InitPlan, version: string): string {
-  const paths = p.watch.map((w) => `      - ${q(w)}`).join('\n');
   const setup = checkoutSteps(p);
   return `# Search-quality gate, written by \`rankgate init --action\` on ${p.today}: rankgate's GitHub Action evaluates the
 # golden set on pull requests that can change search results, judges them by the BASE branch's floors, golden
@@ -498,30 +505,7 @@ export function actionWorkflow(p: InitPlan, version: string): string {
 # and outputs: docs/adopting.md ("The GitHub Action"). Require a review of the files a pull
 # request is judged by with a CODEOWNERS line (.github/CODEOWNERS):
 #   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
-name: search-eval
-
-on:
-  pull_request:
-    paths:
-${paths}
-${SCHEDULE}
-  workflow_dispatch:
-    inputs:
-      sweep:
-        description: 'A parameter sweep to run too (none: the eval only)'
-        type: choice
-        default: none
-        options: [${['none', ...sweepNames()].join(', ')}]
-${HISTORY_INPUT}
-
-permissions:
-  contents: read
-  pull-requests: write
-
-concurrency:
-  group: search-eval-\${{ github.ref }}
-  cancel-in-progress: true
-
+${workflowHead(p)}
 jobs:
   eval:
     if: \${{ ${EVAL_IF} }}
