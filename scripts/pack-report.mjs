@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The budget: packed and unpacked bytes, files. Raise it on purpose, in its own commit, saying why. */
-export const BUDGET = { packedBytes: 1_300_000, unpackedBytes: 4_000_000, files: 520 };
+export const BUDGET = { packedBytes: 1_500_000, unpackedBytes: 4_600_000, files: 600 };
 
 /** Paths that must never be in the tarball (a prefix or a pattern). */
 export const FORBIDDEN = [/^test\//, /^test-dist\//, /^bench\//, /^\.ci\//, /^\.github\//, /^scripts\//, /(^|\/)fixtures\//, /^datasets\/(corpus|golden)\//, /^data\//, /\.tgz$/, /(^|\/)\.env$/, /(^|\/)node_modules\//];
