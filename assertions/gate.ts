@@ -33,10 +33,10 @@ import { resolveJudgeSpec, type JudgeSpec } from '../src/judge/spec.ts';
 import { judgeSetupProblem } from '../src/judge/setup.ts';
 import { ANSWER_PROMPT_VERSION } from '../src/judge/prompt.ts';
 import { applyDerivedMetrics, compileOwnDerived, derivedMetricsFor, type DerivedMetric } from '../src/results/derived.ts';
-import { isUserError } from '../src/errors.ts';
+import { UserError, isUserError } from '../src/errors.ts';
 import { baselineColumn } from '../src/gate/baseline.ts';
-import { expectationsAtBase, gateInputs } from '../src/gate/base-ref.ts';
-import { baseRefFrom, refReader } from '../src/util/git.ts';
+import { expectationsAtBase, gateInputs, readAtBase, restrictToBase } from '../src/gate/base-ref.ts';
+import { baseRefFrom, noBaseNote, refReader } from '../src/util/git.ts';
 import { runCorpusFor } from '../src/gate/corpus-change.ts';
 import { loadFloors } from '../src/gate/floors.ts';
 import { expansionSummary, labelledText, percentile, rerankColumnMetrics, rerankGainText } from '../src/results/summary.ts';
@@ -280,8 +280,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
   try {
     // on a pull request (RANKGATE_BASE_REF, or GitHub's pull_request event), the floors, the baseline and the golden
     // expectations are the base branch's (src/gate/base-ref.ts), the pull request's changes to them said LOUD first
-    const cenv = { ...(context.suite?.env ?? {}), ...((context.config?.env as Record<string, string> | undefined) ?? {}), ...process.env } as NodeJS.ProcessEnv;
-    const baseRef = baseRefFrom(undefined, cenv);
+    // the base ref from the process's environment only: the promptfoo config's env: is the pull request's own file
+    const baseRef = baseRefFrom(undefined, process.env);
     const inputs = gateInputs({ floorsPath, base: baseRef ? refReader(baseRef) : null });
     const floors = inputs.floors;
     lines.push(
@@ -289,6 +289,8 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     );
     const loud = [...inputs.loud];
     const baseNotes = [...inputs.notes];
+    const noBase = noBaseNote(undefined, process.env);
+    if (noBase) loud.push(noBase);
     // The golden selection the suite was given (contract A), recorded in the column sums when promptfoo kept no rows
     // (--no-write), so that such a results file still says how many queries the run should have had.
     const selectionHint = selectionOfSuite(context.suite?.tests);
@@ -298,12 +300,14 @@ export async function afterAll(context: AfterAllContext): Promise<void> {
     const doc = { evalId: context.evalId, results: { prompts: context.prompts, results: context.results }, config: context.config };
     let parsed = parseResultsObject(doc, 'eval results');
     if (inputs.base && parsed.columns[0]) {
-      if (parsed.columns[0].queries.length) {
-        const exp = expectationsAtBase(inputs.base, parsed.columns[0]);
-        loud.push(...exp.loud);
-        baseNotes.push(...exp.notes);
-        if (exp.override.size) parsed = parseResultsObject(doc, 'eval results', { goldenOverride: exp.override });
-      } else loud.push(`LOUD: the golden expectations were not checked against the base branch ${inputs.base.name}: promptfoo kept no rows (--no-write)`);
+      // as rankgate gate: no rows (--no-write) means the expectations cannot be checked against the base: exit 2
+      if (!parsed.columns[0].queries.length) throw new UserError(`the golden expectations cannot be checked against the base branch ${inputs.base.name}: promptfoo kept no rows (--no-write); a pull request is gated on its rows`, 2);
+      const exp = await expectationsAtBase(inputs.base, parsed.columns[0], { allowPartial: envFlag('RANKGATE_ALLOW_PARTIAL'), baseline: inputs.baseline?.data });
+      loud.push(...exp.loud);
+      baseNotes.push(...exp.notes);
+      const again = readAtBase(exp, {});
+      if (again) parsed = parseResultsObject(doc, 'eval results', again);
+      if (exp.added.size) parsed = { ...parsed, columns: parsed.columns.map((c) => restrictToBase(c, exp.added)) };
     }
     const baseline = inputs.baseline;
     // The baseline's column: the one whose provider config it records (a sweep's other columns are compared with the

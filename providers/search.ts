@@ -54,7 +54,7 @@
  * assertions and reports read through parseOutput(output, metadata)), diagnostics (first-stage candidates),
  * resolution (passage_substring -> chunk ids of this column's index variant), params, service }.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { GoldenQuerySchema, type GoldenQuery } from '../src/golden/schema.ts';
 import { isUserError } from '../src/errors.ts';
 import { acquireService, openService, releaseService, serviceKey, type ServiceTarget } from '../src/search/open.ts';
@@ -231,6 +231,8 @@ export default class SearchProvider {
         if (params.expansion?.source === 'llm') trackedCacheFiles(process.env.RANKGATE_EXPANSION_CACHE_DIR || DEFAULT_EXPANSION_CACHE_DIR, 'expansion');
       }
       trackedCacheFiles(DEFAULT_JUDGE_CACHE_DIR, 'judge');
+      // rankgate's own index (its embedding cache inside) is built from the corpus, never taken from the repository
+      if (!teamService && !this.config.databaseUrl && !process.env.DATABASE_URL) trackedCacheFiles(String(this.config.dataDir ?? process.env.RANKGATE_DATA_DIR ?? join('.rankgate', 'db')), 'index');
     } catch (e) {
       exitUnderCli(e);
       throw e;

@@ -23,8 +23,8 @@ import { precheckYaml } from '../util/yaml.ts';
 import { resolvePromptfoo, satisfies, startProblem, testedPromptfooRange, toolchainOf, type PromptfooInstall } from '../util/toolchain.ts';
 import { redactFile, redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
-import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
-import { baseRefFrom, refReader } from '../util/git.ts';
+import { expectationsAtBase, gateInputs, readAtBase, restrictToBase } from '../gate/base-ref.ts';
+import { baseRefFrom, noBaseNote, refReader } from '../util/git.ts';
 import { runCorpusFor } from '../gate/corpus-change.ts';
 import { applyGate, type Floors } from '../gate/floors.ts';
 import { renderMarkdown } from '../report/markdown.ts';
@@ -194,6 +194,7 @@ export async function run(argv: string[]): Promise<number> {
     RANKGATE_LANG: lang,
     ...(v.category ? { RANKGATE_CATEGORY: v.category } : {}),
     ...(v.floors ? { RANKGATE_GATE_FLOORS: v.floors } : {}),
+    ...(v['base-ref'] !== undefined ? { RANKGATE_BASE_REF: v['base-ref'] } : {}),
     // The verdict is rankgate eval's (printed last, below); the hook in the child only reports.
     RANKGATE_GATE: 'off',
     // The judge assertion (assertions/judge.ts) reads these.
@@ -229,14 +230,18 @@ export async function run(argv: string[]): Promise<number> {
   if (!first) throw new UserError(`${raw}: the eval produced no columns`);
   const loud = [...inputs.loud];
   const baseNotes = [...inputs.notes];
+  const noBase = noBaseNote(v['base-ref']);
+  if (noBase) loud.push(noBase);
   if (inputs.base) {
-    const exp = expectationsAtBase(inputs.base, first);
+    const exp = await expectationsAtBase(inputs.base, first, { allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'), baseline: inputs.baseline?.data });
     loud.push(...exp.loud);
     baseNotes.push(...exp.notes);
-    if (exp.override.size) {
-      results = readResultsFile(source, { goldenOverride: exp.override });
+    const again = readAtBase(exp, {});
+    if (again) {
+      results = readResultsFile(source, again);
       first = results.columns[0]!;
     }
+    first = restrictToBase(first, exp.added);
   }
   for (const l of loud) console.error(l);
   const verdict = gateColumn(first, {

@@ -19,8 +19,8 @@ import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
 import { baselineChangeLine, baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
-import { expectationsAtBase, gateInputs } from '../gate/base-ref.ts';
-import { baseRefFrom, refReader } from '../util/git.ts';
+import { expectationsAtBase, gateInputs, readAtBase, restrictToBase } from '../gate/base-ref.ts';
+import { baseRefFrom, noBaseNote, refReader } from '../util/git.ts';
 import { categoryTable, deltaSection, judgeSection, noDeltaReason, renderComment, renderMarkdown } from '../report/markdown.ts';
 import { bucketsPart, judgedAtPart, latencyPart, queriesPart, rerankPart } from '../report/column-line.ts';
 import { loadEvalLabels } from '../judgments/eval-input.ts';
@@ -102,15 +102,19 @@ export async function run(argv: string[]): Promise<number> {
   if (evidence.loud) console.log(evidence.loud);
   const loud = [...inputs.loud];
   const notes = [...inputs.notes];
+  const noBase = noBaseNote(v['base-ref']);
+  if (noBase) loud.push(noBase);
   if (inputs.base) {
     console.log(`judged by the base branch ${inputs.base.name} (${baseRef!.source}): its floors, golden expectations and baseline`);
-    const exp = expectationsAtBase(inputs.base, col);
+    const exp = await expectationsAtBase(inputs.base, col, { allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'), baseline: inputs.baseline?.data });
     loud.push(...exp.loud);
     notes.push(...exp.notes);
-    if (exp.override.size) {
-      results = readResultsFile(file, { ...readOpts, goldenOverride: exp.override });
+    const again = readAtBase(exp, readOpts);
+    if (again) {
+      results = readResultsFile(file, again);
       col = pickColumn(results, v.column, file);
     }
+    col = restrictToBase(col, exp.added);
   }
   const baseline = inputs.baseline;
   const baselinePath = floors.regression?.baseline ?? 'data/eval/baseline.json';

@@ -617,7 +617,13 @@ search-eval-history:
     - npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl || echo "promptfoo eval exit $? (the gate decides)"
     - |
       if [ -n "\${RANKGATE_HISTORY_TOKEN:-}" ]; then
-        git remote set-url --push origin "https://oauth2:\${RANKGATE_HISTORY_TOKEN}@\${CI_SERVER_HOST}/\${CI_PROJECT_PATH}.git"
+        # the token as an HTTP header of this script's git calls only (never written into .git/config on the runner)
+        export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader
+        GIT_CONFIG_VALUE_0="Authorization: Basic $(printf 'oauth2:%s' "$RANKGATE_HISTORY_TOKEN" | base64 | tr -d '\\n')"
+        export GIT_CONFIG_VALUE_0
+        # a remote without the clone's job-token credentials in its URL: the header above is the only authorisation
+        git remote add rankgate-push "https://\${CI_SERVER_HOST}/\${CI_PROJECT_PATH}.git" 2>/dev/null || git remote set-url rankgate-push "https://\${CI_SERVER_HOST}/\${CI_PROJECT_PATH}.git"
+        export HISTORY_REMOTE=rankgate-push
       fi
       export GIT_AUTHOR_NAME="rankgate history" GIT_AUTHOR_EMAIL="\${GITLAB_USER_EMAIL:-rankgate@localhost}"
       RESULTS=results.jsonl bash ${p.pkg}/action/history-push.sh

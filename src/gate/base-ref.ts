@@ -13,11 +13,14 @@
  * A file the base branch does not have (the pull request that adopts rankgate) is judged by the pull request's own
  * version, said LOUD. The threat model is in docs/gate.md ("What a pull request can change").
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import { expectationChanges, goldenAtRef } from '../golden/at-ref.ts';
 import type { GoldenQuery } from '../golden/schema.ts';
 import type { Column } from '../results/read.ts';
+import { loadEvalLabels, type EvalLabels } from '../judgments/eval-input.ts';
 import type { RefReader } from '../util/git.ts';
 import { canonicalJson } from '../util/seal.ts';
 import { loadYaml } from '../util/yaml.ts';
@@ -80,8 +83,9 @@ export function floorsAtBase(base: RefReader, floorsPath: string, own: Floors | 
   }
   if (floors.judge) Object.assign(floors.judge, readAgreementKappaText(floors.judge.agreement, base.read(floors.judge.agreement), base.name));
   const loud: string[] = [];
-  if (own instanceof Error) loud.push(`LOUD: this pull request's floors file ${floorsPath} is not valid (${own.message}); judged by the base branch's`);
-  else if (own === null) loud.push(`LOUD: this pull request DELETES the floors file ${floorsPath}; judged by the base branch's (${base.name})`);
+  // floors that would not read after the merge are exit 2 now (the eval's beforeAll refuses them the same way)
+  if (own instanceof Error) throw new UserError(`this pull request's floors file ${floorsPath} is not valid: ${own.message}; it would apply after the merge`, 2);
+  if (own === null) loud.push(`LOUD: this pull request DELETES the floors file ${floorsPath}; judged by the base branch's (${base.name})`);
   else {
     const d = floorsDiff(floors, own);
     if (d.length) loud.push(`LOUD: this pull request CHANGES the floors: ${d.join('; ')} (${floorsPath}); judged by the base branch's (${base.name}), the new ones apply after the merge`);
@@ -105,15 +109,28 @@ export function baselineAtBase(base: RefReader, path: string): BaselineAtBase {
 export interface ExpectationsAtBase {
   /** Query id -> the base's entry, for every query of the run the base has with other judging fields. */
   override: Map<string, GoldenQuery>;
+  /** Queries the pull request adds (the base has none of that id): not gated until merged (restrictToBase). */
+  added: Set<string>;
+  /** The base's judgments file's labels, when the rows were scored with a judgments file (the PR's own never count). */
+  labels?: EvalLabels;
   loud: string[];
   notes: string[];
 }
 
+const norm = (s: string) => s.trim().replace(/\s+/g, ' ');
+const some = (xs: readonly string[], n = 8) => `${xs.slice(0, n).join(', ')}${xs.length > n ? `, … and ${xs.length - n} more` : ''}`;
+const qs = (n: number) => `${n} ${n === 1 ? 'query' : 'queries'}`;
+
 /**
- * The base's golden entries for the queries of a column (the files its rows name: selection.files), and what the pull
- * request changed. Exit 2 when the rows do not name their golden files (nothing to compare with: fail closed).
+ * What a column of a pull request's run is judged by at the base: the base's golden entry of every query it has (looked
+ * up by id in every golden file the rows name and every one the base's baseline was measured on, so a renamed or
+ * copied golden file changes nothing), the base's judgments file, and what the pull request changed, LOUD. Exit 2
+ * (fail closed) when the rows name no golden files or files outside the work tree, when the run is a filter or a shard
+ * of the golden set that the base's baseline is not (unless partial runs are accepted), when a query's text changed
+ * (an id is never reused for another query, DES-058), and when the base's baseline measures a query whose base
+ * expectations cannot be found.
  */
-export function expectationsAtBase(base: RefReader, col: Column): ExpectationsAtBase {
+export async function expectationsAtBase(base: RefReader, col: Column, opts: { allowPartial?: boolean; baseline?: Baseline | null } = {}): Promise<ExpectationsAtBase> {
   const files = col.selection?.files;
   if (!files?.length) {
     throw new UserError(
@@ -122,7 +139,18 @@ export function expectationsAtBase(base: RefReader, col: Column): ExpectationsAt
       2,
     );
   }
-  const { byId: baseById, missing } = goldenAtRef(base, files);
+  const outside = files.filter((f) => base.repoPath(f) === null);
+  if (outside.length)
+    throw new UserError(`column '${col.label}': the golden file(s) ${outside.join(', ')} lie outside this git work tree: they cannot be read at the base branch ${base.name} (gate in the checkout the eval ran in)`, 2);
+  const sel = col.selection!;
+  if ((sel.filter || sel.shard) && !opts.allowPartial)
+    throw new UserError(
+      `column '${col.label}': a pull request is judged on the whole golden set, and this run is ${sel.shard ? `shard ${sel.shard.index}/${sel.shard.count}` : 'a declared filter'} of it (${sel.size} queries): merge the shards (rankgate merge) or run the whole set; --allow-partial accepts it`,
+      2,
+    );
+  // every golden file the base knows of: the rows' and the base baseline's (a copied or renamed file is looked up by id)
+  const baseFiles = [...new Set([...files, ...(opts.baseline?.identity?.selection?.files ?? [])])];
+  const { byId: baseById, missing } = goldenAtRef(base, baseFiles);
   const override = new Map<string, GoldenQuery>();
   const changed: string[] = [];
   const textChanged: string[] = [];
@@ -138,24 +166,73 @@ export function expectationsAtBase(base: RefReader, col: Column): ExpectationsAt
       override.set(q.id, b);
       changed.push(`${q.id} (${d.join('; ')})`);
     }
-    if (b.query !== q.golden.query) textChanged.push(q.id);
+    if (norm(b.query) !== norm(q.golden.query)) textChanged.push(q.id);
   }
+  if (textChanged.length)
+    throw new UserError(
+      `this pull request CHANGES the text of ${qs(textChanged.length)} (${some(textChanged)}): an id is never reused for another query (the portal's DES-058 rule); keep the old query and give the new text a new id`,
+      2,
+    );
+  const unknown = added.filter((id) => opts.baseline?.queries[id]);
+  if (unknown.length)
+    throw new UserError(
+      `the base branch's baseline measures ${qs(unknown.length)} (${some(unknown)}) whose expectations are in none of the base's golden files (${baseFiles.join(', ')}): the golden file was renamed or moved; judge it where the base has it`,
+      2,
+    );
   const loud: string[] = [];
   const notes: string[] = [];
   if (changed.length)
+    loud.push(`LOUD: this pull request CHANGES the expectations of ${qs(changed.length)}: ${some(changed)}; judged by the base branch's (${base.name}), the new ones apply after the merge`);
+  const newFiles = missing.filter((f) => files.includes(f));
+  if (newFiles.length && added.length === col.queries.length)
+    loud.push(`LOUD: this pull request ADDS the golden file(s) ${newFiles.join(', ')} and the base branch ${base.name} has none of their queries: judged by their own expectations`);
+  else if (newFiles.length) loud.push(`LOUD: this pull request names golden file(s) the base branch ${base.name} does not have: ${newFiles.join(', ')} (its queries of the base's are judged by the base's expectations)`);
+  // queries the pull request adds are not gated until merged (easy queries added never raise the figures), unless the
+  // base has none of the run's queries (the pull request that brings the golden set)
+  const gatedAdded = added.length && added.length < col.queries.length ? new Set(added) : new Set<string>();
+  if (gatedAdded.size) {
+    const r3 = col.queries.filter((q) => gatedAdded.has(q.id) && q.retrieval && q.error === null).map((q) => q.retrieval!.recall_at_3);
     loud.push(
-      `LOUD: this pull request CHANGES the expectations of ${changed.length} ${changed.length === 1 ? 'query' : 'queries'}: ${changed.slice(0, 8).join(', ')}${changed.length > 8 ? `, … and ${changed.length - 8} more` : ''}; ` +
-        `judged by the base branch's (${base.name}), the new ones apply after the merge`,
+      `LOUD: this pull request ADDS ${qs(added.length)} (${some(added)}): not gated until merged (the floors and the regression check are on the base branch's ${col.queries.length - added.length})` +
+        `${r3.length ? `; their Success@3 ${(r3.reduce((a, x) => a + x, 0) / r3.length).toFixed(4)} over ${r3.length} measured` : ''}`,
     );
-  if (textChanged.length)
-    loud.push(`LOUD: this pull request CHANGES the query text of ${textChanged.length} ${textChanged.length === 1 ? 'query' : 'queries'} (${textChanged.slice(0, 8).join(', ')}${textChanged.length > 8 ? ', …' : ''}): the run searched the new text, judged by the base branch's expectations`);
-  if (missing.length) loud.push(`LOUD: this pull request ADDS the golden file(s) ${missing.join(', ')} (not on the base branch ${base.name}): their queries are judged by their own expectations`);
-  if (added.length) notes.push(`${added.length} ${added.length === 1 ? 'query' : 'queries'} added by this pull request (not on the base branch ${base.name}; judged by their own expectations): ${added.slice(0, 8).join(', ')}${added.length > 8 ? ', …' : ''}`);
+  }
   const runIds = new Set(col.queries.map((q) => q.id));
   const dropped = [...baseById.keys()].filter((id) => !runIds.has(id));
-  if (dropped.length && !col.selection?.filter && !col.selection?.shard)
-    loud.push(`LOUD: this pull request REMOVES ${dropped.length} ${dropped.length === 1 ? 'query' : 'queries'} of the base branch's golden set from the run: ${dropped.slice(0, 8).join(', ')}${dropped.length > 8 ? ', …' : ''} (old queries are never removed)`);
-  return { override, loud, notes };
+  if (dropped.length && !sel.filter && !sel.shard)
+    loud.push(`LOUD: this pull request REMOVES ${qs(dropped.length)} of the base branch's golden set from the run: ${some(dropped)} (old queries are never removed)`);
+  // the judgments file the rows were scored with: the base's version (a chair label the pull request adds is not a review)
+  let labels: EvalLabels | undefined;
+  if (col.judgments?.file) {
+    const f = col.judgments.file;
+    const dir = mkdtempSync(join(tmpdir(), 'rankgate-base-judgments-'));
+    try {
+      const copy = base.repoPath(f) === null ? null : base.materialize(f, dir);
+      const ids = new Set(col.queries.map((q) => q.id));
+      labels = copy ? await loadEvalLabels(copy, ids) : { byQuery: new Map(), info: { ...col.judgments, labels: 0, sources: { chair: 0, bootstrap: 0, llm: 0 }, pending: 0, oldest_pending: null } };
+      labels.info = { ...labels.info, file: f };
+      if (!copy) loud.push(`LOUD: this pull request ADDS the judgments file ${f} (not on the base branch ${base.name}): its labels apply after the merge`);
+      else if (labels.info.digest !== col.judgments.digest) loud.push(`LOUD: this pull request CHANGES the judgments file ${f}: judged by the base branch's labels (${base.name}), the new ones apply after the merge`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (added.length && !gatedAdded.size) notes.push(`${qs(added.length)} added by this pull request (not on the base branch ${base.name}; judged by their own expectations): ${some(added)}`);
+  return { override, added: gatedAdded, ...(labels ? { labels } : {}), loud, notes };
+}
+
+/** How to re-read the results so the base judges them: its entries of the changed queries, its judgments file's labels. */
+export function readAtBase<T extends object>(exp: ExpectationsAtBase, readOpts: T): (T & { goldenOverride: Map<string, GoldenQuery>; labels?: EvalLabels }) | null {
+  if (!exp.override.size && !exp.labels) return null;
+  return { ...readOpts, goldenOverride: exp.override, ...(exp.labels ? { labels: exp.labels } : {}) };
+}
+
+/** The column without the queries a pull request adds (the floors and the regression check are on the base's queries). */
+export function restrictToBase(col: Column, added: ReadonlySet<string>): Column {
+  if (!added.size) return col;
+  const queries = col.queries.filter((q) => !added.has(q.id));
+  const sel = col.selection ? { ...col.selection, id: null, size: col.selection.size - added.size, ...(col.selection.shardSize !== undefined ? { shardSize: col.selection.shardSize - added.size } : {}) } : null;
+  return { ...col, queries, selection: sel, counts: null };
 }
 
 // ------------------------------------------------------------------------------------------------ one loader for every gate
@@ -192,7 +269,8 @@ export interface GateInputOptions {
  */
 export function gateInputs(o: GateInputOptions): GateInputs {
   const deps = { exists: existsSync, loadFloors, readBaseline, defaults: DEFAULT_FLOORS, defaultRegression: DEFAULT_REGRESSION, baselineChangeLine };
-  if (o.floorsNamed && !deps.exists(o.floorsPath)) throw new UserError(`${o.floorsPath}: no such floors file`);
+  // on a pull request a floors file the pull request deleted is read at the base (the deletion is said LOUD)
+  if (o.floorsNamed && !o.base && !deps.exists(o.floorsPath)) throw new UserError(`${o.floorsPath}: no such floors file`);
   const loud: string[] = [];
   const notes: string[] = [];
   let own: Floors | Error | null = null;
@@ -218,24 +296,28 @@ export function gateInputs(o: GateInputOptions): GateInputs {
   // --baseline turns the regression check on (gate.yaml regression: settings, or the defaults)
   if (o.baselinePath && !o.base) floors = { ...floors, regression: { ...(floors.regression ?? deps.defaultRegression), baseline: o.baselinePath } };
   let baseline: GateInputs['baseline'] = null;
-  const reg = floors.regression ?? (o.base && o.baselinePath ? deps.defaultRegression : undefined);
+  // --baseline on a pull request: that path at the base (an untracked copy of the base's baseline, as older workflows
+  // pass, is checked against it below); with no regression check in the base's floors it turns one on, as without a base
+  const named = o.base && o.baselinePath && o.base.repoPath(o.baselinePath) !== null && o.base.read(o.baselinePath) !== null ? o.baselinePath : undefined;
+  const reg = o.base && !floors.regression && o.baselinePath ? { ...deps.defaultRegression, baseline: named ?? o.baselinePath } : floors.regression;
   if (o.base) {
     if (reg) {
-      floors = { ...floors, regression: reg };
-      const at = baselineAtBase(o.base, reg.baseline);
+      const regPath = named ?? reg.baseline;
+      floors = { ...floors, regression: { ...reg, baseline: regPath } };
+      const at = baselineAtBase(o.base, regPath);
       baseline = at.baseline;
       notes.push(...at.notes);
-      // an explicit --baseline (an older workflow's copy of the base's file) is the base's or it is not used
-      if (o.baselinePath && deps.exists(o.baselinePath) && o.base.repoPath(o.baselinePath) !== o.base.repoPath(reg.baseline)) {
+      // an explicit --baseline the base does not have (an older workflow's copy of the base's file) is the base's or it is not used
+      if (o.baselinePath && !named && deps.exists(o.baselinePath) && o.base.repoPath(o.baselinePath) !== o.base.repoPath(regPath)) {
         let same = false;
         try {
           same = !!baseline && canonicalJson(deps.readBaseline(o.baselinePath)) === canonicalJson(baseline.data);
         } catch {
           same = false;
         }
-        if (!same) loud.push(`LOUD: --baseline ${o.baselinePath} is not the base branch's baseline ${reg.baseline} (${o.base.name}): not used; a pull request is compared with the base branch's`);
+        if (!same) loud.push(`LOUD: --baseline ${o.baselinePath} is not the base branch's baseline ${regPath} (${o.base.name}): not used; a pull request is compared with the base branch's`);
       }
-      const head = o.headBaseline ?? reg.baseline;
+      const head = o.headBaseline ?? regPath;
       if (baseline) {
         const changed = deps.baselineChangeLine(baseline.data, baseline.path, head);
         if (changed) loud.push(changed);

@@ -112,6 +112,9 @@ export function checkEvidence(file: string, got: RowsDigest, record: RecordEvide
   // With the CI's key, the record must carry its keyed seal (the digest alone is an accident check anyone can
   // recompute: src/util/seal.ts); without it, a keyed record is said unverified.
   let sealNote: string | null = null;
+  // with the CI's key every eval record is sealed: no record at all is no proof either
+  if (key && (!record || typeof record.digest !== 'string'))
+    return { problem: `${file}: no eval record ${record ? `(${where} has no digest)` : `beside it (${where})`} while ${SEAL_KEY_ENV} is set: the rows cannot be tied to an eval that held the CI's key (the afterAll hook writes it with promptfoo's --output)`, loud: null };
   if (record && typeof record.digest === 'string') {
     const c = checkSeal('record', recordSealText(record), record.seal, key);
     if (key && c.status !== 'verified')

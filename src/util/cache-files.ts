@@ -46,8 +46,16 @@ export function trackedCacheFiles(dir: string, what: string, env: NodeJS.Process
   if (known) return known;
   const out = new Set<string>();
   if (existsSync(abs)) {
-    const r = spawnSync('git', ['-C', abs, 'ls-files', '-z', '--', '.'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = spawnSync('git', ['-C', abs, 'ls-files', '-z', '--', '.'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
     if (r.status === 0 && r.stdout) for (const f of r.stdout.split('\0')) if (f) out.add(join(abs, f));
+    // git that cannot answer in CI (a timeout, "dubious ownership", no git) is not "nothing tracked": fail closed;
+    // outside a repository there is nothing to check
+    else if (r.status !== 0 && inCi(env) && !/not a git repository/i.test(r.stderr ?? '')) {
+      const why = r.error ? (r.error as NodeJS.ErrnoException).code ?? r.error.message : (r.stderr ?? '').trim().split('\n')[0] || `exit ${r.status}`;
+      const err = new UserError(`${safeTerminal(dir)}: cannot tell which files of the ${what} cache git tracks (git: ${safeTerminal(why)}): caches are never evidence from the repository, and in CI that must be checked (docs/gate.md#caches)`);
+      tracked.set(abs, err);
+      throw err;
+    }
   }
   if (out.size) {
     const shown = [...out].slice(0, 3).map((f) => safeTerminal(relative(process.cwd(), f) || f));

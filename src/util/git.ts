@@ -22,6 +22,15 @@ export interface BaseRef {
   source: string;
 }
 
+/** The LOUD line of a gate told `none` while GitHub says this is a pull request (it then judges the PR by its own files). */
+export function noBaseNote(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+  const event = env.GITHUB_EVENT_NAME;
+  const none = flag?.trim() === 'none' || (flag === undefined && env[BASE_REF_ENV]?.trim() === 'none');
+  return none && (event === 'pull_request' || event === 'pull_request_target')
+    ? `LOUD: no base ref (${flag !== undefined ? '--base-ref' : BASE_REF_ENV} none) on a ${event} event: this pull request is judged by its own floors, golden set and baseline`
+    : null;
+}
+
 /** The base ref this gate judges against, or null (no pull request, or `none` on purpose). */
 export function baseRefFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): BaseRef | null {
   const pick = (v: string | undefined, source: string): BaseRef | null | undefined => {
@@ -207,6 +216,13 @@ export function refReader(base: BaseRef, cwd = process.cwd()): RefReader {
     );
   }
   const commit = v.out.toString('utf8').trim();
+  // a pull request judged by its own commit is not judged by its base (a ref moved, or a base named wrong)
+  const event = process.env.GITHUB_EVENT_NAME;
+  if (event === 'pull_request' || event === 'pull_request_target') {
+    const head = git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], top);
+    if (head.ok && head.out.toString('utf8').trim() === commit)
+      throw new UserError(`${base.source}: base ref '${base.ref}' is the commit under test (${commit.slice(0, 7)}): a pull request is judged by its base branch, not by itself (pass github.event.pull_request.base.sha)`);
+  }
   const repoPath = (p: string): string | null => {
     const abs = isAbsolute(p) ? p : resolve(cwd, p);
     const rel = relative(top, abs);
