@@ -17,7 +17,7 @@ import { UserError, isUserError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { redactJson, redactText } from '../util/redact.ts';
 import { parseCliArgs } from './args.ts';
-import { baselineChangeLine, baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
+import { baselineChangeLine, baselineColumn, baselineCoverage, baselineFrom, countByCategory, describeFilter, readBaseline, writeBaseline } from '../gate/baseline.ts';
 import { runCorpus, runCorpusFor } from '../gate/corpus-change.ts';
 import { expectationsAtBase, gateInputs, readAtBase, restrictToBase } from '../gate/base-ref.ts';
 import { baseRefFrom, noBaseNote, refReader } from '../util/git.ts';
@@ -83,7 +83,12 @@ export async function run(argv: string[]): Promise<number> {
   const inputs = gateInputs({ floorsPath, floorsNamed: !!v.floors, baselinePath: v.baseline, updating: v['update-baseline'], headBaseline: v['head-baseline'], base: baseRef ? refReader(baseRef) : null });
   const floors = inputs.floors;
   let results = readResultsFile(file);
-  let col = pickColumn(results, v.column, file);
+  // the column gated: --column, else, in a sweep, the one whose provider config the baseline records (as the hook),
+  // else the first
+  const matched = !v.column && inputs.baseline && results.columns.length > 1 ? baselineColumn(inputs.baseline.data, results.columns) : null;
+  const which = v.column ?? (matched?.matched ? results.columns.find((c) => c.index === matched.index)!.label : undefined);
+  let col = pickColumn(results, which, file);
+  if (matched?.matched && col.index !== results.columns[0]!.index) console.log(`gating column '${col.label}': the one whose provider config the baseline records (--column names another)`);
   // --judgments: every row re-scored with this file's labels (the rows' own, if any, are replaced); read once, here
   let readOpts: Parameters<typeof readResultsFile>[1] = {};
   if (v.judgments !== undefined) {
@@ -91,7 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     const scope = col.selection?.filter || col.selection?.shard ? 'selection' : 'golden set';
     readOpts = { labels: await loadEvalLabels(v.judgments, ids, scope) };
     results = readResultsFile(file, readOpts);
-    col = pickColumn(results, v.column, file);
+    col = pickColumn(results, which, file);
   }
   const regate = (results as { regate?: RegateHeader }).regate;
   if (regate) console.log(`re-gating from the eval's own record (${file}, written by the afterAll hook${regate.evalId ? ` of ${regate.evalId}` : ''}; its verdict then: exit ${regate.code ?? '?'})`);
@@ -112,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
     const again = readAtBase(exp, readOpts);
     if (again) {
       results = readResultsFile(file, again);
-      col = pickColumn(results, v.column, file);
+      col = pickColumn(results, which, file);
     }
     col = restrictToBase(col, exp.added);
   }
@@ -123,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
     floors,
     floorsSource: inputs.floorsSource,
     allowPartial: v['allow-partial'] || envFlag('RANKGATE_ALLOW_PARTIAL'),
-    acceptMismatch: v['accept-baseline-mismatch'],
+    acceptMismatch: v['accept-baseline-mismatch'] || envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
     baseline,
     corpus: await runCorpusFor(col, baseline?.data),
     report: { evalId: results.evalId, timestamp: results.timestamp },

@@ -10,6 +10,8 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../errors.ts';
 import { readBaseline } from '../gate/baseline.ts';
+import { gateInputs } from '../gate/base-ref.ts';
+import { envFlag } from '../util/env.ts';
 import { runCorpusFor } from '../gate/corpus-change.ts';
 import { DEFAULT_FLOORS, DEFAULT_REGRESSION, loadFloors, type Floors } from '../gate/floors.ts';
 import { gateColumn, verdictLines } from '../gate/verdict.ts';
@@ -237,19 +239,20 @@ async function append(argv: string[]): Promise<number> {
   if (v.date !== undefined && !Number.isFinite(Date.parse(v.date))) throw new UserError(`--date: expected an ISO date such as 2026-10-02T04:17:00Z, got ${JSON.stringify(v.date)}`);
   // the scheduled run is gated as \`rankgate gate\` gates on the default branch (no base ref), against the baseline the
   // floors name, which it never updates
-  const floorsPath = v.floors ?? 'config/gate.yaml';
-  const floors = floorsFrom(v.floors);
-  const reg = floors.regression ?? DEFAULT_REGRESSION;
-  const baselinePath = v.baseline ?? reg.baseline;
+  // the same floors and baseline as `rankgate gate` (one loader: src/gate/base-ref.ts), with no base ref
   if (v.baseline && !existsSync(v.baseline)) throw new UserError(`--baseline ${v.baseline}: no such baseline`);
-  const baseline = floors.regression && existsSync(baselinePath) ? { path: baselinePath, data: readBaseline(baselinePath) } : null;
+  const inputs = gateInputs({ floorsPath: v.floors ?? 'config/gate.yaml', floorsNamed: !!v.floors, baselinePath: v.baseline, base: null });
+  const floors = inputs.floors;
+  const baseline = inputs.baseline;
   const results = readResultsFile(file);
   const col = pickColumn(results, v.column, file);
   const evidence = verifyEvidence(file);
   if (evidence.problem) throw new UserError(evidence.problem);
   const verdict = gateColumn(col, {
-    floors: { ...floors, ...(floors.regression ? { regression: { ...floors.regression, baseline: baselinePath } } : {}) },
-    floorsSource: existsSync(floorsPath) ? floorsPath : 'the built-in floors',
+    floors,
+    floorsSource: inputs.floorsSource,
+    allowPartial: envFlag('RANKGATE_ALLOW_PARTIAL'),
+    acceptMismatch: envFlag('RANKGATE_ACCEPT_BASELINE_MISMATCH'),
     baseline,
     corpus: await runCorpusFor(col, baseline?.data),
     report: { evalId: results.evalId, timestamp: results.timestamp },
@@ -283,6 +286,8 @@ async function append(argv: string[]): Promise<number> {
   const line = appendedLine(meta.meta, meta.pq, existing);
   const lineNo = existing.split('\n').filter((l, i, a) => i < a.length - 1 || l !== '').length + 1;
   // the drift: the baseline's commits and the history file as it was, then this run as the newest point
+  const reg = floors.regression ?? DEFAULT_REGRESSION;
+  const baselinePath = baseline?.path ?? reg.baseline;
   const name = v.as ?? target;
   const series = readSeries({ baseline: baselinePath, maxCommits: 1000, file: existing ? target : null, fileName: name, branches: [], repo: meta.meta.repo, checkReachable: false });
   const point = runPoint(meta.meta, meta.pq, `${name} line ${lineNo}`);

@@ -320,17 +320,17 @@ jobs:
     steps:
 ${setup}
       # A pull request is judged by its BASE branch: the gate reads the floors (config/gate.yaml), the golden set's
-      # expectations and the baseline (${p.baseline}) at origin/<base> (fetch-depth: 0 above fetches it), never the
+      # expectations and the baseline (${p.baseline}) at the pull request's base commit (github.event.pull_request.base.sha: fetch-depth: 0 above fetches it), never the
       # pull request's own versions; every change the pull request makes to them is said LOUD at the top of the gate
       # and of the PR comment, with before and after, and applies after the merge (docs/gate.md, "What a pull request
       # can change"). Require a review of those files too: a CODEOWNERS line (.github/CODEOWNERS) such as
-      #   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
+      #   /config/ /${p.golden} /promptfooconfig.yaml /package.json /package-lock.json /.github/workflows/  @your-org/search-owners
       # and protect the branch (docs/adopting.md).
       - name: Eval (promptfoo)
         id: eval
         continue-on-error: true
         env:
-          RANKGATE_BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
+          RANKGATE_BASE_REF: \${{ github.event.pull_request.base.sha || 'none' }}
         run: npx promptfoo eval -c promptfooconfig.yaml --no-cache --no-progress-bar --output results.jsonl
       # The gate's exit code is the job's: 1 a floor or a significant regression, 2 bad input or a broken setup. An eval
       # that did not start (a promptfoo that needs another Node, a missing install) or wrote no results is 2, never 1.
@@ -339,7 +339,7 @@ ${setup}
         if: always()
         env:
           # the pull request's base (none on a manual run: judged by this branch's own files)
-          BASE_REF: \${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}
+          BASE_REF: \${{ github.event.pull_request.base.sha || 'none' }}
         run: |
           if [ ! -s results.jsonl ]; then
             echo "::error::promptfoo eval did not start or wrote no results (eval step: \${{ steps.eval.outcome }}): a broken setup (exit 2), not a quality result; see the Eval step's log (a promptfoo that needs another Node than node-version above, or a failed install)"
@@ -354,7 +354,10 @@ ${setup}
       - name: Sweep
         if: always() && github.event_name == 'workflow_dispatch' && inputs.sweep != 'none'
         continue-on-error: true
-        run: npx rankgate eval --sweep "\${{ inputs.sweep }}" --out-dir sweep-results
+        env:
+          # an input through the environment, never pasted into the script
+          SWEEP: \${{ inputs.sweep }}
+        run: npx rankgate eval --sweep "$SWEEP" --out-dir sweep-results
       - name: Job summary
         if: always() && hashFiles('comment.md') != ''
         run: cat comment.md >> "$GITHUB_STEP_SUMMARY"
@@ -504,7 +507,7 @@ export function actionWorkflow(p: InitPlan, version: string): string {
 # broken setup); weekly it keeps the default branch's run on the branch rankgate-history (docs/history.md). Its inputs
 # and outputs: docs/adopting.md ("The GitHub Action"). Require a review of the files a pull
 # request is judged by with a CODEOWNERS line (.github/CODEOWNERS):
-#   /config/gate.yaml /${p.baseline} /${p.golden} /.github/workflows/  @your-org/search-owners
+#   /config/ /${p.golden} /promptfooconfig.yaml /package.json /package-lock.json /.github/workflows/  @your-org/search-owners
 ${workflowHead(p)}
 jobs:
   eval:
@@ -577,7 +580,8 @@ ${changes}
     - |
       if [ -n "\${CI_MERGE_REQUEST_TARGET_BRANCH_NAME:-}" ]; then
         git fetch --no-tags origin "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
-        export RANKGATE_BASE_REF="origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+        # the merge request's base as a commit id (which no script of the job can move), else the fetched target branch
+        export RANKGATE_BASE_REF="\${CI_MERGE_REQUEST_DIFF_BASE_SHA:-origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME}"
       else
         export RANKGATE_BASE_REF=none
       fi

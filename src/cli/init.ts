@@ -278,7 +278,7 @@ export function planInit(o: InitOptions): { plan: InitPlan; files: PlannedFile[]
     content:
       '# rankgate: installed packages, the local index, promptfoo history, eval outputs, reports, the blind review\'s key\n' +
       'node_modules/\n.rankgate/\n.promptfoo/\nresults.jsonl\nresults.jsonl.rankgate.jsonl\nresults.rankgate.jsonl\nresults.json\ncomment.md\n' +
-      'data/eval/results/\nsweep-results/\nreport.html\nsweep.html\nreview.key.json\n**/review/*.key.json\n',
+      'data/eval/results/\nsweep-results/\nreport.html\nsweep.html\n*.key.json\n',
   });
   files.push({
     path: '.env',

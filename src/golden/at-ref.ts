@@ -41,7 +41,7 @@ export function expectationChanges(base: GoldenQuery, pr: GoldenQuery): string[]
   }
   const routeOf = (q: GoldenQuery) => (routingStated(q) ? q.expected_routing : '(not stated)');
   if (routeOf(base) !== routeOf(pr)) out.push(`expected_routing ${routeOf(base)} -> ${routeOf(pr)}`);
-  for (const f of ['expect_safety', 'category', 'language', 'filters', 'expansion'] as const)
+  for (const f of ['expect_safety', 'category', 'language', 'filters', 'expansion', 'source'] as const)
     if (canonicalJson(base[f] ?? null) !== canonicalJson(pr[f] ?? null)) out.push(`${f} ${show(base[f])} -> ${show(pr[f])}`);
   return out;
 }

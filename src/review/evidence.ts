@@ -195,8 +195,9 @@ export function reviewsFromEnv(env: NodeJS.ProcessEnv = process.env, base: RefRe
 /**
  * A review result as a gate reads it. On a pull request (`base`: src/util/git.ts) the result, its key and its ratings
  * are read at the base branch, which the pull request cannot edit: re-derived from there, it counts. One the base does
- * not have (a review committed by the pull request itself) counts only with a keyed seal (RANKGATE_SEAL_KEY, which a
- * pull request's author does not hold), said so. Without a base: the working tree (readReviewResult).
+ * not have (a review the pull request brings) does not count, keyed or not: the pull request's own code runs in the
+ * job before the gate (its eval), with whatever secrets that step holds. Merge the review first. Without a base: the
+ * working tree (readReviewResult).
  */
 export function reviewForGate(path: string, base: RefReader | null): LoadedReview {
   if (!base) return readReviewResult(path);
@@ -204,10 +205,7 @@ export function reviewForGate(path: string, base: RefReader | null): LoadedRevie
   const atBase = loadReviewEvidence(path, (p) => base.read(p), { trusted: true, source });
   if (atBase.counted || atBase.result !== null || !/^no such file in /.test(atBase.detail)) return atBase;
   const own = existsSync(path) ? loadReviewEvidence(path, workingTreeReader, { source: 'this pull request' }) : atBase;
-  // counted here means re-derived; from the pull request that is not enough: only a seal made with the CI's key is
-  const keyed = own.counted && typeof own.result?.seal === 'string' && own.result.seal.startsWith('hmac-sha256:');
-  if (keyed) return { ...own, detail: `${own.detail} (from this pull request: not on ${source})` };
-  return { ...own, counted: false, detail: `${own.counted ? 'it re-derives from its files, but' : `${own.detail};`} it is not on ${source}: a review the pull request brings counts only with a keyed seal (${SEAL_KEY_ENV})` };
+  return { ...own, counted: false, detail: `it is not on ${source}: a review counts on a pull request once it is on the base branch (merge the review first; the pull request's own files and steps cannot vouch for it)` };
 }
 
 const signed = (x: number, d = 2) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;

@@ -68,10 +68,12 @@ test('action.yml: a composite action whose inputs are all used, outputs wired to
   // history: never on a pull request; the last step decides by its code when it ran (a drift beyond max_drift: 1)
   const hist = action.runs.steps.find((s) => s.id === 'history')!;
   assert.match(hist.if!, /inputs\.history == 'true'/);
-  assert.match(hist.if!, /github\.event_name != 'pull_request' && github\.event_name != 'pull_request_target'/);
-  assert.equal(action.runs.steps.at(-1)!.env!.CODE, '${{ steps.history.outputs.exit-code || steps.gate.outputs.exit-code }}');
+  assert.match(hist.if!, /\(github\.event_name == 'schedule' \|\| github\.event_name == 'workflow_dispatch'\)/, 'the history only on a schedule or a manual run');
+  const exit = action.runs.steps.find((s) => s.run?.includes('action-exit.sh'))!;
+  assert.equal(exit.env!.CODE, '${{ steps.gate.outputs.exit-code }}');
+  assert.equal(exit.env!.HISTORY_CODE, '${{ steps.history.outputs.exit-code }}', 'the worse of the two decides');
   // judged by the base branch on a pull request
-  assert.equal(action.runs.steps.find((s) => s.id === 'gate')!.env!.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
+  assert.equal(action.runs.steps.find((s) => s.id === 'gate')!.env!.BASE_REF, "${{ github.event.pull_request.base.sha || 'none' }}");
 });
 
 /** Run an action script the way the runner does: bash, in `cwd`, GITHUB_* files, rankgate on PATH through node_modules/.bin. */
@@ -138,6 +140,11 @@ test('the gate step gates the results, writes the summary and the outputs, and a
     for (const [code, want] of [['0', 0], ['1', 1], ['2', 2], ['', 2], ['7', 2]] as const) {
       const e = await runScript('action-exit.sh', dir, { CODE: code });
       assert.equal(e.code, want, `CODE=${code}: ${e.out}`);
+    }
+    // the scheduled run: the worse of the gate's and the history step's codes (a passing history never hides a failing gate)
+    for (const [code, hist, want] of [['1', '0', 1], ['0', '1', 1], ['0', '2', 2], ['1', '', 1], ['2', '0', 2]] as const) {
+      const e = await runScript('action-exit.sh', dir, { CODE: code, HISTORY_CODE: hist });
+      assert.equal(e.code, want, `CODE=${code} HISTORY_CODE=${hist}: ${e.out}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -66,7 +66,7 @@ test('init -> npx promptfoo eval -> npx rankgate gate in a fresh repo with rankg
     // judged by the base branch (floors, expectations, baseline read with git at origin/<base>); CODEOWNERS documented
     assert.match(steps.find((s) => s.name === 'Gate')?.run ?? '', /npx rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
     assert.match(wfText, /fetch-depth: 0/);
-    assert.match(wfText, /#\s+\/config\/gate\.yaml \/config\/search-baseline\.json \/eval\/golden\.yaml \/\.github\/workflows\/\s+@your-org\/search-owners/);
+    assert.match(wfText, /#\s+\/config\/ \/eval\/golden\.yaml \/promptfooconfig\.yaml \/package\.json \/package-lock\.json \/\.github\/workflows\/\s+@your-org\/search-owners/);
     assert.equal(steps.find((s) => s.name === 'Post or update the PR comment')?.['continue-on-error'], true, 'a fork PR comment failure never fails the job');
     assert.ok(steps.some((s) => s.run?.includes('GITHUB_STEP_SUMMARY')));
 

@@ -39,7 +39,7 @@ function step(job: string, id: string): Step {
 
 /** The values of the few expressions the replayed steps use. */
 /** The pull request's base ref as the workflow spells it: a manual run (what the replay is) has none. */
-const BASE_REF_EXPR = "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}";
+const BASE_REF_EXPR = "${{ github.event.pull_request.base.sha || 'none' }}";
 
 function expand(v: string, ctx: Record<string, string>): string {
   return v.split(BASE_REF_EXPR).join('none').replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {

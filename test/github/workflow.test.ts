@@ -101,7 +101,7 @@ function gatingJob(name: string) {
   for (const f of ['results.jsonl', 'results.jsonl.rankgate.jsonl', 'comment.md', 'report.html']) assert.match(String(art.with?.path), new RegExp(f.replace('.', '\\.')), `${name}: uploads ${f}`);
   // judged by the base branch (its floors, expectations and baseline, read with git); none on a manual run
   assert.match(runs, /rankgate gate results\.jsonl --base-ref "\$BASE_REF" --comment comment\.md/);
-  assert.equal((gate as { env?: Record<string, string> }).env?.BASE_REF, "${{ github.base_ref && format('origin/{0}', github.base_ref) || 'none' }}");
+  assert.equal((gate as { env?: Record<string, string> }).env?.BASE_REF, "${{ github.event.pull_request.base.sha || 'none' }}");
 }
 
 test('single and merged gating jobs: fork-tolerant comment, job summary, HTML report, artifacts, the gate decides', () => {
