@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { PROMPTFOO_BIN, ROOT, run, tempDir } from '../harness/helpers.ts';
 import { expectationChanges, floorsDiff } from '../../src/gate/base-ref.ts';
 import { parseFloors } from '../../src/gate/floors.ts';
-import { baseRefFrom } from '../../src/util/git.ts';
+import { baseRefFrom, noBaseNote } from '../../src/util/git.ts';
 import type { GoldenQuery } from '../../src/golden/schema.ts';
 
 const RANKGATE = join(ROOT, 'bin', 'rankgate.js');
@@ -130,6 +130,10 @@ test('the base ref comes from the flag, RANKGATE_BASE_REF or a pull_request even
   assert.equal(baseRefFrom('none', { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'main' }), null);
   assert.throws(() => baseRefFrom('--output=x', {}), /--base-ref: "--output=x" is not a git ref/);
   assert.throws(() => baseRefFrom('main:secrets.txt', {}), /is not a git ref/);
+  // none on purpose during a pull request is said LOUD; outside one, nothing to say
+  assert.match(noBaseNote('none', { GITHUB_EVENT_NAME: 'pull_request' })!, /^LOUD: no base ref \(--base-ref none\) on a pull_request event: this pull request is judged by its own floors/);
+  assert.match(noBaseNote(undefined, { GITHUB_EVENT_NAME: 'pull_request', RANKGATE_BASE_REF: 'none' })!, /RANKGATE_BASE_REF none/);
+  assert.equal(noBaseNote('none', { GITHUB_EVENT_NAME: 'schedule' }), null);
 });
 
 test('a pull request that degrades search and edits its floors, expectations and baseline is judged by the base branch: FAILED, each change LOUD', async () => {
@@ -215,4 +219,70 @@ test('a pull request that degrades search and edits its floors, expectations and
   const unfetched = await gate(['pr.jsonl'], { GITHUB_EVENT_NAME: 'pull_request', GITHUB_BASE_REF: 'release' });
   assert.equal(unfetched.code, 2, unfetched.stdout + unfetched.stderr);
   assert.match(unfetched.stderr, /base ref 'origin\/release' is not in this clone: fetch it first \(actions\/checkout with fetch-depth: 0, or git fetch --no-tags origin release\)/);
+});
+
+// ------------------------------------------------------------------------------------------------ fail closed, cheaply
+// expectationsAtBase on hand-built columns over a real git repository (no eval): what the independent review found
+import { expectationsAtBase, gateInputs, restrictToBase } from '../../src/gate/base-ref.ts';
+import { refReader } from '../../src/util/git.ts';
+import { GoldenQuerySchema } from '../../src/golden/schema.ts';
+import type { Column, QueryRecord } from '../../src/results/read.ts';
+
+function rec(id: string, query: string, path: string, r3 = 1): QueryRecord {
+  // as the blind-test YAML reader gives it (the rows carry the same shape)
+  const golden = GoldenQuerySchema.parse({ id, query, language: 'en', category: 'general', expected: [{ path, grade: 3, relevant: true, implied_grade: true }], origin: { format: 'yaml', derived: ['tags', 'language', 'category', 'expected_routing'] } });
+  return {
+    id, query, category: 'general', language: 'en', tags: [], golden, error: null,
+    retrieval: { recall_at_1: r3, recall_at_3: r3, recall_at_5: r3, recall_at_10: r3, trec_recall_at_10: r3, mrr: r3, ndcg_at_10: r3, precision_at_5: r3 / 5, ap_at_10: r3, found: r3, best_rank: 1, last_expected_rank: null, answerable_at_10: null, relevant_refs: 1, level: 'path', bucket: 'rank1_hit' },
+    routing: null, integrity: [], latencyMs: 1, top: [], promptfooPass: true, judged: false,
+  } as unknown as QueryRecord;
+}
+const column = (files: string[], queries: QueryRecord[], extra: Partial<NonNullable<Column['selection']>> = {}): Column => ({ index: 0, label: 'c', providerId: 'p', config: {}, namedScores: {}, queries, counts: null, selection: { id: 'x', size: queries.length, files, ...extra }, identity: null });
+
+test('fail closed on a pull request: a renamed golden file, a changed text, a filter, added queries, files outside the tree', async () => {
+  const repo = tempDir('base-ref-units');
+  const yml = (rows: [string, string, string][]) => rows.map(([id, q, p]) => `- id: ${id}\n  query: "${q}"\n  expected_paths: ["${p}"]\n`).join('');
+  mkdirSync(join(repo, 'eval'));
+  writeFileSync(join(repo, 'eval', 'golden.yaml'), yml([['a', 'alpha', 'a.md'], ['b', 'beta', 'b.md']]));
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'base');
+  const base = refReader({ ref: 'main', source: '--base-ref' }, repo);
+  const cwd = process.cwd();
+  process.chdir(repo);
+  try {
+    // the PR copies the golden file and rewrites b's expectation there: found by id in the base's file the rows do not name
+    const copied = column(['eval/golden2.yaml'], [rec('a', 'alpha', 'a.md'), rec('b', 'beta', 'x.md')]);
+    const baseline = { queries: { a: {}, b: {} }, identity: { selection: { files: ['eval/golden.yaml'] } } } as never;
+    const e1 = await expectationsAtBase(base, copied, { baseline });
+    assert.deepEqual([...e1.override.keys()], ['b'], 'judged by the base entry of b, found in the file the base baseline names');
+    assert.match(e1.loud.join('\n'), /CHANGES the expectations of 1 query: b \(expected -b\.md, \+x\.md\)/);
+    // without the base baseline naming the file, the base's entries cannot be found: its queries are exit 2, not "added"
+    await assert.rejects(expectationsAtBase(base, copied, { baseline: { queries: { a: {}, b: {} } } as never }), /the base branch's baseline measures 2 queries \(a, b\) whose expectations are in none of the base's golden files/);
+    // a changed text: an id never reused for another query
+    await assert.rejects(expectationsAtBase(base, column(['eval/golden.yaml'], [rec('a', 'alpha  ', 'a.md'), rec('b', 'what is beta', 'b.md')])), /this pull request CHANGES the text of 1 query \(b\): an id is never reused/);
+    // a filter or a shard of the golden set
+    await assert.rejects(expectationsAtBase(base, column(['eval/golden.yaml'], [rec('a', 'alpha', 'a.md')], { filter: { tag: ['x'], of: 2 } })), /a pull request is judged on the whole golden set, and this run is a declared filter of it/);
+    assert.equal((await expectationsAtBase(base, column(['eval/golden.yaml'], [rec('a', 'alpha', 'a.md')], { shard: { index: 1, count: 2 } }), { allowPartial: true })).override.size, 0);
+    // golden files outside the work tree
+    await assert.rejects(expectationsAtBase(base, column(['/elsewhere/golden.yaml'], [rec('a', 'alpha', 'a.md')])), /lie outside this git work tree/);
+    // queries the PR adds: not gated until merged, said LOUD with their own figure
+    const grown = column(['eval/golden.yaml'], [rec('a', 'alpha', 'a.md'), rec('b', 'beta', 'b.md', 0), rec('easy', 'gamma', 'c.md', 1)]);
+    const e2 = await expectationsAtBase(base, grown);
+    assert.deepEqual([...e2.added], ['easy']);
+    assert.match(e2.loud.join('\n'), /ADDS 1 query \(easy\): not gated until merged \(the floors and the regression check are on the base branch's 2\); their Success@3 1\.0000 over 1 measured/);
+    const gated = restrictToBase(grown, e2.added);
+    assert.deepEqual(gated.queries.map((q) => q.id), ['a', 'b']);
+    assert.equal(gated.selection?.size, 2);
+    // --baseline on a pull request whose base floors configure no regression check: read at the base
+    writeFileSync(join(repo, 'config.yaml'), 'overall:\n  recall_at_3: 0.5\n');
+    writeFileSync(join(repo, 'b.json'), '{}');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'floors');
+    const b2 = refReader({ ref: 'HEAD', source: '--base-ref' }, repo);
+    // the regression check is on, against the named baseline as the base has it (here not a baseline: said, exit 2)
+    assert.throws(() => gateInputs({ floorsPath: 'config.yaml', baselinePath: 'b.json', base: b2 }), /b\.json at HEAD \([0-9a-f]{7}\): not a rankgate baseline/);
+  } finally {
+    process.chdir(cwd);
+  }
 });

@@ -71,6 +71,8 @@ describe('eval record seals', () => {
     assert.match(checkEvidence('r.jsonl', got, rec, 'r.rankgate.jsonl', KEY).problem!, /record r\.rankgate\.jsonl is not sealed with RANKGATE_SEAL_KEY, which is set here: it was not written by an eval that held the CI's key/);
     const resealed = { ...rec, seal: sealText('record', recordSealText(rec), OTHER) };
     assert.match(checkEvidence('r.jsonl', got, resealed, 'r.rankgate.jsonl', KEY).problem!, /keyed seal does NOT match/);
+    // no record at all under the key: no proof either
+    assert.match(checkEvidence('r.jsonl', got, null, 'r.jsonl.rankgate.jsonl', KEY).problem!, /no eval record beside it .* while RANKGATE_SEAL_KEY is set/);
     const edited = { ...sealed, rows: 3 };
     assert.match(checkEvidence('r.jsonl', { ...got, rows: 3 }, edited, 'r.rankgate.jsonl', KEY).problem!, /keyed seal does NOT match/);
   });
