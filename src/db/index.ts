@@ -146,6 +146,8 @@ async function prepareSession(run: Run, schema: string, access: DbAccess, descri
       try {
         await run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
       } catch (e) {
+        // another session created it at the same moment (IF NOT EXISTS is not safe under concurrency): it exists
+        if ((e as { code?: string }).code === '23505') return prepareSession(run, schema, access, describe, kind);
         const msg = e instanceof Error ? e.message : String(e);
         throw new UserError(
           `${describe}: cannot create schema "${schema}", where rankgate keeps its tables (${msg}); ` +
@@ -595,7 +597,12 @@ export async function migrate(db: Db): Promise<string[]> {
   const files = migrationFiles();
   const client = await db.pool.connect();
   const applied: string[] = [];
+  // On a shared server the whole set-up is one critical section per schema: two evals (or two columns of one) that set
+  // up the same schema at once raced on CREATE … IF NOT EXISTS, which is not safe under concurrency (a duplicate key
+  // in pg_type). A session lock, released below; each file's transaction also takes its own.
+  const setupLock = db.kind === 'postgres' ? [db.schema, 'rankgate_setup'] : null;
   try {
+    if (setupLock) await client.query('SELECT pg_advisory_lock(hashtext($1::text || $2::text))', setupLock);
     const legacy = await legacyPublicTables(db, client);
     if (legacy.length && db.kind === 'postgres') throw new UserError(legacyServerMessage(db, legacy));
     if (legacy.length) await moveLegacyTables(db, client, legacy);
@@ -634,6 +641,7 @@ export async function migrate(db: Db): Promise<string[]> {
     if (e instanceof UserError) throw e;
     throw new UserError(`database ${db.describe}: cannot set up rankgate's schema "${db.schema}": ${msg}`);
   } finally {
+    if (setupLock) await client.query('SELECT pg_advisory_unlock(hashtext($1::text || $2::text))', setupLock).catch(() => {});
     client.release();
   }
   return applied;

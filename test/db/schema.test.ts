@@ -347,3 +347,17 @@ test('RANKGATE_DB_READONLY: only the documented on/off values; anything else is 
     await pglite.close();
   }
 });
+
+test('server: several sessions setting up one fresh schema at once all succeed (CREATE … IF NOT EXISTS raced on pg_type)', async (t) => {
+  if (!SERVER_URL) return t.skip(SERVER_SKIP);
+  const { url } = await freshDatabase(t, 'CREATE EXTENSION vector');
+  // the race needs the sessions to reach the set-up together: 6 opens at once, as two eval columns and a few processes
+  const dbs = await Promise.all(Array.from({ length: 6 }, () => openDatabase({ url })));
+  try {
+    assert.deepEqual(new Set(dbs.map((d) => d.schema)), new Set(['rankgate']));
+    const rows = await dbs[0]!.pool.query('SELECT count(*)::int AS n FROM rankgate.rankgate_migrations');
+    assert.ok(rows.rows[0].n >= 3, 'every migration applied once');
+  } finally {
+    await Promise.all(dbs.map((d) => d.close()));
+  }
+});

@@ -111,7 +111,7 @@ describe('a password-bearing DATABASE_URL, databaseUrl, url: credentials and an 
     const out = join(dir, 'out');
     const report = JSON.parse(readFileSync(join(out, readdirSync(out).find((f) => /^eval-.*Z\.json$/.test(f))!), 'utf8'));
     assert.equal(report.total_queries, 3, runs.eval.stderr.slice(-2000));
-    assert.equal(report.errors, 0, 'the first column searched the server without errors');
+    assert.equal(report.errors, 0, `the first column searched the server without errors:\n${runs.eval.stderr.slice(-3000)}`);
     assert.equal(runs.eval.code, 0, runs.eval.stderr.slice(-2000));
     assert.equal(runs.update.code, 0, runs.update.stderr);
     assert.equal(runs.gate.code, 0, runs.gate.stderr);
