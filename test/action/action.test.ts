@@ -6,16 +6,15 @@
  * tested elsewhere), the setup step's version check, and the PR comment's create-or-update.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import yaml from 'js-yaml';
 import { ROOT, fixtureEvalInto, tempDir } from '../harness/helpers.ts';
+import { runActionScript as runScript } from '../helpers/action-step.ts';
 // @ts-expect-error plain JavaScript module without types
 import { MARKER, upsertComment } from '../../action/comment.mjs';
 
-const ACTION = join(ROOT, 'action');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 interface Step {
@@ -75,31 +74,6 @@ test('action.yml: a composite action whose inputs are all used, outputs wired to
   // judged by the base branch on a pull request
   assert.equal(action.runs.steps.find((s) => s.id === 'gate')!.env!.BASE_REF, "${{ github.event.pull_request.base.sha || 'none' }}");
 });
-
-/** Run an action script the way the runner does: bash, in `cwd`, GITHUB_* files, rankgate on PATH through node_modules/.bin. */
-function runScript(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string; outputs: Record<string, string>; summary: string }> {
-  const gh = join(cwd, '.gh');
-  mkdirSync(gh, { recursive: true });
-  const outFile = join(gh, 'output');
-  const sumFile = join(gh, 'summary');
-  writeFileSync(outFile, '');
-  writeFileSync(sumFile, '');
-  return new Promise((resolve) => {
-    const child = spawn('bash', [join(ACTION, script)], {
-      cwd,
-      env: { PATH: `${join(cwd, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: process.env.HOME, GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: sumFile, GITHUB_ACTION_PATH: ROOT, PROMPTFOO_CONFIG_DIR: join(cwd, '.pf'), NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => {
-      const outputs: Record<string, string> = {};
-      for (const l of readFileSync(outFile, 'utf8').split('\n')) if (l.includes('=')) outputs[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
-      resolve({ code, out, outputs, summary: readFileSync(sumFile, 'utf8') });
-    });
-  });
-}
 
 /** A team repository whose node_modules holds this rankgate (as an install would link its bin). */
 function teamRepo(prefix: string): string {

@@ -7,13 +7,12 @@
  * 0 with the verdict's code in the step's output.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ROOT, fixtureEvalInto, tempDir } from '../harness/helpers.ts';
-
-const SCRIPT = join(ROOT, 'action', 'history-push.sh');
+import { runActionScript } from '../helpers/action-step.ts';
 
 function git(cwd: string, args: string[]): string {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'Dana', GIT_AUTHOR_EMAIL: 'd@example.com', GIT_COMMITTER_NAME: 'Dana', GIT_COMMITTER_EMAIL: 'd@example.com' } });
@@ -21,34 +20,8 @@ function git(cwd: string, args: string[]): string {
   return r.stdout.trim();
 }
 
-function push(cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; outputs: Record<string, string> }> {
-  const outFile = join(cwd, '.gh-output');
-  writeFileSync(outFile, '');
-  return new Promise((resolve) => {
-    const child = spawn('bash', [SCRIPT], {
-      cwd,
-      env: {
-        PATH: `${join(cwd, 'node_modules', '.bin')}:${process.env.PATH}`,
-        HOME: process.env.HOME,
-        GITHUB_OUTPUT: outFile,
-        GITHUB_RUN_ID: '4242',
-        GITHUB_REPOSITORY: 'acme/search',
-        RESULTS: 'results.json',
-        NO_COLOR: '1',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => {
-      const outputs: Record<string, string> = {};
-      for (const l of readFileSync(outFile, 'utf8').split('\n')) if (l.includes('=')) outputs[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
-      resolve({ code, out, outputs });
-    });
-  });
-}
+/** The push step with the job's environment (a run id, the repository, the results file). */
+const push = (cwd: string, env: Record<string, string> = {}) => runActionScript('history-push.sh', cwd, { GITHUB_RUN_ID: '4242', GITHUB_REPOSITORY: 'acme/search', RESULTS: 'results.json', ...env });
 
 describe('the history push step against a local bare repository', () => {
   const dir = tempDir('history-push');
@@ -59,7 +32,7 @@ describe('the history push step against a local bare repository', () => {
     mkdirSync(join(team, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(ROOT, join(team, 'node_modules', 'rankgate'));
     symlinkSync(join(ROOT, 'bin', 'rankgate.js'), join(team, 'node_modules', '.bin', 'rankgate'));
-    writeFileSync(join(team, '.gitignore'), 'node_modules/\nresults.json*\n.gh-output\n');
+    writeFileSync(join(team, '.gitignore'), 'node_modules/\nresults.json*\n.gh/\n.pf/\n');
     writeFileSync(join(team, 'config', 'gate.yaml'), 'version: 1\noverall: { recall_at_3: 0.3 }\n');
     git(dir, ['init', '-q', '--bare', origin]);
     git(dir, ['init', '-q', '-b', 'main', team]);
